@@ -1,0 +1,204 @@
+package paygate
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// Amount is a sum of money in sen (1/100 ringgit), held in an int64 so that
+// no float ever touches money. Its String form always has exactly two
+// decimals, which is the order `amount` format of spec A1 ("decimal with
+// exactly 2 decimal places"); in JSON it is a number (webhook `amount`, spec
+// B2). Amount(1230) is RM 12.30.
+type Amount int64
+
+// MinOrderAmount is the smallest order amount the gateway takes (spec, Limits:
+// "Minimum order amount 1.00").
+const MinOrderAmount Amount = 100
+
+// ParseAmount parses a non-negative decimal with at most two decimals: "10",
+// "10.5" and "10.50" are accepted; a sign, an exponent, a thousands separator,
+// white space, an empty string, a third decimal, or a value beyond int64 sen
+// is an error wrapping ErrInvalidAmount.
+func ParseAmount(s string) (Amount, error) {
+	if s == "" {
+		return 0, amountError(s, "empty")
+	}
+	whole, frac := s, ""
+	for i := 0; i < len(s); i++ {
+		if s[i] == '.' {
+			whole, frac = s[:i], s[i+1:]
+			if frac == "" {
+				return 0, amountError(s, "no digit after the decimal point")
+			}
+			break
+		}
+	}
+	if whole == "" {
+		return 0, amountError(s, "no digit before the decimal point")
+	}
+	if i := nonDigit(whole); i >= 0 {
+		return 0, amountError(s, fmt.Sprintf("unexpected %q; want digits and one decimal point", whole[i]))
+	}
+	if i := nonDigit(frac); i >= 0 {
+		return 0, amountError(s, fmt.Sprintf("unexpected %q; want digits and one decimal point", frac[i]))
+	}
+	if len(frac) > 2 {
+		return 0, amountError(s, "more than two decimals")
+	}
+	return decimalToSen(s, whole+frac, 2-len(frac))
+}
+
+// String formats a as ringgit with exactly two decimals: "1.00", "12.30".
+func (a Amount) String() string {
+	return string(a.appendText(make([]byte, 0, 24)))
+}
+
+// appendText appends the two-decimal form of a to b.
+func (a Amount) appendText(b []byte) []byte {
+	u := uint64(a)
+	if a < 0 {
+		b = append(b, '-')
+		u = -u
+	}
+	b = strconv.AppendUint(b, u/100, 10)
+	return append(b, '.', byte('0'+u%100/10), byte('0'+u%10))
+}
+
+// MarshalJSON writes a as a JSON number with two decimals (12.30), the
+// webhook `amount` of spec B2.
+func (a Amount) MarshalJSON() ([]byte, error) {
+	return a.appendText(make([]byte, 0, 24)), nil
+}
+
+// UnmarshalJSON reads a JSON number that is >= 0 and exact in sen (spec B2:
+// "amount in RM, >= 0"). Strings, negative numbers, fractions finer than a sen
+// and values beyond int64 sen are errors wrapping ErrInvalidAmount; trailing
+// zeros (12.300) and exponents (1.5e2) are read exactly. JSON null leaves a
+// unchanged, as encoding/json does for its own types.
+func (a *Amount) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	switch {
+	case s == "null":
+		return nil
+	case s == "":
+		return amountError(s, "empty")
+	case s[0] == '"':
+		return amountError(s, "a JSON number is required, not a string")
+	case s[0] == '-':
+		return amountError(s, "must be >= 0")
+	}
+	v, err := parseJSONAmount(s)
+	if err != nil {
+		return err
+	}
+	*a = v
+	return nil
+}
+
+// parseJSONAmount reads the grammar of a non-negative JSON number exactly:
+// int [frac] [exp].
+func parseJSONAmount(s string) (Amount, error) {
+	i := 0
+	digitsEnd := func() int {
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	whole := s[:digitsEnd()]
+	if whole == "" {
+		return 0, amountError(s, "not a JSON number")
+	}
+	frac := ""
+	if i < len(s) && s[i] == '.' {
+		i++
+		start := i
+		frac = s[start:digitsEnd()]
+		if frac == "" {
+			return 0, amountError(s, "not a JSON number")
+		}
+	}
+	exp := 0
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		neg := false
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			neg = s[i] == '-'
+			i++
+		}
+		start := i
+		digits := s[start:digitsEnd()]
+		e, err := strconv.Atoi(digits)
+		if digits == "" || err != nil || e > 1000 {
+			return 0, amountError(s, "exponent out of range")
+		}
+		if neg {
+			e = -e
+		}
+		exp = e
+	}
+	if i != len(s) {
+		return 0, amountError(s, "not a JSON number")
+	}
+	return decimalToSen(s, whole+frac, 2-len(frac)+exp)
+}
+
+// decimalToSen turns digits × 10^shift into sen, refusing lost precision and
+// overflow. src is the text being parsed, for errors.
+func decimalToSen(src, digits string, shift int) (Amount, error) {
+	for shift < 0 {
+		if digits == "" || digits[len(digits)-1] != '0' {
+			if allZero(digits) {
+				return 0, nil
+			}
+			return 0, amountError(src, "finer than one sen (more than two decimals)")
+		}
+		digits = digits[:len(digits)-1]
+		shift++
+	}
+	var v uint64
+	for i := 0; i < len(digits); i++ {
+		d := uint64(digits[i] - '0')
+		if v > (math.MaxInt64-d)/10 {
+			return 0, amountError(src, "too large")
+		}
+		v = v*10 + d
+	}
+	for ; shift > 0 && v != 0; shift-- {
+		if v > math.MaxInt64/10 {
+			return 0, amountError(src, "too large")
+		}
+		v *= 10
+	}
+	return Amount(v), nil
+}
+
+// allZero reports whether s has only '0' digits (or none).
+func allZero(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '0' {
+			return false
+		}
+	}
+	return true
+}
+
+// nonDigit returns the index of the first byte of s that is not 0-9, or -1.
+func nonDigit(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return i
+		}
+	}
+	return -1
+}
+
+// amountError wraps ErrInvalidAmount with the (truncated) text and the reason.
+func amountError(s, why string) error {
+	if len(s) > maxErrorValue {
+		s = s[:maxErrorValue] + "…"
+	}
+	return fmt.Errorf("%w %q: %s", ErrInvalidAmount, s, why)
+}

@@ -1,0 +1,77 @@
+package paygate
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// Sentinel errors. Callers branch on them with errors.Is; the SDK wraps them
+// with context but never replaces them.
+var (
+	// ErrSignatureMissing: the callback carries no `signature` field (spec,
+	// Authentication step 8: a missing signature means invalid).
+	ErrSignatureMissing = errors.New("paygate: signature missing")
+	// ErrSignatureMismatch: the callback signature is not the HMAC of its
+	// fields under any of the configured keys, or is not 16 hex characters.
+	ErrSignatureMismatch = errors.New("paygate: signature mismatch")
+	// ErrInvalidKey: an API key that is not a UUID (32 hex digits, dashes
+	// optional). The message says what is wrong without echoing the key.
+	ErrInvalidKey = errors.New("paygate: invalid API key")
+	// ErrMultipleValues: a signed field set holds a key with several values;
+	// the gateway's fields are single-valued, so such a set cannot be signed
+	// or verified unambiguously.
+	ErrMultipleValues = errors.New("paygate: field has several values")
+	// ErrInvalidAmount: a money amount that breaks the rules of Amount.
+	ErrInvalidAmount = errors.New("paygate: invalid amount")
+)
+
+// FieldError is one problem with one field: which field (a form field name or,
+// for JSON bodies, a JSON pointer such as /transactions/3/amount), which rule
+// it breaks, and the offending value (truncated; never a secret).
+type FieldError struct {
+	Field string
+	Rule  string
+	Value string
+}
+
+// Error formats the problem as `field: rule (value "v")`.
+func (e FieldError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Field)
+	b.WriteString(": ")
+	b.WriteString(e.Rule)
+	if e.Value != "" {
+		b.WriteString(" (value ")
+		b.WriteString(strconv.Quote(e.Value))
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// maxErrorValue caps how much of an offending value an error repeats.
+const maxErrorValue = 64
+
+// ValidationError lists every problem found in one input, so that a caller can
+// fix them all at once (spec, Errors: bad input is rejected before anything
+// is signed or sent). Retrieve it with errors.As.
+type ValidationError struct {
+	Problems []FieldError
+}
+
+// Error joins the problems, one per line after a count.
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	b.WriteString("paygate: ")
+	b.WriteString(strconv.Itoa(len(e.Problems)))
+	if len(e.Problems) == 1 {
+		b.WriteString(" validation problem")
+	} else {
+		b.WriteString(" validation problems")
+	}
+	for _, p := range e.Problems {
+		b.WriteString("\n\t")
+		b.WriteString(p.Error())
+	}
+	return b.String()
+}

@@ -1,0 +1,370 @@
+package paygate
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SignatureTTL is how long an outbound signature stays valid (spec,
+// Authentication: "An outbound signature is valid for 60 s through exp").
+// Signing sets exp to now + SignatureTTL, in Unix seconds.
+const SignatureTTL = 60 * time.Second
+
+// The two field names the signing algorithm itself adds.
+const (
+	fieldSignature = "signature"
+	fieldExp       = "exp"
+)
+
+// errZeroKey is returned when a function is handed the zero Key.
+var errZeroKey = fmt.Errorf("%w: zero Key (use ParseKey)", ErrInvalidKey)
+
+// SignURL signs an outbound GET request (spec, Authentication, "outbound
+// GET"). It takes every query parameter of rawURL, sets exp to now + 60 s,
+// sorts the keys byte-wise, and signs `<path>?<query>` with the query RFC 3986
+// encoded (A-Z a-z 0-9 - . _ ~ kept, everything else %XX, space %20). It
+// returns scheme://host, that message, and `&signature=<16 hex>`.
+//
+// The path is signed as it is escaped in rawURL (an empty path is "/"). The
+// query of rawURL is decoded first, so `+` in it means a space and is signed
+// as %20. A parameter named exp or signature in rawURL is replaced, never
+// duplicated. A parameter with several values is an error wrapping
+// ErrMultipleValues: the gateway's parameters are single-valued. rawURL must be
+// absolute and carry no fragment or user information.
+func SignURL(key Key, rawURL string, now time.Time) (string, error) {
+	if !key.valid() {
+		return "", errZeroKey
+	}
+	u, q, err := parseSignURL(rawURL)
+	if err != nil {
+		return "", err
+	}
+	s := key.get()
+	defer key.put(s)
+	s.buf = append(s.buf[:0], u.Scheme...)
+	s.buf = append(s.buf, "://"...)
+	s.buf = append(s.buf, u.Host...)
+	start := len(s.buf)
+	if s.buf, err = s.appendURLMessage(s.buf, u, q, expValue(now)); err != nil {
+		return "", err
+	}
+	var sig [16]byte
+	s.signature(&sig, s.buf[start:])
+	s.buf = append(s.buf, "&signature="...)
+	s.buf = append(s.buf, sig[:]...)
+	return string(s.buf), nil
+}
+
+// SignForm signs an outbound POST body (spec, Authentication, "outbound
+// POST"): the same as SignURL but the message is the RFC 3986 query alone,
+// with no path. It returns a copy of form holding exp (now + 60 s) and
+// signature; form itself is not modified. Fields named exp or signature in
+// form are replaced, fields with no value are left out, and a field with
+// several values is an error wrapping ErrMultipleValues.
+func SignForm(key Key, form url.Values, now time.Time) (url.Values, error) {
+	if !key.valid() {
+		return nil, errZeroKey
+	}
+	s := key.get()
+	defer key.put(s)
+	if err := s.collect(form, expValue(now)); err != nil {
+		return nil, err
+	}
+	s.buf = s.appendQuery(s.buf[:0], encRFC3986)
+	var sig [16]byte
+	s.signature(&sig, s.buf)
+	return s.signedCopy(&sig), nil
+}
+
+// SignCallback signs a callback form the way the gateway does (spec,
+// Authentication, "callback verification", seen from the sender): every field
+// but signature, sorted, form-encoded with space as +, no exp. It returns a
+// copy of form with the signature field set. It exists for tests and sandboxes
+// that play the gateway; merchants verify with VerifyCallback.
+func SignCallback(key Key, form url.Values) (url.Values, error) {
+	if !key.valid() {
+		return nil, errZeroKey
+	}
+	s := key.get()
+	defer key.put(s)
+	if err := s.collect(form, ""); err != nil {
+		return nil, err
+	}
+	s.buf = s.appendQuery(s.buf[:0], encFormGo)
+	var sig [16]byte
+	s.signature(&sig, s.buf)
+	return s.signedCopy(&sig), nil
+}
+
+// VerifyCallback checks the signature of a callback the gateway POSTed to the
+// merchant's returnUrl (spec, Authentication, "callback verification"): every
+// field but signature, sorted byte-wise, form-encoded (space as +), no exp
+// added; HMAC-SHA256 under each of keys (several keys allow rotation); the
+// first 16 hex characters compared in constant time with hmac.Equal.
+//
+// It returns nil when the signature matches, ErrSignatureMissing when there is
+// none (the buyer's browser posts the same fields unsigned), and
+// ErrSignatureMismatch otherwise, including for a signature that is not 16 hex
+// characters (either case is accepted) and for a form in which a field has
+// several values. An empty keys list or a zero Key is an error wrapping
+// ErrInvalidKey.
+//
+// "Form-style" encoding differs between encoders on two characters, and refNo
+// carries ~ by convention, so a strict verifier would reject genuine paid
+// callbacks. The canonical message (Go's url.Values.Encode: ~ kept, * as %2A)
+// is tried first; only when a field contains ~ or *, the variants of PHP's
+// urlencode (~ as %7E, * as %2A) and of the WHATWG form serializer used by
+// browsers and Java's URLEncoder (~ as %7E, * kept) are tried too. At most
+// three candidates against a 64-bit tag leave forgery odds negligible.
+// CallbackMessages lists the candidates.
+func VerifyCallback(form url.Values, keys ...Key) error {
+	if len(keys) == 0 {
+		return fmt.Errorf("%w: VerifyCallback needs at least one key", ErrInvalidKey)
+	}
+	for _, k := range keys {
+		if !k.valid() {
+			return errZeroKey
+		}
+	}
+	sigs := form[fieldSignature]
+	if len(sigs) == 0 || sigs[0] == "" {
+		return ErrSignatureMissing
+	}
+	var want [16]byte
+	if len(sigs) > 1 || !lowerHex16(&want, sigs[0]) {
+		return ErrSignatureMismatch
+	}
+	s := keys[0].get()
+	defer keys[0].put(s)
+	if err := s.collect(form, ""); err != nil {
+		return fmt.Errorf("%w: %w", ErrSignatureMismatch, err)
+	}
+	s.buf = s.appendQuery(s.buf[:0], encFormGo)
+	if s.matches(keys, &want) {
+		return nil
+	}
+	variants, n := callbackVariants(s.buf)
+	for _, enc := range variants[:n] {
+		s.buf = s.appendQuery(s.buf[:0], enc)
+		if s.matches(keys, &want) {
+			return nil
+		}
+	}
+	return ErrSignatureMismatch
+}
+
+// matches reports whether the signature of s.buf under any of keys equals
+// want, comparing in constant time. keys[0] is the key s belongs to.
+func (s *signState) matches(keys []Key, want *[16]byte) bool {
+	for i, k := range keys {
+		var got [16]byte
+		if i == 0 {
+			s.signature(&got, s.buf)
+		} else {
+			ks := k.get()
+			ks.signature(&got, s.buf)
+			k.put(ks)
+		}
+		if hmac.Equal(got[:], want[:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// SignedMessage is one exact string that a signature is computed over, with
+// the name of the encoding that produced it: "rfc3986" (outbound), "form"
+// (canonical callback), "form-php" or "form-whatwg" (callback variants).
+type SignedMessage struct {
+	Encoding string
+	Message  string
+}
+
+// URLMessage returns the exact message SignURL signs for rawURL at now, for
+// debugging a signature the gateway rejects.
+func URLMessage(rawURL string, now time.Time) (SignedMessage, error) {
+	u, q, err := parseSignURL(rawURL)
+	if err != nil {
+		return SignedMessage{}, err
+	}
+	var s signState
+	msg, err := s.appendURLMessage(nil, u, q, expValue(now))
+	if err != nil {
+		return SignedMessage{}, err
+	}
+	return SignedMessage{Encoding: encRFC3986.String(), Message: string(msg)}, nil
+}
+
+// FormMessage returns the exact message SignForm signs for form at now.
+func FormMessage(form url.Values, now time.Time) (SignedMessage, error) {
+	var s signState
+	if err := s.collect(form, expValue(now)); err != nil {
+		return SignedMessage{}, err
+	}
+	return SignedMessage{Encoding: encRFC3986.String(), Message: string(s.appendQuery(nil, encRFC3986))}, nil
+}
+
+// CallbackMessages returns every message VerifyCallback tries for form, in
+// the order it tries them: the canonical one first, then the encoder variants
+// when a field contains ~ or *.
+func CallbackMessages(form url.Values) ([]SignedMessage, error) {
+	var s signState
+	if err := s.collect(form, ""); err != nil {
+		return nil, err
+	}
+	canonical := s.appendQuery(nil, encFormGo)
+	variants, n := callbackVariants(canonical)
+	out := make([]SignedMessage, 1, 1+n)
+	out[0] = SignedMessage{Encoding: encFormGo.String(), Message: string(canonical)}
+	for _, enc := range variants[:n] {
+		out = append(out, SignedMessage{Encoding: enc.String(), Message: string(s.appendQuery(nil, enc))})
+	}
+	return out, nil
+}
+
+// expValue is the exp field for a signature made at now.
+func expValue(now time.Time) string {
+	return strconv.FormatInt(now.Add(SignatureTTL).Unix(), 10)
+}
+
+// parseSignURL splits an absolute URL into its parts and decoded query.
+func parseSignURL(rawURL string) (*url.URL, url.Values, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("paygate: sign URL: %w", err)
+	}
+	switch {
+	case u.Scheme == "" || u.Host == "":
+		return nil, nil, errors.New("paygate: sign URL: need an absolute URL with scheme and host")
+	case u.Fragment != "" || u.RawFragment != "":
+		return nil, nil, errors.New("paygate: sign URL: a fragment is never sent and cannot be signed")
+	case u.User != nil:
+		return nil, nil, errors.New("paygate: sign URL: user information is not allowed")
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return nil, nil, fmt.Errorf("paygate: sign URL: query: %w", err)
+	}
+	return u, q, nil
+}
+
+// appendURLMessage appends the GET message `<path>?<query>` to dst.
+func (s *signState) appendURLMessage(dst []byte, u *url.URL, q url.Values, exp string) ([]byte, error) {
+	if err := s.collect(q, exp); err != nil {
+		return dst, err
+	}
+	path := u.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	dst = append(dst, path...)
+	dst = append(dst, '?')
+	return s.appendQuery(dst, encRFC3986), nil
+}
+
+// collect puts into s.fields, sorted byte-wise by key, the fields of form
+// that take part in the message (spec, Authentication steps 1-3): all but
+// signature, keys with no value left out, and exp (with the value exp) when
+// exp is not empty (outbound). A key with several values is an error.
+func (s *signState) collect(form url.Values, exp string) error {
+	s.fields = s.fields[:0]
+	for k, v := range form {
+		if k == fieldSignature || exp != "" && k == fieldExp || len(v) == 0 {
+			continue
+		}
+		if len(v) > 1 {
+			return fmt.Errorf("%w: %q has %d values", ErrMultipleValues, k, len(v))
+		}
+		s.fields = append(s.fields, field{k, v[0]})
+	}
+	if exp != "" {
+		s.fields = append(s.fields, field{fieldExp, exp})
+	}
+	sortFields(s.fields)
+	return nil
+}
+
+// sortFields sorts fields byte-wise by key. The gateway's field sets are
+// small (about ten), where an insertion sort with a direct comparison beats a
+// general sort; a larger set (a hostile callback, say) takes the general one.
+func sortFields(fs []field) {
+	if len(fs) > 16 {
+		slices.SortFunc(fs, func(a, b field) int { return strings.Compare(a.key, b.key) })
+		return
+	}
+	for i := 1; i < len(fs); i++ {
+		for j := i; j > 0 && fs[j].key < fs[j-1].key; j-- {
+			fs[j], fs[j-1] = fs[j-1], fs[j]
+		}
+	}
+}
+
+// appendQuery appends `k=v&k=v...` for s.fields under enc.
+func (s *signState) appendQuery(dst []byte, enc queryEncoding) []byte {
+	for i, f := range s.fields {
+		if i > 0 {
+			dst = append(dst, '&')
+		}
+		dst = appendEscaped(dst, f.key, enc)
+		dst = append(dst, '=')
+		dst = appendEscaped(dst, f.value, enc)
+	}
+	return dst
+}
+
+// callbackVariants lists the encoder variants VerifyCallback tries after the
+// canonical message, given that message: the PHP variant when a field has ~,
+// the WHATWG variant when one has ~ or *. In the canonical message a literal ~
+// comes only from a ~ and %2A only from a * ('%' always starts a triplet), so
+// the message tells without another pass over the fields.
+func callbackVariants(canonical []byte) ([2]queryEncoding, int) {
+	switch {
+	case bytes.IndexByte(canonical, '~') >= 0:
+		return [2]queryEncoding{encFormPHP, encFormHTML}, 2
+	case bytes.Contains(canonical, []byte("%2A")):
+		return [2]queryEncoding{encFormHTML}, 1
+	}
+	return [2]queryEncoding{}, 0
+}
+
+// signedCopy returns a fresh url.Values with s.fields and the signature. All
+// values share one backing array, each capped, so the copy costs two
+// allocations plus the map.
+func (s *signState) signedCopy(sig *[16]byte) url.Values {
+	n := len(s.fields)
+	vals := make([]string, n+1)
+	out := make(url.Values, n+1)
+	for i, f := range s.fields {
+		vals[i] = f.value
+		out[f.key] = vals[i : i+1 : i+1]
+	}
+	vals[n] = string(sig[:])
+	out[fieldSignature] = vals[n:]
+	return out
+}
+
+// lowerHex16 copies a 16-character hex signature into dst in lower case, and
+// reports false for anything else.
+func lowerHex16(dst *[16]byte, sig string) bool {
+	if len(sig) != 16 {
+		return false
+	}
+	for i := 0; i < 16; i++ {
+		c := sig[i]
+		if _, ok := hexValue(c); !ok {
+			return false
+		}
+		if 'A' <= c && c <= 'F' {
+			c += 'a' - 'A'
+		}
+		dst[i] = c
+	}
+	return true
+}

@@ -1,0 +1,161 @@
+package paygate
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// benchOrder is a typical order: the five fields of spec A1 plus two more a
+// merchant commonly sends, seven fields before exp and signature are added.
+func benchOrder() url.Values {
+	return url.Values{
+		"agency":    {"AGENCY01"},
+		"refNo":     {"INV-2026-000123~cart 88"},
+		"amount":    {"149.90"},
+		"email":     {"buyer+shop@example.com"},
+		"returnUrl": {"https://shop.example.my/paygate/return?src=web"},
+		"name":      {"Siti Nur Aisyah binti Ahmad"},
+		"phone":     {"0123456789"},
+	}
+}
+
+// benchCallback is a typical direct callback: the 11 fields of spec A2, the
+// fpx field a ~400-byte JSON string.
+func benchCallback(b *testing.B, key Key) url.Values {
+	fpx := `{"fpx_debit_auth_code":"00","fpx_credit_auth_code":"00","fpx_buyer_bank_id":"MB2U0227",` +
+		`"fpx_buyer_bank_branch":"MAYBANK2U","fpx_buyer_name":"SITI NUR AISYAH BINTI AHMAD",` +
+		`"fpx_seller_ex_order_no":"20261122103015123456","fpx_seller_order_no":"INV-2026-000123",` +
+		`"fpx_seller_txn_time":"20261122103015","fpx_txn_amount":"149.90","fpx_txn_currency":"MYR",` +
+		`"fpx_fpx_txn_id":"2611221030150987","fpx_msg_type":"AC","fpx_checksum":"7F3A19C2E0B4"}`
+	form := url.Values{
+		"status": {"success"}, "orderNo": {"GW20261122000123"}, "refNo": {"INV-2026-000123~cart 88"},
+		"amount": {"149.90"}, "addCharge": {"0.00"}, "fpxTxnId": {"2611221030150987"},
+		"fpxTxnTime": {"2026-11-22 10:30:15"}, "agency": {"AGENCY01"}, "extraData": {"cart 88"}, "fpx": {fpx},
+	}
+	signed, err := SignCallback(key, form)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return signed
+}
+
+// rawHMACNew is the simple baseline: a fresh HMAC per message, hex, 16 chars.
+func rawHMACNew(key []byte, msg []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write(msg)
+	return hex.EncodeToString(m.Sum(nil))[:16]
+}
+
+// naiveSign is how a first attempt signs a POST: copy the values, add exp,
+// sort keys, fmt the pairs, a fresh HMAC per call.
+func naiveSign(rawKey []byte, form url.Values, now time.Time) url.Values {
+	out := url.Values{}
+	for k, v := range form {
+		out[k] = append([]string(nil), v...)
+	}
+	out.Set("exp", strconv.FormatInt(now.Unix()+60, 10))
+	keys := make([]string, 0, len(out))
+	for k := range out {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%s", naiveRFC3986(k), naiveRFC3986(out.Get(k))))
+	}
+	out.Set("signature", rawHMACNew(rawKey, []byte(strings.Join(parts, "&"))))
+	return out
+}
+
+func naiveRFC3986(s string) string {
+	return strings.ReplaceAll(url.QueryEscape(s), "+", "%20")
+}
+
+// naiveVerify is how a first attempt verifies a callback.
+func naiveVerify(rawKey []byte, form url.Values) bool {
+	c := url.Values{}
+	for k, v := range form {
+		if k != "signature" {
+			c[k] = v
+		}
+	}
+	return hmac.Equal([]byte(rawHMACNew(rawKey, []byte(c.Encode()))), []byte(strings.ToLower(form.Get("signature"))))
+}
+
+func BenchmarkSignForm(b *testing.B) {
+	key := mustKey(b, testKeyUUID)
+	rawKey, _ := hex.DecodeString(strings.ReplaceAll(testKeyUUID, "-", ""))
+	form := benchOrder()
+	now := time.Unix(1_800_000_000, 0)
+	msg, _ := FormMessage(form, now)
+	b.Run("paygate", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := SignForm(key, form, now); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	benchBaselines(b, rawKey, []byte(msg.Message))
+	b.Run("naive", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			naiveSign(rawKey, form, now)
+		}
+	})
+}
+
+func BenchmarkVerifyCallback(b *testing.B) {
+	key := mustKey(b, testKeyUUID)
+	rawKey, _ := hex.DecodeString(strings.ReplaceAll(testKeyUUID, "-", ""))
+	form := benchCallback(b, key)
+	msgs, _ := CallbackMessages(form)
+	b.Run("paygate", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if err := VerifyCallback(form, key); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	benchBaselines(b, rawKey, []byte(msgs[0].Message))
+	b.Run("naive", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if !naiveVerify(rawKey, form) {
+				b.Fatal("naive verify failed")
+			}
+		}
+	})
+}
+
+// benchBaselines times HMAC-SHA256 plus hex of the already-built message: the
+// simple way (hmac.New per call) and the floor (one HMAC, reset and reused).
+func benchBaselines(b *testing.B, rawKey, msg []byte) {
+	b.Run("rawHMAC", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			rawHMACNew(rawKey, msg)
+		}
+	})
+	b.Run("reusedHMAC", func(b *testing.B) {
+		b.ReportAllocs()
+		m := hmac.New(sha256.New, rawKey)
+		sum := make([]byte, 0, sha256.Size)
+		var dst [64]byte
+		for i := 0; i < b.N; i++ {
+			m.Reset()
+			m.Write(msg)
+			sum = m.Sum(sum[:0])
+			hex.Encode(dst[:], sum)
+		}
+	})
+}

@@ -1,0 +1,351 @@
+package paygate
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// testKeyUUID is a fixed API key for tests.
+const testKeyUUID = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+
+func mustKey(t testing.TB, uuid string) Key {
+	t.Helper()
+	k, err := ParseKey(uuid)
+	require.NoError(t, err)
+	return k
+}
+
+// vector is one entry of testdata/signing/vectors.json, written by
+// gen_vectors.py with Python's urllib and hmac.
+type vector struct {
+	Key    string      `json:"key"`
+	Now    int64       `json:"now"`
+	Params [][2]string `json:"params"`
+	Get    struct {
+		URL     string `json:"url"`
+		Message string `json:"message"`
+		Signed  string `json:"signed"`
+	} `json:"get"`
+	Post struct {
+		Message   string `json:"message"`
+		Signature string `json:"signature"`
+	} `json:"post"`
+	Callback []struct {
+		Encoding  string `json:"encoding"`
+		Message   string `json:"message"`
+		Signature string `json:"signature"`
+	} `json:"callback"`
+}
+
+func loadVectors(t *testing.T) []vector {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/signing/vectors.json")
+	require.NoError(t, err)
+	var vs []vector
+	require.NoError(t, json.Unmarshal(raw, &vs))
+	require.GreaterOrEqual(t, len(vs), 200)
+	return vs
+}
+
+func (v vector) form() url.Values {
+	f := url.Values{}
+	for _, p := range v.Params {
+		f.Set(p[0], p[1])
+	}
+	return f
+}
+
+func TestVectorsGET(t *testing.T) {
+	for i, v := range loadVectors(t) {
+		key := mustKey(t, v.Key)
+		now := time.Unix(v.Now, 0)
+		got, err := SignURL(key, v.Get.URL, now)
+		require.NoError(t, err, "vector %d", i)
+		require.Equal(t, v.Get.Signed, got, "vector %d", i)
+		msg, err := URLMessage(v.Get.URL, now)
+		require.NoError(t, err, "vector %d", i)
+		require.Equal(t, SignedMessage{Encoding: "rfc3986", Message: v.Get.Message}, msg, "vector %d", i)
+	}
+}
+
+func TestVectorsPOST(t *testing.T) {
+	for i, v := range loadVectors(t) {
+		key := mustKey(t, v.Key)
+		now := time.Unix(v.Now, 0)
+		in := v.form()
+		before := in.Encode()
+		out, err := SignForm(key, in, now)
+		require.NoError(t, err, "vector %d", i)
+		require.Equal(t, before, in.Encode(), "input modified, vector %d", i)
+		require.Equal(t, v.Post.Signature, out.Get("signature"), "vector %d", i)
+		require.Equal(t, fmt.Sprint(v.Now+60), out.Get("exp"), "vector %d", i)
+		require.Len(t, out, len(v.Params)+2, "vector %d", i)
+		for _, p := range v.Params {
+			require.Equal(t, []string{p[1]}, out[p[0]], "vector %d", i)
+		}
+		msg, err := FormMessage(in, now)
+		require.NoError(t, err)
+		require.Equal(t, v.Post.Message, msg.Message, "vector %d", i)
+	}
+}
+
+func TestVectorsCallback(t *testing.T) {
+	variants := 0
+	for i, v := range loadVectors(t) {
+		key := mustKey(t, v.Key)
+		form := v.form()
+
+		msgs, err := CallbackMessages(form)
+		require.NoError(t, err)
+		require.Len(t, msgs, len(v.Callback), "vector %d", i)
+		for j, c := range v.Callback {
+			require.Equal(t, SignedMessage{Encoding: c.Encoding, Message: c.Message}, msgs[j], "vector %d", i)
+		}
+
+		signed, err := SignCallback(key, form)
+		require.NoError(t, err)
+		require.Equal(t, v.Callback[0].Signature, signed.Get("signature"), "vector %d", i)
+
+		for _, c := range v.Callback {
+			if c.Encoding != "form" {
+				variants++
+			}
+			for _, sig := range []string{c.Signature, strings.ToUpper(c.Signature)} {
+				f := v.form()
+				f.Set("signature", sig)
+				require.NoError(t, VerifyCallback(f, key), "vector %d %s", i, c.Encoding)
+			}
+			f := v.form()
+			f.Set("signature", flipHex(c.Signature, i%16))
+			require.ErrorIs(t, VerifyCallback(f, key), ErrSignatureMismatch, "vector %d %s", i, c.Encoding)
+		}
+	}
+	require.Greater(t, variants, 100, "vectors must exercise the encoder variants")
+}
+
+// flipHex changes the hex digit at i to a different value.
+func flipHex(sig string, i int) string {
+	b := []byte(sig)
+	if b[i] == '0' {
+		b[i] = '1'
+	} else {
+		b[i] = '0'
+	}
+	return string(b)
+}
+
+// A variant is tried only when the message holds a character on which the
+// encoders differ: a signature over the PHP message of a field set without ~
+// or * is the canonical one, and a WHATWG-style signature is rejected when the
+// field set holds only characters all encoders agree on.
+func TestVerifyCallbackVariantsOnlyWhenNeeded(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	form := url.Values{"refNo": {"A B"}, "status": {"success"}}
+	msgs, err := CallbackMessages(form)
+	require.NoError(t, err)
+	require.Equal(t, []SignedMessage{{"form", "refNo=A+B&status=success"}}, msgs)
+
+	// A signature over the RFC 3986 message (space as %20) is not a variant.
+	s := key.get()
+	var sig [16]byte
+	s.signature(&sig, []byte("refNo=A%20B&status=success"))
+	key.put(s)
+	form.Set("signature", string(sig[:]))
+	require.ErrorIs(t, VerifyCallback(form, key), ErrSignatureMismatch)
+
+	star := url.Values{"refNo": {"A*B"}}
+	msgs, err = CallbackMessages(star)
+	require.NoError(t, err)
+	require.Equal(t, []SignedMessage{{"form", "refNo=A%2AB"}, {"form-whatwg", "refNo=A*B"}}, msgs)
+}
+
+func TestVerifyCallbackErrors(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	other := mustKey(t, "00000000-0000-0000-0000-000000000001")
+	base := url.Values{
+		"status": {"success"}, "refNo": {"INV-1~x"}, "amount": {"10.00"}, "orderNo": {"G1"},
+	}
+	signed, err := SignCallback(key, base)
+	require.NoError(t, err)
+	sig := signed.Get("signature")
+
+	with := func(edit func(url.Values)) url.Values {
+		f := url.Values{}
+		for k, v := range signed {
+			f[k] = append([]string(nil), v...)
+		}
+		edit(f)
+		return f
+	}
+	tests := []struct {
+		name string
+		form url.Values
+		keys []Key
+		want error
+	}{
+		{"valid", signed, []Key{key}, nil},
+		{"upper-case hex", with(func(f url.Values) { f.Set("signature", strings.ToUpper(sig)) }), []Key{key}, nil},
+		{"rotation: second key", signed, []Key{other, key}, nil},
+		{"missing", with(func(f url.Values) { f.Del("signature") }), []Key{key}, ErrSignatureMissing},
+		{"empty", with(func(f url.Values) { f.Set("signature", "") }), []Key{key}, ErrSignatureMissing},
+		{"wrong key", signed, []Key{other}, ErrSignatureMismatch},
+		{"short", with(func(f url.Values) { f.Set("signature", sig[:15]) }), []Key{key}, ErrSignatureMismatch},
+		{"long", with(func(f url.Values) { f.Set("signature", sig+"0") }), []Key{key}, ErrSignatureMismatch},
+		{"full digest prefix", with(func(f url.Values) { f.Set("signature", sig+sig) }), []Key{key}, ErrSignatureMismatch},
+		{"non-hex", with(func(f url.Values) { f.Set("signature", "g"+sig[1:]) }), []Key{key}, ErrSignatureMismatch},
+		{"two signatures", with(func(f url.Values) { f.Add("signature", sig) }), []Key{key}, ErrSignatureMismatch},
+		{"other amount", with(func(f url.Values) { f.Set("amount", "1000.00") }), []Key{key}, ErrSignatureMismatch},
+		{"extra field", with(func(f url.Values) { f.Set("extraData", "") }), []Key{key}, ErrSignatureMismatch},
+		{"field dropped", with(func(f url.Values) { f.Del("orderNo") }), []Key{key}, ErrSignatureMismatch},
+		{"duplicated field", with(func(f url.Values) { f.Add("status", "success") }), []Key{key}, ErrSignatureMismatch},
+		{"exp is a field like any other", with(func(f url.Values) { f.Set("exp", "1") }), []Key{key}, ErrSignatureMismatch},
+		{"no keys", signed, nil, ErrInvalidKey},
+		{"zero key", signed, []Key{{}}, ErrInvalidKey},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := VerifyCallback(tt.form, tt.keys...)
+			if tt.want == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tt.want)
+		})
+	}
+}
+
+func TestSignReplacesExpAndSignature(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	now := time.Unix(1_800_000_000, 0)
+	in := url.Values{"agency": {"AG"}, "exp": {"1"}, "signature": {"stale"}}
+	out, err := SignForm(key, in, now)
+	require.NoError(t, err)
+	require.Equal(t, []string{"1800000060"}, out["exp"])
+	require.Len(t, out["signature"], 1)
+	require.NotEqual(t, "stale", out.Get("signature"))
+	clean, err := SignForm(key, url.Values{"agency": {"AG"}}, now)
+	require.NoError(t, err)
+	require.Equal(t, clean, out)
+
+	got, err := SignURL(key, "https://gw.example/p?exp=1&signature=x&a=b", now)
+	require.NoError(t, err)
+	want, err := SignURL(key, "https://gw.example/p?a=b", now)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.Equal(t, 1, strings.Count(got, "exp="))
+	require.Equal(t, 1, strings.Count(got, "signature="))
+}
+
+func TestSignInputErrors(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	now := time.Unix(1_800_000_000, 0)
+
+	_, err := SignForm(key, url.Values{"refNo": {"a", "b"}}, now)
+	require.ErrorIs(t, err, ErrMultipleValues)
+	require.ErrorContains(t, err, `"refNo"`)
+	_, err = SignCallback(key, url.Values{"refNo": {"a", "b"}})
+	require.ErrorIs(t, err, ErrMultipleValues)
+	_, err = SignForm(Key{}, url.Values{}, now)
+	require.ErrorIs(t, err, ErrInvalidKey)
+	_, err = SignCallback(Key{}, url.Values{})
+	require.ErrorIs(t, err, ErrInvalidKey)
+
+	for _, raw := range []string{
+		"https://gw.example/p?a=1&a=2", // several values
+		"/relative?a=1",                // not absolute
+		"https://gw.example/p#frag",    // fragment
+		"https://u:p@gw.example/p",     // user information
+		"https://gw.example/p?a=%zz",   // bad escape
+		"://nope",
+	} {
+		_, err := SignURL(key, raw, now)
+		require.Error(t, err, raw)
+		_, err = URLMessage(raw, now)
+		require.Error(t, err, raw)
+	}
+	_, err = SignURL(Key{}, "https://gw.example/", now)
+	require.ErrorIs(t, err, ErrInvalidKey)
+	_, err = FormMessage(url.Values{"a": {"1", "2"}}, now)
+	require.ErrorIs(t, err, ErrMultipleValues)
+	_, err = CallbackMessages(url.Values{"a": {"1", "2"}})
+	require.ErrorIs(t, err, ErrMultipleValues)
+}
+
+func TestSignURLEmptyPathAndPlus(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	msg, err := URLMessage("https://gw.example?q=a+b", now)
+	require.NoError(t, err)
+	require.Equal(t, "/?exp=1800000060&q=a%20b", msg.Message)
+}
+
+func TestParseKey(t *testing.T) {
+	want := mustKey(t, testKeyUUID)
+	tests := []struct {
+		in      string
+		wantErr string
+	}{
+		{testKeyUUID, ""},
+		{strings.ToUpper(testKeyUUID), ""},
+		{strings.ReplaceAll(testKeyUUID, "-", ""), ""},
+		{"", "0 hex digits, want 32"},
+		{testKeyUUID[:35], "31 hex digits, want 32"},
+		{testKeyUUID + "0", "more than 32 hex digits"},
+		{"3f2504e0-4f89-11d3-9a0c-0305e82c330g", "non-hex character at position 36"},
+		{"3f2504e04f89-11d3-9a0c-0305e82c3301-", "dash at position 36"},
+		{"3f2504e0--4f89-11d3-9a0c-0305e82c330", "dash at position 10"},
+		{"3f2504e0-4f8911d39a0c0305e82c3301", "33 characters"},
+		{" " + testKeyUUID, "non-hex character at position 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			k, err := ParseKey(tt.in)
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				a, _ := SignCallback(k, url.Values{"a": {"1"}})
+				b, _ := SignCallback(want, url.Values{"a": {"1"}})
+				require.Equal(t, b, a, "same key bytes")
+				return
+			}
+			require.ErrorIs(t, err, ErrInvalidKey)
+			require.ErrorContains(t, err, tt.wantErr)
+			if len(tt.in) > 8 {
+				require.NotContains(t, err.Error(), tt.in[1:9], "error echoes the key")
+			}
+		})
+	}
+}
+
+func TestKeyNeverPrints(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	holder := struct {
+		Exported Key
+		hidden   Key
+		List     []Key
+	}{key, key, []Key{key}}
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	logger.Info("k", "key", key, "holder", holder)
+	slog.New(slog.NewJSONHandler(&logs, nil)).Info("k", "key", key)
+	outputs := []string{logs.String()}
+	for _, f := range []string{"%v", "%+v", "%#v", "%s", "%x", "%X", "%q", "%d"} {
+		outputs = append(outputs, fmt.Sprintf(f, key), fmt.Sprintf(f, holder), fmt.Sprintf(f, &holder))
+	}
+	raw := strings.ReplaceAll(testKeyUUID, "-", "")
+	for _, out := range outputs {
+		require.NotContains(t, strings.ToLower(out), raw[:8])
+		require.NotContains(t, out, "\x3f\x25\x04\xe0") // first raw bytes
+		require.NotContains(t, out, "[63 37 4 224")     // raw bytes as %v of []byte
+	}
+	require.Equal(t, "[REDACTED]", fmt.Sprintf("%v", key))
+	require.Equal(t, "[REDACTED]", fmt.Sprintf("%#v", key))
+	require.Contains(t, logs.String(), "key=[REDACTED]")
+}
