@@ -75,26 +75,36 @@ func (a Amount) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads a JSON number that is >= 0 and exact in sen (spec B2:
 // "amount in RM, >= 0"). Strings, negative numbers, fractions finer than a sen
 // and values beyond int64 sen are errors wrapping ErrInvalidAmount; trailing
-// zeros (12.300) and exponents (1.5e2) are read exactly. JSON null leaves a
+// zeros (12.300), exponents (1.5e2) and negative zero (-0.00) are read exactly. JSON null leaves a
 // unchanged, as encoding/json does for its own types.
 func (a *Amount) UnmarshalJSON(b []byte) error {
-	s := string(b)
 	switch {
-	case s == "null":
+	case string(b) == "null":
 		return nil
-	case s == "":
-		return amountError(s, "empty")
-	case s[0] == '"':
-		return amountError(s, "a JSON number is required, not a string")
-	case s[0] == '-':
-		return amountError(s, "must be >= 0")
+	case len(b) > 0 && b[0] == '"':
+		return amountError(string(b), "a JSON number is required, not a string")
 	}
-	v, err := parseJSONAmount(s)
+	v, err := amountFromJSONNumber(string(b))
 	if err != nil {
 		return err
 	}
 	*a = v
 	return nil
+}
+
+// amountFromJSONNumber reads a JSON number token as sen: >= 0 (negative zero
+// is zero, as JSON Schema's minimum 0 has it) and exact in sen.
+func amountFromJSONNumber(s string) (Amount, error) {
+	switch {
+	case s == "":
+		return 0, amountError(s, "empty")
+	case s[0] == '-':
+		if v, err := parseJSONAmount(s[1:]); err == nil && v == 0 {
+			return 0, nil
+		}
+		return 0, amountError(s, "must be >= 0")
+	}
+	return parseJSONAmount(s)
 }
 
 // parseJSONAmount reads the grammar of a non-negative JSON number exactly:

@@ -2,6 +2,7 @@ package paygate
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -38,7 +39,11 @@ type FieldError struct {
 // Error formats the problem as `field: rule (value "v")`.
 func (e FieldError) Error() string {
 	var b strings.Builder
-	b.WriteString(e.Field)
+	if e.Field == "" {
+		b.WriteString("(body)")
+	} else {
+		b.WriteString(e.Field)
+	}
 	b.WriteString(": ")
 	b.WriteString(e.Rule)
 	if e.Value != "" {
@@ -51,6 +56,14 @@ func (e FieldError) Error() string {
 
 // maxErrorValue caps how much of an offending value an error repeats.
 const maxErrorValue = 64
+
+// newFieldError builds a FieldError, truncating the value to maxErrorValue bytes.
+func newFieldError(field, rule, value string) FieldError {
+	if len(value) > maxErrorValue {
+		value = value[:maxErrorValue] + "…"
+	}
+	return FieldError{Field: field, Rule: rule, Value: value}
+}
 
 // ValidationError lists every problem found in one input, so that a caller can
 // fix them all at once (spec, Errors: bad input is rejected before anything
@@ -74,4 +87,48 @@ func (e *ValidationError) Error() string {
 		b.WriteString(p.Error())
 	}
 	return b.String()
+}
+
+// add records one problem.
+func (e *ValidationError) add(field, rule, value string) {
+	e.Problems = append(e.Problems, newFieldError(field, rule, value))
+}
+
+// err returns e as an error, or nil when no problem was recorded.
+func (e *ValidationError) err() error {
+	if len(e.Problems) == 0 {
+		return nil
+	}
+	return e
+}
+
+// ErrUnauthorized matches (errors.Is) an *APIError whose status is 401 or 403:
+// a missing, wrong or expired credential or signature.
+var ErrUnauthorized = errors.New("paygate: unauthorized")
+
+// maxErrorBody caps how much of a response body an APIError keeps.
+const maxErrorBody = 4 << 10
+
+// APIError is an HTTP answer outside 2xx from the service (spec, Errors: the
+// error body shape is not specified, so the body is kept raw, capped at 4 KiB).
+// It never holds a query string, request body or credential.
+type APIError struct {
+	Method     string
+	Path       string
+	StatusCode int
+	Body       []byte
+}
+
+// Error names the request and status and quotes the start of the body.
+func (e *APIError) Error() string {
+	body := e.Body
+	if len(body) > 512 {
+		body = body[:512]
+	}
+	return fmt.Sprintf("paygate: %s %s: HTTP %d: %q", e.Method, e.Path, e.StatusCode, body)
+}
+
+// Is makes errors.Is(err, ErrUnauthorized) true for 401 and 403.
+func (e *APIError) Is(target error) bool {
+	return target == ErrUnauthorized && (e.StatusCode == 401 || e.StatusCode == 403)
 }

@@ -1,0 +1,321 @@
+package paygate
+
+import (
+	"fmt"
+	"strings"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// jsonScanner reads JSON (RFC 8259) in one pass over a string, for
+// ValidateBatchJSON: it checks the syntax as it goes, and strings without
+// escapes come back as substrings of the input, so a valid batch costs no
+// allocation per field. The first syntax error stops it.
+type jsonScanner struct {
+	s   string
+	i   int
+	err error
+}
+
+// maxJSONDepth bounds nesting, as encoding/json does, so hostile input cannot
+// exhaust the stack.
+const maxJSONDepth = 10000
+
+// fail records the first syntax error.
+func (p *jsonScanner) fail(format string, args ...any) {
+	if p.err == nil {
+		p.err = fmt.Errorf("offset %d: %s", p.i, fmt.Sprintf(format, args...))
+	}
+	p.i = len(p.s)
+}
+
+// ws skips white space.
+func (p *jsonScanner) ws() {
+	for p.i < len(p.s) {
+		switch p.s[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next byte after white space, or 0 at the end.
+func (p *jsonScanner) peek() byte {
+	p.ws()
+	if p.i < len(p.s) {
+		return p.s[p.i]
+	}
+	return 0
+}
+
+// expect consumes c after white space.
+func (p *jsonScanner) expect(c byte) bool {
+	if p.peek() != c {
+		p.unexpected(fmt.Sprintf("%q", c))
+		return false
+	}
+	p.i++
+	return true
+}
+
+// unexpected records a syntax error naming what was found.
+func (p *jsonScanner) unexpected(want string) {
+	if p.i >= len(p.s) {
+		p.fail("unexpected end of input, want %s", want)
+		return
+	}
+	p.fail("unexpected %q, want %s", p.s[p.i], want)
+}
+
+// eachMember calls f for every key of the object that starts here, with the
+// scanner at the key's value; f must consume the value.
+func (p *jsonScanner) eachMember(f func(key string)) {
+	if !p.expect('{') {
+		return
+	}
+	if p.peek() == '}' {
+		p.i++
+		return
+	}
+	for p.err == nil {
+		if p.peek() != '"' {
+			p.unexpected("a string key")
+			return
+		}
+		key := p.str()
+		if !p.expect(':') {
+			return
+		}
+		p.ws()
+		f(key)
+		switch p.peek() {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			return
+		default:
+			p.unexpected("',' or '}'")
+		}
+	}
+}
+
+// eachElement calls f for every element of the array that starts here, with
+// its index; f must consume the element.
+func (p *jsonScanner) eachElement(f func(i int)) {
+	if !p.expect('[') {
+		return
+	}
+	if p.peek() == ']' {
+		p.i++
+		return
+	}
+	for i := 0; p.err == nil; i++ {
+		p.ws()
+		f(i)
+		switch p.peek() {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return
+		default:
+			p.unexpected("',' or ']'")
+		}
+	}
+}
+
+// skip consumes any value and returns its text.
+func (p *jsonScanner) skip() string {
+	start := p.i
+	p.value(0)
+	return p.s[start:p.i]
+}
+
+// value consumes any value at the given depth.
+func (p *jsonScanner) value(depth int) {
+	if depth > maxJSONDepth {
+		p.fail("nesting deeper than %d", maxJSONDepth)
+		return
+	}
+	switch c := p.peek(); {
+	case c == '{':
+		p.eachMember(func(string) { p.value(depth + 1) })
+	case c == '[':
+		p.eachElement(func(int) { p.value(depth + 1) })
+	case c == '"':
+		p.str()
+	case c == '-' || '0' <= c && c <= '9':
+		p.number()
+	case c == 't':
+		p.literal("true")
+	case c == 'f':
+		p.literal("false")
+	case c == 'n':
+		p.literal("null")
+	default:
+		p.unexpected("a JSON value")
+	}
+}
+
+// literal consumes true, false or null.
+func (p *jsonScanner) literal(word string) {
+	if len(p.s)-p.i >= len(word) && p.s[p.i:p.i+len(word)] == word {
+		p.i += len(word)
+		return
+	}
+	p.unexpected(word)
+}
+
+// number consumes a number (RFC 8259 grammar) and returns its text.
+func (p *jsonScanner) number() string {
+	start := p.i
+	digits := func() int {
+		n := 0
+		for p.i < len(p.s) && '0' <= p.s[p.i] && p.s[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	if p.i < len(p.s) && p.s[p.i] == '-' {
+		p.i++
+	}
+	if p.i < len(p.s) && p.s[p.i] == '0' {
+		p.i++
+	} else if digits() == 0 {
+		p.unexpected("a digit")
+		return ""
+	}
+	if p.i < len(p.s) && p.s[p.i] == '.' {
+		p.i++
+		if digits() == 0 {
+			p.unexpected("a digit")
+			return ""
+		}
+	}
+	if p.i < len(p.s) && (p.s[p.i] == 'e' || p.s[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.s) && (p.s[p.i] == '+' || p.s[p.i] == '-') {
+			p.i++
+		}
+		if digits() == 0 {
+			p.unexpected("a digit")
+			return ""
+		}
+	}
+	return p.s[start:p.i]
+}
+
+// str consumes a string and returns its value: a substring of the input when
+// it holds no escape, a decoded copy otherwise. Invalid UTF-8 and lone
+// surrogates become U+FFFD, as encoding/json does.
+func (p *jsonScanner) str() string {
+	p.i++ // the opening quote
+	start := p.i
+	end := strings.IndexByte(p.s[start:], '"')
+	if end < 0 {
+		p.fail("unterminated string")
+		return ""
+	}
+	end += start
+	for j := start; j < end; j++ {
+		if c := p.s[j]; c < 0x20 || c == '\\' || c >= utf8.RuneSelf {
+			p.i = j
+			return p.escapedStr(start)
+		}
+	}
+	p.i = end + 1
+	return p.s[start:end]
+}
+
+// escapedStr finishes a string that needs decoding, from its start.
+func (p *jsonScanner) escapedStr(start int) string {
+	buf := make([]byte, 0, p.i-start+16)
+	buf = append(buf, p.s[start:p.i]...)
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return string(buf)
+		case c < 0x20:
+			p.fail("control character %q in string", c)
+			return ""
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRuneInString(p.s[p.i:])
+			buf = utf8.AppendRune(buf, r) // RuneError for invalid bytes
+			p.i += size
+			continue
+		case c != '\\':
+			buf = append(buf, c)
+			p.i++
+			continue
+		}
+		if p.i+1 >= len(p.s) {
+			break
+		}
+		p.i += 2
+		switch e := p.s[p.i-1]; e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			r, ok := p.hex4()
+			if !ok {
+				return ""
+			}
+			if utf16.IsSurrogate(r) {
+				r2 := utf8.RuneError
+				if len(p.s)-p.i >= 6 && p.s[p.i] == '\\' && p.s[p.i+1] == 'u' {
+					save := p.i
+					p.i += 2
+					if lo, ok := p.hex4(); ok {
+						if dec := utf16.DecodeRune(r, lo); dec != utf8.RuneError {
+							r2 = dec
+						} else {
+							p.i = save // not a pair: the next escape stands alone
+						}
+					} else {
+						return ""
+					}
+				}
+				r = r2
+			}
+			buf = utf8.AppendRune(buf, r)
+		default:
+			p.i--
+			p.fail("invalid escape '\\%c'", e)
+			return ""
+		}
+	}
+	p.fail("unterminated string")
+	return ""
+}
+
+// hex4 reads the four hex digits of a \u escape.
+func (p *jsonScanner) hex4() (rune, bool) {
+	if len(p.s)-p.i < 4 {
+		p.fail("short \\u escape")
+		return 0, false
+	}
+	v, err := strconv.ParseUint(p.s[p.i:p.i+4], 16, 32)
+	if err != nil {
+		p.fail("invalid \\u escape")
+		return 0, false
+	}
+	p.i += 4
+	return rune(v), true
+}

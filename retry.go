@@ -1,0 +1,89 @@
+package paygate
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// RetryPolicy says how often and how long a request is retried where a retry
+// is safe (DESIGN.md, Retries): exponential backoff with full jitter, capped,
+// Retry-After honoured, every wait ended by the context. The zero value means
+// the defaults: 4 attempts, 250 ms base, 30 s cap.
+type RetryPolicy struct {
+	// MaxAttempts counts every attempt, the first included; 1 disables
+	// retries.
+	MaxAttempts int
+	// BaseDelay is the wait before the first retry; each later wait doubles
+	// it, and a random part of it is taken (jitter).
+	BaseDelay time.Duration
+	// MaxDelay caps each wait. A Retry-After longer than MaxDelay ends the
+	// retries instead (the service asked for a longer pause than the caller
+	// allows), and the last error is returned.
+	MaxDelay time.Duration
+}
+
+// withDefaults fills the zero fields.
+func (p RetryPolicy) withDefaults() RetryPolicy {
+	if p.MaxAttempts <= 0 {
+		p.MaxAttempts = 4
+	}
+	if p.BaseDelay <= 0 {
+		p.BaseDelay = 250 * time.Millisecond
+	}
+	if p.MaxDelay <= 0 {
+		p.MaxDelay = 30 * time.Second
+	}
+	return p
+}
+
+// wait returns how long to wait before retry number n (1 for the first
+// retry), and false when no retry should be made: attempts are used up, or
+// the service's Retry-After exceeds MaxDelay.
+func (p RetryPolicy) wait(n int, retryAfter time.Duration) (time.Duration, bool) {
+	if n >= p.MaxAttempts {
+		return 0, false
+	}
+	if retryAfter > 0 {
+		return retryAfter, retryAfter <= p.MaxDelay
+	}
+	d := p.MaxDelay
+	if shift := n - 1; shift < 30 && p.BaseDelay<<shift < p.MaxDelay {
+		d = p.BaseDelay << shift
+	}
+	// Full jitter over the upper half: spread the herd, keep a floor.
+	return d/2 + rand.N(d/2+1), true
+}
+
+// sleepCtx waits d, or until ctx is done, whichever is first.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// retryAfter reads a Retry-After header (delay-seconds or an HTTP date) into
+// a duration; 0 when absent or unreadable.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.Atoi(v); err == nil {
+		if secs < 0 {
+			return 0
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}

@@ -1,0 +1,148 @@
+package paygate
+
+import (
+	_ "embed"
+	"slices"
+	"time"
+)
+
+// WebhookPath is the path of the bank transaction webhook (spec, endpoint 7).
+const WebhookPath = "/api/bank/webhook"
+
+// Batch is the webhook request body (spec B1).
+type Batch struct {
+	// Schema is the optional JSON Schema reference ($schema).
+	Schema string `json:"$schema,omitempty"`
+	// Transactions are the records, required.
+	Transactions []Transaction `json:"transactions"`
+}
+
+// Transaction is one zakat payment record (spec B2).
+type Transaction struct {
+	Agency  Agency `json:"agency"`
+	OrderNo string `json:"orderno"` // unique per transaction
+	Amount  Amount `json:"amount"`  // RM as a JSON number, >= 0
+	Name    string `json:"name"`
+	Email   string `json:"email"`
+	// Time is sent as RFC 3339 with its own offset ("2026-11-22T10:30:00+08:00").
+	Time   time.Time `json:"time"`
+	Status Status    `json:"status"`
+	Data   ZakatData `json:"data"`
+}
+
+// ZakatData is the transaction `data` object (spec B3): all fields optional
+// strings; an empty field is left out of the JSON.
+type ZakatData struct {
+	Email      string     `json:"email,omitempty"`
+	Name       string     `json:"zakat_name,omitempty"`
+	ICNo       string     `json:"zakat_ic_no,omitempty"` // 12 digits
+	State      ZakatState `json:"zakat_state,omitempty"`
+	Type       ZakatType  `json:"zakat_type,omitempty"`
+	Year       string     `json:"zakat_year,omitempty"`      // 4 digits
+	Phone      string     `json:"zakat_phone,omitempty"`     // 10 to 12 digits
+	Address    string     `json:"zakat_address,omitempty"`   // free text
+	Postcode   string     `json:"zakat_postcode,omitempty"`  // 5 digits
+	City       string     `json:"zakat_city,omitempty"`      // free text
+	Amount     string     `json:"zakat_amount,omitempty"`    // numeric, at most 2 decimals
+	Rate       string     `json:"zakat_rate,omitempty"`      // rice price per kg; fitrah only
+	Dependants string     `json:"zakat_dependant,omitempty"` // whole number; fitrah only
+}
+
+// Agency is the zakat agency a transaction is posted to (spec B2 `agency`).
+type Agency string
+
+// The agencies the spec lists.
+const (
+	// AgencyLZS: payment to the Selangor zakat agency via the bank.
+	AgencyLZS Agency = "BANKLZS"
+	// AgencyPPZ: payment to the federal-territory zakat agency via the bank.
+	AgencyPPZ Agency = "BANKPPZ"
+	// AgencyTest: live test entries, to check that data is posted correctly.
+	AgencyTest Agency = "BANK"
+)
+
+// Agencies lists every Agency value the spec allows.
+func Agencies() []Agency { return []Agency{AgencyLZS, AgencyPPZ, AgencyTest} }
+
+// Valid reports whether a is one of the spec's agencies.
+func (a Agency) Valid() bool { return slices.Contains(Agencies(), a) }
+
+// ZakatState is a `zakat_state` value (spec B3).
+type ZakatState string
+
+// The states the spec lists.
+const (
+	StateJohor          ZakatState = "johor"
+	StateKedah          ZakatState = "kedah"
+	StateKelantan       ZakatState = "kelantan"
+	StateMelaka         ZakatState = "melaka"
+	StateNegeriSembilan ZakatState = "negeri_sembilan"
+	StatePahang         ZakatState = "pahang"
+	StatePulauPinang    ZakatState = "pulau_pinang"
+	StatePerak          ZakatState = "perak"
+	StatePerlis         ZakatState = "perlis"
+	StateSabah          ZakatState = "sabah"
+	StateSarawak        ZakatState = "sarawak"
+	StateSelangor       ZakatState = "selangor"
+	StateTerengganu     ZakatState = "terengganu"
+	StateKualaLumpur    ZakatState = "kuala_lumpur"
+	StateLabuan         ZakatState = "labuan"
+	StatePutrajaya      ZakatState = "putrajaya"
+)
+
+// ZakatStates lists every ZakatState value the spec allows.
+func ZakatStates() []ZakatState {
+	return []ZakatState{
+		StateJohor, StateKedah, StateKelantan, StateMelaka, StateNegeriSembilan, StatePahang,
+		StatePulauPinang, StatePerak, StatePerlis, StateSabah, StateSarawak, StateSelangor,
+		StateTerengganu, StateKualaLumpur, StateLabuan, StatePutrajaya,
+	}
+}
+
+// Valid reports whether s is one of the spec's states.
+func (s ZakatState) Valid() bool { return slices.Contains(ZakatStates(), s) }
+
+// ZakatType is a `zakat_type` value (spec B3).
+type ZakatType string
+
+// The zakat types the spec lists.
+const (
+	TypeFitrah      ZakatType = "fitrah"
+	TypeEmas        ZakatType = "zakat_emas"
+	TypeZakatFitrah ZakatType = "zakat_fitrah"
+	TypeKWSP        ZakatType = "zakat_kwsp"
+	TypePadi        ZakatType = "zakat_padi"
+	TypePendapatan  ZakatType = "zakat_pendapatan"
+	TypePerak       ZakatType = "zakat_perak"
+	TypePerniagaan  ZakatType = "zakat_perniagaan"
+	TypePertanian   ZakatType = "zakat_pertanian"
+	TypeQada        ZakatType = "zakat_qada"
+	TypeRikaz       ZakatType = "zakat_rikaz"
+	TypeSaham       ZakatType = "zakat_saham"
+	TypeSimpanan    ZakatType = "zakat_simpanan"
+	TypeTernakan    ZakatType = "zakat_ternakan"
+)
+
+// ZakatTypes lists every ZakatType value the spec allows.
+func ZakatTypes() []ZakatType {
+	return []ZakatType{
+		TypeFitrah, TypeEmas, TypeZakatFitrah, TypeKWSP, TypePadi, TypePendapatan, TypePerak,
+		TypePerniagaan, TypePertanian, TypeQada, TypeRikaz, TypeSaham, TypeSimpanan, TypeTernakan,
+	}
+}
+
+// Valid reports whether t is one of the spec's types.
+func (t ZakatType) Valid() bool { return slices.Contains(ZakatTypes(), t) }
+
+// IsFitrah reports whether t is a fitrah type (`fitrah` or `zakat_fitrah`),
+// the only types that may carry zakat_rate and zakat_dependant (spec B3).
+func (t ZakatType) IsFitrah() bool { return t == TypeFitrah || t == TypeZakatFitrah }
+
+//go:embed testdata/webhook/schema.json
+var webhookSchema []byte
+
+// WebhookSchema returns the JSON Schema (draft 2020-12) of the webhook body,
+// for banks' own tooling. It expresses every per-field rule of spec B1-B3; the
+// cross-item rules (unique orderno, the fitrah product) are named in its
+// $comment and checked by ValidateBatchJSON.
+func WebhookSchema() []byte { return slices.Clone(webhookSchema) }

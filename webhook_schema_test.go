@@ -1,0 +1,230 @@
+package paygate
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/require"
+)
+
+// compileSchema compiles the embedded webhook schema with an established
+// validator, format assertions on (email, date-time).
+func compileSchema(t testing.TB) *jsonschema.Schema {
+	t.Helper()
+	onDisk, err := os.ReadFile("testdata/webhook/schema.json")
+	require.NoError(t, err)
+	require.Equal(t, onDisk, WebhookSchema(), "embedded schema is the testdata copy")
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(WebhookSchema()))
+	require.NoError(t, err)
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	require.NoError(t, c.AddResource("urn:paygate:bank-webhook:v1", doc))
+	sch, err := c.Compile("urn:paygate:bank-webhook:v1")
+	require.NoError(t, err)
+	return sch
+}
+
+// schemaAccepts runs the schema validator on a raw body.
+func schemaAccepts(sch *jsonschema.Schema, body []byte) bool {
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	return err == nil && sch.Validate(inst) == nil
+}
+
+// mutation sets one field of transaction 0 (or of the body) to a value, or
+// deletes it (value deleteField).
+type mutation struct {
+	path  []string // keys from the transaction; first "" means the body
+	value any
+}
+
+// deleteField marks a mutation that removes the field.
+var deleteField = struct{ delete bool }{true}
+
+// agreementCorpus lists one-change mutations for every field, valid and
+// invalid values alike. Cross-item rules (unique orderno, the fitrah product)
+// are not expressible in the schema; the base transactions keep them
+// satisfied, and the amount mutations change zakat_type so the product does
+// not apply.
+func agreementCorpus() []mutation {
+	var ms []mutation
+	add := func(path []string, values ...any) {
+		for _, v := range values {
+			ms = append(ms, mutation{path, v})
+		}
+	}
+	n := func(s string) json.Number { return json.Number(s) }
+	add([]string{"agency"}, "BANKLZS", "BANKPPZ", "BANK", "bank", "BANKX", "", 1, nil, true, deleteField)
+	add([]string{"orderno"}, "X1", "ORD-000000", "", 1, nil, []any{}, deleteField)
+	add([]string{"name"}, "A", "Siti", "", 7, nil, deleteField)
+	add([]string{"email"}, "a@b.co", "first.last@example.com", "x+tag@mail.example.my", "plain", "a@", "@b.com",
+		"a@@b.com", "a b@c.com", "", 5, nil, deleteField)
+	add([]string{"time"}, "2026-11-22T10:30:00+08:00", "2026-11-22T02:30:00Z", "2026-11-22T10:30:00.5-03:30",
+		"2024-02-29T00:00:00+08:00", "2026-11-22T10:30:00", "2026-11-22", "2026-02-30T10:30:00+08:00",
+		"2026-13-01T10:30:00+08:00", "2026-11-22T25:30:00+08:00", "22/11/2026 10:30", "", 1763778600, nil, deleteField)
+	add([]string{"status"}, "success", "pending", "failed", "Success", "ok", "", 0, nil, deleteField)
+	add([]string{"data"}, map[string]any{}, map[string]any{"zakat_city": "KL"}, []any{}, "x", 1, nil, deleteField)
+	add([]string{"extra_field"}, "tolerated", 1, nil)
+	add([]string{"", "$schema"}, "urn:x", 1, nil, deleteField)
+	add([]string{"", "transactions"}, []any{}, "x", map[string]any{}, nil, deleteField)
+	add([]string{"", "Transactions"}, []any{})
+	data := func(k string, values ...any) { add([]string{"data", k}, values...) }
+	data("email", "a@b.co", "bad", "", 1, nil)
+	data("zakat_name", "Ali", "", 1, nil)
+	data("zakat_ic_no", "900101145678", "90010114567", "9001011456789", "900101-14-5678", "abcdefghijkl", "", 900101145678, nil)
+	data("zakat_state", "johor", "kuala_lumpur", "putrajaya", "Johor", "kl", "", 1, nil)
+	data("zakat_year", "2026", "0000", "26", "20266", "year", "", 2026, nil)
+	data("zakat_phone", "0123456789", "01234567890", "012345678901", "012345678", "0123456789012", "+60123456789", "", 123, nil)
+	data("zakat_address", "1 Jalan", "", 1, nil)
+	data("zakat_postcode", "40000", "4000", "400000", "4000a", "", 40000, nil)
+	data("zakat_city", "Shah Alam", "", 1, nil)
+	data("zakat_amount", "10", "10.5", "10.50", "0.01", "10.505", "10.", ".5", "-1", "1e3", "ten", "", 10.5, nil)
+	data("zakat_rate", "2.625", "7", "2.", "x", "", 2.6, nil)
+	data("zakat_dependant", "4", "10", "1.5", "-1", "", 4, nil)
+	// zakat_type changes whether rate and dependant are allowed.
+	data("zakat_type", "zakat_fitrah", "fitrah", "zakat_emas", "zakat_gaji", "", 1, nil, deleteField)
+	// amount: the product rule is switched off by dropping rate and dependant.
+	for _, v := range []any{n("0"), n("0.00"), n("10.5"), n("10.50"), n("1e2"), n("-0"), n("-1"), n("-0.01"),
+		n("10.505"), n("0.001"), "10.50", nil, true, deleteField} {
+		ms = append(ms, mutation{[]string{"amount", "no-fitrah"}, v})
+	}
+	return ms
+}
+
+// apply makes a body with the mutation on transaction 0 of a 2-transaction
+// batch.
+func (m mutation) apply(t *testing.T) []byte {
+	body := validBatchMap(2)
+	tx := body["transactions"].([]any)[0].(map[string]any)
+	target, key := tx, m.path[0]
+	switch {
+	case m.path[0] == "":
+		target, key = body, m.path[1]
+	case m.path[0] == "data" && len(m.path) == 2:
+		target, key = tx["data"].(map[string]any), m.path[1]
+	case len(m.path) == 2 && m.path[1] == "no-fitrah":
+		d := tx["data"].(map[string]any)
+		delete(d, "zakat_rate")
+		delete(d, "zakat_dependant")
+	}
+	if m.value == deleteField {
+		delete(target, key)
+	} else {
+		target[key] = m.value
+	}
+	raw, err := json.Marshal(body)
+	require.NoError(t, err)
+	return raw
+}
+
+// ValidateBatchJSON and an established JSON Schema validator give the same
+// verdict on every case the schema can express.
+func TestWebhookSchemaAgreement(t *testing.T) {
+	sch := compileSchema(t)
+	base, _ := json.Marshal(validBatchMap(2))
+	require.True(t, schemaAccepts(sch, base))
+	_, err := ValidateBatchJSON(base)
+	require.NoError(t, err)
+
+	valid, invalid, beyond := 0, 0, 0
+	for _, m := range agreementCorpus() {
+		body := m.apply(t)
+		_, err := ValidateBatchJSON(body)
+		if onlyCrossItem(problemsOf(t, err)) {
+			beyond++ // the fitrah product: not expressible in a schema
+			continue
+		}
+		ours, theirs := err == nil, schemaAccepts(sch, body)
+		if ours != theirs {
+			t.Errorf("disagree on %v = %#v: ours %v, schema %v (%v)", m.path, m.value, ours, theirs, err)
+			continue
+		}
+		if ours {
+			valid++
+		} else {
+			invalid++
+		}
+	}
+	t.Logf("agreement on %d cases: %d valid, %d invalid; %d beyond the schema", valid+invalid, valid, invalid, beyond)
+	require.Greater(t, valid, 40)
+	require.Greater(t, invalid, 100)
+}
+
+// onlyCrossItem reports whether every problem is one of the rules a schema
+// cannot express.
+func onlyCrossItem(probs []FieldError) bool {
+	for _, p := range probs {
+		if !strings.HasPrefix(p.Rule, ruleFitrahProduct) && !strings.HasPrefix(p.Rule, ruleUnique) {
+			return false
+		}
+	}
+	return len(probs) > 0
+}
+
+// The cross-item rules are beyond the schema: it accepts what
+// ValidateBatchJSON rejects, and the schema's $comment names them.
+func TestWebhookSchemaCrossItemRules(t *testing.T) {
+	sch := compileSchema(t)
+	body := validBatchMap(2)
+	txs := body["transactions"].([]any)
+	txs[1].(map[string]any)["orderno"] = txs[0].(map[string]any)["orderno"]
+	txs[0].(map[string]any)["amount"] = json.Number("99.99")
+	raw, _ := json.Marshal(body)
+	require.True(t, schemaAccepts(sch, raw))
+	_, err := ValidateBatchJSON(raw)
+	probs := problemsOf(t, err)
+	require.Len(t, probs, 2)
+	require.Contains(t, string(WebhookSchema()), "orderno is unique")
+	require.Contains(t, string(WebhookSchema()), "zakat_rate x zakat_dependant")
+}
+
+// benchBatch builds a body of n valid transactions.
+func benchBatch(n int) []byte {
+	txs := make([]Transaction, n)
+	for i := range txs {
+		txs[i] = validTx(i)
+	}
+	raw, err := json.Marshal(Batch{Transactions: txs})
+	if err != nil {
+		panic(fmt.Sprint(err))
+	}
+	return raw
+}
+
+func BenchmarkValidateBatchJSON(b *testing.B) {
+	body := benchBatch(100_000)
+	b.Logf("body %d bytes", len(body))
+	b.Run("paygate", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for i := 0; i < b.N; i++ {
+			if _, err := ValidateBatchJSON(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("unmarshal", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for i := 0; i < b.N; i++ {
+			var batch Batch
+			if err := json.Unmarshal(body, &batch); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("jsonschema", func(b *testing.B) {
+		sch := compileSchema(b)
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for i := 0; i < b.N; i++ {
+			if !schemaAccepts(sch, body) {
+				b.Fatal("schema rejected the batch")
+			}
+		}
+	})
+}

@@ -1,0 +1,557 @@
+package paygate
+
+import (
+	"fmt"
+	"math/big"
+	"math/bits"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The rules a webhook field can break (spec B2, B3, Errors). FieldError.Rule
+// holds one of these texts.
+const (
+	ruleRequired      = "required"
+	ruleNotEmpty      = "must not be empty"
+	ruleString        = "must be a string"
+	ruleNumber        = "must be a number"
+	ruleObject        = "must be an object"
+	ruleArray         = "must be an array"
+	ruleAgency        = "must be one of BANKLZS, BANKPPZ, BANK"
+	ruleStatus        = "must be one of success, pending, failed"
+	ruleState         = "must be one of the zakat_state values of spec B3"
+	ruleType          = "must be one of the zakat_type values of spec B3"
+	ruleUnique        = "must be unique in the batch"
+	ruleAmountMin     = "must be >= 0"
+	ruleAmountSen     = "must be exact in sen (at most 2 decimals)"
+	ruleEmail         = "must be a valid e-mail address"
+	ruleTime          = "must be ISO 8601 (RFC 3339) with a timezone offset, e.g. 2026-11-22T10:30:00+08:00"
+	ruleICNo          = "must be 12 digits"
+	ruleYear          = "must be 4 digits"
+	rulePhone         = "must be 10 to 12 digits"
+	rulePostcode      = "must be 5 digits"
+	ruleZakatAmount   = "must be numeric with at most 2 decimals"
+	ruleRate          = "must be numeric"
+	ruleDependant     = "must be a whole number"
+	ruleFitrahOnly    = "allowed only when zakat_type is fitrah or zakat_fitrah"
+	ruleFitrahProduct = "must equal zakat_rate x zakat_dependant"
+	ruleJSON          = "must be valid JSON"
+	ruleDuplicateKey  = "must not repeat a key"
+)
+
+// Bits of a transaction's fields, for the masks that say which are present
+// and which were already reported.
+const (
+	txAgency uint16 = 1 << iota
+	txOrderNo
+	txAmount
+	txName
+	txEmail
+	txTime
+	txStatus
+	txData
+	txAll uint16 = 1<<iota - 1
+)
+
+// txFields names the fields of spec B2 in the order of their bits.
+var txFields = [...]string{"agency", "orderno", "amount", "name", "email", "time", "status", "data"}
+
+// zakatField is one string field of the data object (spec B3) with its rule.
+type zakatField struct {
+	name  string
+	ptr   func(*ZakatData) *string
+	valid func(string) bool
+	rule  string
+}
+
+// zakatFields lists the data fields in JSON order; bit i of a data mask is
+// zakatFields[i]. Read-only.
+var zakatFields = [...]zakatField{
+	{"email", func(d *ZakatData) *string { return &d.Email }, validEmail, ruleEmail},
+	{"zakat_name", func(d *ZakatData) *string { return &d.Name }, nil, ""},
+	{"zakat_ic_no", func(d *ZakatData) *string { return &d.ICNo }, digits(12, 12), ruleICNo},
+	{"zakat_state", func(d *ZakatData) *string { return (*string)(&d.State) }, func(s string) bool { return ZakatState(s).Valid() }, ruleState},
+	{"zakat_type", func(d *ZakatData) *string { return (*string)(&d.Type) }, func(s string) bool { return ZakatType(s).Valid() }, ruleType},
+	{"zakat_year", func(d *ZakatData) *string { return &d.Year }, digits(4, 4), ruleYear},
+	{"zakat_phone", func(d *ZakatData) *string { return &d.Phone }, digits(10, 12), rulePhone},
+	{"zakat_address", func(d *ZakatData) *string { return &d.Address }, nil, ""},
+	{"zakat_postcode", func(d *ZakatData) *string { return &d.Postcode }, digits(5, 5), rulePostcode},
+	{"zakat_city", func(d *ZakatData) *string { return &d.City }, nil, ""},
+	{"zakat_amount", func(d *ZakatData) *string { return &d.Amount }, decimal(2), ruleZakatAmount},
+	{"zakat_rate", func(d *ZakatData) *string { return &d.Rate }, decimal(-1), ruleRate},
+	{"zakat_dependant", func(d *ZakatData) *string { return &d.Dependants }, digits(1, -1), ruleDependant},
+}
+
+// Bits of the data fields that the fitrah rules look at.
+const (
+	zdType      = 1 << 4
+	zdRate      = 1 << 11
+	zdDependant = 1 << 12
+)
+
+// ValidateTransactions checks typed transactions against every rule of spec
+// B2, B3 and Errors, reporting all problems at once in a *ValidationError
+// whose fields are JSON pointers (/transactions/3/data/zakat_ic_no). An empty
+// string (or zero Time) counts as absent: required fields must be set,
+// optional data fields are checked only when set.
+func ValidateTransactions(txs []Transaction) error {
+	var v ValidationError
+	seen := make(map[string]int, len(txs))
+	for i := range txs {
+		tx := &txs[i]
+		present := txAll
+		for bit, empty := range [...]bool{tx.Agency == "", tx.OrderNo == "", false, tx.Name == "", tx.Email == "", tx.Time.IsZero(), tx.Status == ""} {
+			if empty {
+				present &^= 1 << bit
+			}
+		}
+		var dataPresent uint16
+		for bit, f := range zakatFields {
+			if *f.ptr(&tx.Data) != "" {
+				dataPresent |= 1 << bit
+			}
+		}
+		checkTransaction(&v, i, tx, present, 0, dataPresent, seen)
+	}
+	return v.err()
+}
+
+// checkTransaction applies the value rules to one transaction. present has
+// the fields that are there with the right JSON type; reported has those
+// already reported (wrong type, unreadable value), which are skipped.
+func checkTransaction(v *ValidationError, i int, tx *Transaction, present, reported, dataPresent uint16, seen map[string]int) {
+	for bit, name := range txFields {
+		b := uint16(1) << bit
+		if present&b == 0 && reported&b == 0 {
+			v.add(txPointer(i, name), ruleRequired, "")
+		}
+	}
+	failed := func(b uint16, ok bool) bool { return present&b != 0 && reported&b == 0 && !ok }
+	if failed(txAgency, tx.Agency.Valid()) {
+		v.add(txPointer(i, "agency"), ruleAgency, string(tx.Agency))
+	}
+	if failed(txOrderNo, tx.OrderNo != "") {
+		v.add(txPointer(i, "orderno"), ruleNotEmpty, "")
+	}
+	if failed(txAmount, tx.Amount >= 0) {
+		v.add(txPointer(i, "amount"), ruleAmountMin, tx.Amount.String())
+	}
+	if failed(txName, tx.Name != "") {
+		v.add(txPointer(i, "name"), ruleNotEmpty, "")
+	}
+	if failed(txEmail, validEmail(tx.Email)) {
+		v.add(txPointer(i, "email"), ruleEmail, tx.Email)
+	}
+	if failed(txStatus, tx.Status.Valid()) {
+		v.add(txPointer(i, "status"), ruleStatus, string(tx.Status))
+	}
+	if tx.OrderNo != "" && present&txOrderNo != 0 {
+		if first, dup := seen[tx.OrderNo]; dup {
+			v.add(txPointer(i, "orderno"), ruleUnique+" (also at "+txPointer(first, "orderno")+")", tx.OrderNo)
+		} else {
+			seen[tx.OrderNo] = i
+		}
+	}
+	if present&txData == 0 {
+		return
+	}
+	d := &tx.Data
+	valid := dataPresent
+	for bit, f := range zakatFields {
+		b := uint16(1) << bit
+		if dataPresent&b == 0 || f.valid == nil {
+			continue
+		}
+		if s := *f.ptr(d); !f.valid(s) {
+			v.add(dataPointer(i, f.name), f.rule, s)
+			valid &^= b
+		}
+	}
+	if !d.Type.IsFitrah() {
+		for _, b := range [...]uint16{zdRate, zdDependant} {
+			if dataPresent&b != 0 {
+				v.add(dataPointer(i, zakatFields[bitIndex(b)].name), ruleFitrahOnly, string(d.Type))
+			}
+		}
+		return
+	}
+	amountOK := present&txAmount != 0 && reported&txAmount == 0 && tx.Amount >= 0
+	if valid&zdRate != 0 && valid&zdDependant != 0 && amountOK {
+		if !fitrahMatches(d.Rate, d.Dependants, tx.Amount) {
+			want := fitrahProduct(d.Rate, d.Dependants)
+			v.add(txPointer(i, "amount"), fmt.Sprintf("%s (%s x %s = %s)", ruleFitrahProduct, d.Rate, d.Dependants, want.FloatString(2)), tx.Amount.String())
+		}
+	}
+}
+
+// fitrahMatches reports whether amount == rate x dependants exactly (spec B3,
+// fitrah rule), given a decimal rate and a whole dependants count: with s
+// the rate's decimals, rate x 10^s x dependants x 100 must equal amount in
+// sen x 10^s. Integer arithmetic, with exact big.Rat arithmetic when a
+// product would overflow 64 bits.
+func fitrahMatches(rate, dependants string, amount Amount) bool {
+	whole, frac, _ := cutByte(rate, '.')
+	r, ok1 := parseUint(whole + frac)
+	n, ok2 := parseUint(dependants)
+	scale := uint64(1)
+	for range frac {
+		scale, ok1 = mulUint(scale, 10, ok1)
+	}
+	lhs, ok := mulUint(r, n, ok1 && ok2)
+	lhs, ok = mulUint(lhs, 100, ok)
+	rhs, ok := mulUint(uint64(amount), scale, ok)
+	if ok {
+		return lhs == rhs
+	}
+	return fitrahProduct(rate, dependants).Cmp(big.NewRat(int64(amount), 100)) == 0
+}
+
+// parseUint reads ASCII digits into a uint64, reporting false on overflow.
+func parseUint(s string) (uint64, bool) {
+	v, err := strconv.ParseUint(s, 10, 64)
+	return v, err == nil
+}
+
+// mulUint multiplies when ok, reporting false on overflow.
+func mulUint(a, b uint64, ok bool) (uint64, bool) {
+	hi, lo := bits.Mul64(a, b)
+	return lo, ok && hi == 0
+}
+
+// fitrahProduct is zakat_rate x zakat_dependant as an exact rational, for
+// messages and for products beyond 64 bits. Its inputs passed the numeric
+// rules, so they parse.
+func fitrahProduct(rate, dependants string) *big.Rat {
+	r, _ := new(big.Rat).SetString(rate)
+	n, _ := new(big.Rat).SetString(dependants)
+	return r.Mul(r, n)
+}
+
+// bitIndex is the position of the single set bit of b.
+func bitIndex(b uint16) int {
+	i := 0
+	for b > 1 {
+		b >>= 1
+		i++
+	}
+	return i
+}
+
+// txPointer is the JSON pointer of a transaction field.
+func txPointer(i int, name string) string {
+	return "/transactions/" + strconv.Itoa(i) + "/" + name
+}
+
+// dataPointer is the JSON pointer of a data field.
+func dataPointer(i int, name string) string {
+	return "/transactions/" + strconv.Itoa(i) + "/data/" + name
+}
+
+// validEmail accepts a bare addr-spec (RFC 5322 section 3.4.1) in its common
+// form: a dot-atom local part of 1 to 64 characters, @, and a domain of
+// dot-separated labels of letters, digits and inner hyphens; 254 characters at
+// most. Quoted local parts, comments, display names and address literals are
+// refused: the records are read by people and systems that expect a plain
+// address.
+func validEmail(s string) bool {
+	at := strings.LastIndexByte(s, '@')
+	if len(s) > 254 || at < 1 || at > 64 {
+		return false
+	}
+	local, domain := s[:at], s[at+1:]
+	if local[0] == '.' || local[len(local)-1] == '.' || strings.Contains(local, "..") {
+		return false
+	}
+	for i := 0; i < len(local); i++ {
+		if c := local[i]; !isAlnum(c) && c != '.' && strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) < 0 {
+			return false
+		}
+	}
+	for domain != "" {
+		label, rest, _ := strings.Cut(domain, ".")
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			if !isAlnum(label[i]) && label[i] != '-' {
+				return false
+			}
+		}
+		if rest == "" && len(domain) > len(label) {
+			return false // a trailing dot
+		}
+		domain = rest
+	}
+	return at < len(s)-1
+}
+
+// isAlnum reports whether c is an ASCII letter or digit.
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// digits returns a check for min to max ASCII digits (max < 0: no upper bound).
+func digits(min, max int) func(string) bool {
+	return func(s string) bool {
+		return len(s) >= min && (max < 0 || len(s) <= max) && nonDigit(s) < 0
+	}
+}
+
+// decimal returns a check for digits with an optional fraction of at most
+// places digits (places < 0: any number of them, at least one).
+func decimal(places int) func(string) bool {
+	return func(s string) bool {
+		whole, frac, dot := cutByte(s, '.')
+		if whole == "" || nonDigit(whole) >= 0 {
+			return false
+		}
+		if !dot {
+			return true
+		}
+		return frac != "" && nonDigit(frac) < 0 && (places < 0 || len(frac) <= places)
+	}
+}
+
+// cutByte is strings.Cut for one byte.
+func cutByte(s string, c byte) (before, after string, found bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+// ValidateBatchJSON reads a raw webhook body (spec B1) and checks every rule
+// of B1-B3 and Errors, reporting all problems at once, each named by its JSON
+// pointer: a field of the wrong JSON type is a problem of that field, not a
+// failure of the whole decode, and unknown fields are tolerated. Keys match
+// exactly (not case-insensitively, as encoding/json would), and a known key
+// given twice in one object is a problem rather than a silent choice between
+// two values. It returns the typed batch when there is no problem (its
+// strings may share memory with one copy of body), and a *ValidationError
+// otherwise (field "" for a body that is not JSON at all).
+func ValidateBatchJSON(body []byte) (*Batch, error) {
+	var v ValidationError
+	p := &jsonScanner{s: string(body)}
+	batch := decodeBatch(p, &v)
+	if p.err == nil && p.peek() != 0 {
+		p.fail("data after the top-level value")
+	}
+	if p.err != nil {
+		v.Problems = append(v.Problems[:0], newFieldError("", ruleJSON+": "+p.err.Error(), ""))
+		return nil, &v
+	}
+	if v.err() != nil {
+		return nil, &v
+	}
+	return batch, nil
+}
+
+// decodeBatch reads the top-level object.
+func decodeBatch(p *jsonScanner, v *ValidationError) *Batch {
+	if p.peek() != '{' {
+		p.skip()
+		v.add("", ruleObject, "")
+		return nil
+	}
+	// Size for the likely number of transactions, to grow neither the slice
+	// nor the orderno set while reading a large batch.
+	hint := strings.Count(p.s, `"orderno"`)
+	batch := &Batch{Transactions: make([]Transaction, 0, hint)}
+	seen := make(map[string]int, hint)
+	var keys uint8
+	p.eachMember(func(key string) {
+		switch key {
+		case "transactions":
+			if keys&1 != 0 {
+				v.add("/transactions", ruleDuplicateKey, "")
+				p.skip()
+				return
+			}
+			keys |= 1
+			if p.peek() != '[' {
+				v.add("/transactions", ruleArray, p.skip())
+				return
+			}
+			p.eachElement(func(i int) {
+				batch.Transactions = append(batch.Transactions, Transaction{})
+				if p.peek() != '{' {
+					v.add("/transactions/"+strconv.Itoa(i), ruleObject, p.skip())
+					return
+				}
+				decodeTransaction(p, i, &batch.Transactions[i], v, seen)
+			})
+		case "$schema":
+			if keys&2 != 0 {
+				v.add("/$schema", ruleDuplicateKey, "")
+			}
+			keys |= 2
+			if p.peek() == '"' {
+				batch.Schema = p.str()
+			} else {
+				v.add("/$schema", ruleString, p.skip())
+			}
+		default:
+			p.skip() // unknown fields are tolerated
+		}
+	})
+	if keys&1 == 0 && p.err == nil {
+		v.add("/transactions", ruleRequired, "")
+	}
+	return batch
+}
+
+// txBit is the bit of a transaction field name, or 0 for an unknown key.
+func txBit(key string) uint16 {
+	switch key {
+	case "agency":
+		return txAgency
+	case "orderno":
+		return txOrderNo
+	case "amount":
+		return txAmount
+	case "name":
+		return txName
+	case "email":
+		return txEmail
+	case "time":
+		return txTime
+	case "status":
+		return txStatus
+	case "data":
+		return txData
+	}
+	return 0
+}
+
+// zakatIndex is the index in zakatFields of a data field name, or -1.
+func zakatIndex(key string) int {
+	switch key {
+	case "email":
+		return 0
+	case "zakat_name":
+		return 1
+	case "zakat_ic_no":
+		return 2
+	case "zakat_state":
+		return 3
+	case "zakat_type":
+		return 4
+	case "zakat_year":
+		return 5
+	case "zakat_phone":
+		return 6
+	case "zakat_address":
+		return 7
+	case "zakat_postcode":
+		return 8
+	case "zakat_city":
+		return 9
+	case "zakat_amount":
+		return 10
+	case "zakat_rate":
+		return 11
+	case "zakat_dependant":
+		return 12
+	}
+	return -1
+}
+
+// decodeTransaction reads one transaction object, reporting wrong JSON types,
+// repeated keys and unreadable values, then applies the value rules.
+func decodeTransaction(p *jsonScanner, i int, tx *Transaction, v *ValidationError, seen map[string]int) {
+	var present, reported, keys, dataPresent uint16
+	p.eachMember(func(key string) {
+		b := txBit(key)
+		if b == 0 {
+			p.skip()
+			return
+		}
+		if keys&b != 0 {
+			v.add(txPointer(i, key), ruleDuplicateKey, p.skip())
+			reported |= b
+			return
+		}
+		keys |= b
+		c := p.peek()
+		switch {
+		case b == txAmount && (c == '-' || '0' <= c && c <= '9'):
+			num := p.number()
+			a, err := amountFromJSONNumber(num)
+			switch {
+			case err == nil:
+				tx.Amount, present = a, present|b
+			case num[0] == '-':
+				v.add(txPointer(i, key), ruleAmountMin, num)
+				reported |= b
+			default:
+				v.add(txPointer(i, key), ruleAmountSen, num)
+				reported |= b
+			}
+		case b == txAmount:
+			v.add(txPointer(i, key), ruleNumber, p.skip())
+			reported |= b
+		case b == txData && c == '{':
+			present |= b
+			dataPresent = decodeZakat(p, i, &tx.Data, v)
+		case b == txData:
+			v.add(txPointer(i, key), ruleObject, p.skip())
+			reported |= b
+		case c != '"':
+			v.add(txPointer(i, key), ruleString, p.skip())
+			reported |= b
+		default:
+			present |= b
+			switch s := p.str(); b {
+			case txAgency:
+				tx.Agency = Agency(s)
+			case txOrderNo:
+				tx.OrderNo = s
+			case txName:
+				tx.Name = s
+			case txEmail:
+				tx.Email = s
+			case txStatus:
+				tx.Status = Status(s)
+			case txTime:
+				t, err := time.Parse(time.RFC3339, s)
+				if err != nil {
+					v.add(txPointer(i, key), ruleTime, s)
+					reported |= b
+				}
+				tx.Time = t
+			}
+		}
+	})
+	if p.err == nil {
+		checkTransaction(v, i, tx, present, reported, dataPresent, seen)
+	}
+}
+
+// decodeZakat reads a data object into d and returns the mask of the fields
+// present as strings; wrong types and repeated keys are reported.
+func decodeZakat(p *jsonScanner, i int, d *ZakatData, v *ValidationError) uint16 {
+	var present, keys uint16
+	p.eachMember(func(key string) {
+		bit := zakatIndex(key)
+		if bit < 0 {
+			p.skip()
+			return
+		}
+		b := uint16(1) << bit
+		switch {
+		case keys&b != 0:
+			v.add(dataPointer(i, key), ruleDuplicateKey, p.skip())
+			present &^= b
+		case p.peek() != '"':
+			v.add(dataPointer(i, key), ruleString, p.skip())
+		default:
+			*zakatFields[bit].ptr(d) = p.str()
+			present |= b
+		}
+		keys |= b
+	})
+	return present
+}
