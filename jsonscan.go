@@ -2,8 +2,8 @@ package paygate
 
 import (
 	"fmt"
-	"strings"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
