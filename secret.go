@@ -29,9 +29,6 @@ func (s secret) reveal() string {
 	return *s.s
 }
 
-// set reports whether a credential is held.
-func (s secret) set() bool { return s.s != nil }
-
 // String returns [REDACTED].
 func (secret) String() string { return redacted }
 

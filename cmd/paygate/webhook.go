@@ -1,0 +1,92 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/paygate-go/paygate"
+)
+
+// runWebhook dispatches the webhook subcommands.
+func runWebhook(e env, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		fmt.Fprintln(e.stderr, "usage: paygate webhook validate FILE...")
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	switch args[0] {
+	case "validate":
+		return runWebhookValidate(e, args[1:])
+	}
+	fmt.Fprintf(e.stderr, "paygate webhook: unknown subcommand %q\n", args[0])
+	return exitUsage
+}
+
+// runWebhookValidate checks batch files with paygate.ValidateBatchJSON. It
+// prints one line per file, `FILE: ok` or `FILE: N problems`, each problem
+// then indented on its own line (pointer, rule, value). FILE "-" is standard
+// input.
+func runWebhookValidate(e env, args []string) int {
+	fs := flag.NewFlagSet("paygate webhook validate", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(e.stderr, "usage: paygate webhook validate FILE...")
+		fmt.Fprintln(e.stderr, "Checks each webhook batch (spec B1-B3) and prints FILE: ok or FILE: N problems.")
+		fmt.Fprintln(e.stderr, "Exit status: 0 all valid, 1 any invalid, 2 usage or I/O error. FILE - reads standard input.")
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	status := exitOK
+	for _, name := range fs.Args() {
+		body, err := readInput(e, name)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "%s: %v\n", name, err)
+			status = exitUsage
+			continue
+		}
+		_, err = paygate.ValidateBatchJSON(body)
+		var ve *paygate.ValidationError
+		switch {
+		case err == nil:
+			fmt.Fprintf(e.stdout, "%s: ok\n", name)
+			continue
+		case !errors.As(err, &ve):
+			fmt.Fprintf(e.stderr, "%s: %v\n", name, err)
+			status = exitUsage
+			continue
+		}
+		noun := "problems"
+		if len(ve.Problems) == 1 {
+			noun = "problem"
+		}
+		fmt.Fprintf(e.stdout, "%s: %d %s\n", name, len(ve.Problems), noun)
+		for _, p := range ve.Problems {
+			fmt.Fprintf(e.stdout, "  %s\n", p.Error())
+		}
+		if status == exitOK {
+			status = exitInvalid
+		}
+	}
+	return status
+}
+
+// readInput reads a named file, or standard input for "-".
+func readInput(e env, name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(e.stdin)
+	}
+	return os.ReadFile(name)
+}

@@ -1,0 +1,371 @@
+package paygate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jarcoal/httpmock"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	testWebhookBase = "https://webhook.example"
+	testWebhookURL  = testWebhookBase + WebhookPath
+	testPassword    = "s3cr3t-pa55w0rd-value"
+)
+
+// newTestSender returns a sender on an httpmock transport with fast retries
+// and a debug log captured in logs.
+func newTestSender(t *testing.T, opts ...SenderOption) (*WebhookSender, *httpmock.MockTransport, *bytes.Buffer) {
+	t.Helper()
+	mt := httpmock.NewMockTransport()
+	logs := &bytes.Buffer{}
+	base := []SenderOption{
+		WithSenderHTTPClient(&http.Client{Transport: mt}),
+		WithSenderRetry(RetryPolicy{MaxAttempts: 4, BaseDelay: time.Millisecond, MaxDelay: 50 * time.Millisecond}),
+		WithSenderLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
+	}
+	s, err := NewWebhookSender(testWebhookBase, testPassword, append(base, opts...)...)
+	require.NoError(t, err)
+	return s, mt, logs
+}
+
+func validTxs(n int) []Transaction {
+	txs := make([]Transaction, n)
+	for i := range txs {
+		txs[i] = validTx(i)
+	}
+	return txs
+}
+
+// decodeBody reads the ordernos a request carried.
+func decodeBody(t *testing.T, req *http.Request) []string {
+	t.Helper()
+	raw, err := io.ReadAll(req.Body)
+	require.NoError(t, err)
+	batch, err := ValidateBatchJSON(raw)
+	require.NoError(t, err, "the sender posts a valid body")
+	var ids []string
+	for _, tx := range batch.Transactions {
+		ids = append(ids, tx.OrderNo)
+	}
+	return ids
+}
+
+func TestWebhookSenderHeadersBodyAndChunks(t *testing.T) {
+	s, mt, _ := newTestSender(t, WithBatchSize(100))
+	var mu sync.Mutex
+	var got [][]string
+	mt.RegisterResponder(http.MethodPost, testWebhookURL, func(req *http.Request) (*http.Response, error) {
+		require.Equal(t, "application/json", req.Header.Get("Content-Type"))
+		require.Equal(t, testPassword, req.Header.Get("X-API-Password"))
+		require.Equal(t, "paygate-go/"+Version, req.Header.Get("User-Agent"))
+		ids := decodeBody(t, req)
+		mu.Lock()
+		got = append(got, ids)
+		mu.Unlock()
+		return httpmock.NewStringResponse(200, `{"status":"ok"}`), nil
+	})
+	txs := validTxs(250)
+	report, err := s.Send(context.Background(), txs)
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	require.Len(t, got[0], 100)
+	require.Len(t, got[1], 100)
+	require.Len(t, got[2], 50)
+	require.Equal(t, "ORD-000200", got[2][0])
+	require.Len(t, report.Requests, 3)
+	require.Equal(t, got[1], report.Requests[1].OrderNos)
+	require.Len(t, report.Accepted, 250)
+	require.Empty(t, report.Rejected)
+	require.Empty(t, report.Unconfirmed)
+	for _, r := range report.Requests {
+		require.Equal(t, 200, r.StatusCode)
+		require.Equal(t, 1, r.Attempts)
+	}
+}
+
+func TestWebhookSenderValidatesBeforeSending(t *testing.T) {
+	s, mt, _ := newTestSender(t)
+	mt.RegisterResponder(http.MethodPost, testWebhookURL, httpmock.NewStringResponder(200, ""))
+	txs := validTxs(3)
+	txs[2].Data.ICNo = "123"
+	report, err := s.Send(context.Background(), txs)
+	require.Nil(t, report)
+	probs := problemsOf(t, err)
+	requireProblem(t, probs, "/transactions/2/data/zakat_ic_no", ruleICNo)
+	require.Zero(t, mt.GetTotalCallCount(), "nothing reaches the network")
+
+	report, err = s.Send(context.Background(), nil)
+	require.NoError(t, err)
+	require.Empty(t, report.Requests)
+	require.Zero(t, mt.GetTotalCallCount())
+}
+
+func TestWebhookSenderRetryMatrix(t *testing.T) {
+	netErr := errors.New("connection reset by peer")
+	tests := []struct {
+		name      string
+		answers   []any // int status or error, one per attempt; the last repeats
+		retryHdr  string
+		attempts  int
+		accepted  bool
+		rejected  bool
+		wantIs    error
+		wantInErr string
+	}{
+		{"200", []any{200}, "", 1, true, false, nil, ""},
+		{"202", []any{202}, "", 1, true, false, nil, ""},
+		{"500 then 200", []any{500, 200}, "", 2, true, false, nil, ""},
+		{"502 503 504 then 200", []any{502, 503, 504, 200}, "", 4, true, false, nil, ""},
+		{"429 with Retry-After then 200", []any{429, 200}, "0", 2, true, false, nil, ""},
+		{"network error then 200", []any{netErr, 200}, "", 2, true, false, nil, ""},
+		{"500 always", []any{500}, "", 4, false, false, nil, "HTTP 500"},
+		{"network error always", []any{netErr}, "", 4, false, false, nil, "connection reset"},
+		{"400 not retried", []any{400}, "", 1, false, true, nil, "bad field"},
+		{"422 not retried", []any{422}, "", 1, false, true, nil, "bad field"},
+		{"401", []any{401}, "", 1, false, true, ErrUnauthorized, ""},
+		{"403", []any{403}, "", 1, false, true, ErrUnauthorized, ""},
+		{"Retry-After beyond the cap stops", []any{503, 200}, "3600", 1, false, false, nil, "HTTP 503"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, mt, _ := newTestSender(t)
+			calls := 0
+			mt.RegisterResponder(http.MethodPost, testWebhookURL, func(req *http.Request) (*http.Response, error) {
+				a := tt.answers[min(calls, len(tt.answers)-1)]
+				calls++
+				if err, ok := a.(error); ok {
+					return nil, err
+				}
+				resp := httpmock.NewStringResponse(a.(int), `{"error":"bad field orderno"}`)
+				if tt.retryHdr != "" {
+					resp.Header.Set("Retry-After", tt.retryHdr)
+				}
+				return resp, nil
+			})
+			report, err := s.Send(context.Background(), validTxs(2))
+			require.Equal(t, tt.attempts, calls)
+			require.Len(t, report.Requests, 1)
+			require.Equal(t, tt.attempts, report.Requests[0].Attempts)
+			if tt.accepted {
+				require.NoError(t, err)
+				require.Len(t, report.Accepted, 2)
+				return
+			}
+			require.Error(t, err)
+			require.Empty(t, report.Accepted)
+			if tt.rejected {
+				require.Len(t, report.Rejected, 2)
+				var apiErr *APIError
+				require.ErrorAs(t, err, &apiErr)
+				require.Contains(t, string(apiErr.Body), "bad field")
+			} else {
+				require.Len(t, report.Unconfirmed, 2)
+			}
+			if tt.wantIs != nil {
+				require.ErrorIs(t, err, tt.wantIs)
+			}
+			require.Contains(t, err.Error(), tt.wantInErr)
+		})
+	}
+}
+
+// Retry-After is honoured: the wait before the retry is at least what the
+// service asked for.
+func TestWebhookSenderHonoursRetryAfter(t *testing.T) {
+	s, mt, _ := newTestSender(t, WithSenderRetry(RetryPolicy{MaxAttempts: 2, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Second}))
+	var times []time.Time
+	mt.RegisterResponder(http.MethodPost, testWebhookURL, func(*http.Request) (*http.Response, error) {
+		times = append(times, time.Now())
+		if len(times) == 1 {
+			resp := httpmock.NewStringResponse(429, "")
+			resp.Header.Set("Retry-After", "1")
+			return resp, nil
+		}
+		return httpmock.NewStringResponse(200, ""), nil
+	})
+	_, err := s.Send(context.Background(), validTxs(1))
+	require.NoError(t, err)
+	require.Len(t, times, 2)
+	require.GreaterOrEqual(t, times[1].Sub(times[0]), time.Second)
+}
+
+// 401 stops the send: later requests are not made and their transactions are
+// reported unconfirmed.
+func TestWebhookSenderStopsOnUnauthorized(t *testing.T) {
+	s, mt, _ := newTestSender(t, WithBatchSize(2))
+	mt.RegisterResponder(http.MethodPost, testWebhookURL, httpmock.NewStringResponder(401, "wrong password"))
+	report, err := s.Send(context.Background(), validTxs(5))
+	require.ErrorIs(t, err, ErrUnauthorized)
+	require.Equal(t, 1, mt.GetTotalCallCount())
+	require.Len(t, report.Requests, 3)
+	require.Equal(t, []string{"ORD-000000", "ORD-000001"}, report.Rejected)
+	require.Equal(t, []string{"ORD-000002", "ORD-000003", "ORD-000004"}, report.Unconfirmed)
+	require.Zero(t, report.Requests[2].Attempts)
+}
+
+// After the context ends nothing more is sent, and the wait for a retry ends
+// at once.
+func TestWebhookSenderCancel(t *testing.T) {
+	s, mt, _ := newTestSender(t, WithBatchSize(1), WithSenderRetry(RetryPolicy{MaxAttempts: 5, BaseDelay: time.Hour, MaxDelay: time.Hour}))
+	ctx, cancel := context.WithCancel(context.Background())
+	mt.RegisterResponder(http.MethodPost, testWebhookURL, func(*http.Request) (*http.Response, error) {
+		time.AfterFunc(20*time.Millisecond, cancel)
+		return httpmock.NewStringResponse(503, ""), nil
+	})
+	start := time.Now()
+	report, err := s.Send(ctx, validTxs(3))
+	require.ErrorIs(t, err, context.Canceled)
+	require.Less(t, time.Since(start), 10*time.Second, "the hour-long backoff was cut short")
+	require.Equal(t, 1, mt.GetTotalCallCount())
+	require.Len(t, report.Unconfirmed, 3)
+}
+
+// A server that fails half of all requests transiently (some before storing,
+// some after storing but before answering) still ends with every transaction
+// stored exactly once, counted by orderno on the server side.
+func TestWebhookSenderFlakyServerLosesNothing(t *testing.T) {
+	s, mt, _ := newTestSender(t, WithBatchSize(10), WithSenderRetry(RetryPolicy{MaxAttempts: 30, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}))
+	rng := rand.New(rand.NewPCG(1, 2))
+	stored := map[string]int{}
+	var mu sync.Mutex
+	failures := 0
+	mt.RegisterResponder(http.MethodPost, testWebhookURL, func(req *http.Request) (*http.Response, error) {
+		ids := decodeBody(t, req)
+		mu.Lock()
+		defer mu.Unlock()
+		switch r := rng.IntN(4); r {
+		case 0: // fails before storing
+			failures++
+			return httpmock.NewStringResponse(503, "busy"), nil
+		case 1: // stores, then the answer is lost
+			failures++
+			for _, id := range ids {
+				if _, dup := stored[id]; !dup {
+					stored[id] = 1
+				}
+			}
+			return nil, errors.New("connection reset by peer")
+		}
+		for _, id := range ids {
+			if _, dup := stored[id]; dup {
+				continue // orderno is unique: a repeat is not stored twice
+			}
+			stored[id] = 1
+		}
+		return httpmock.NewStringResponse(200, "ok"), nil
+	})
+	txs := validTxs(500)
+	report, err := s.Send(context.Background(), txs)
+	require.NoError(t, err)
+	require.Len(t, report.Accepted, 500)
+	require.Len(t, stored, 500)
+	for _, tx := range txs {
+		require.Equal(t, 1, stored[tx.OrderNo], tx.OrderNo)
+	}
+	require.Greater(t, failures, 20, "the server did fail often")
+	t.Logf("%d requests, %d transient failures", mt.GetTotalCallCount(), failures)
+}
+
+// The password never appears in an error, a log line or a %v of the sender.
+func TestWebhookSenderNeverLeaksPassword(t *testing.T) {
+	s, mt, logs := newTestSender(t)
+	mt.RegisterResponder(http.MethodPost, testWebhookURL, func(*http.Request) (*http.Response, error) {
+		return nil, errors.New("dial tcp: connection refused")
+	})
+	_, err := s.Send(context.Background(), validTxs(1))
+	require.Error(t, err)
+	mt.RegisterResponder(http.MethodPost, testWebhookURL, httpmock.NewStringResponder(403, "denied"))
+	_, err2 := s.Send(context.Background(), validTxs(1))
+	require.Error(t, err2)
+	texts := []string{err.Error(), err2.Error(), logs.String(),
+		fmt.Sprintf("%v", s), fmt.Sprintf("%+v", s), fmt.Sprintf("%#v", s), fmt.Sprintf("%+v", *s)}
+	for _, txt := range texts {
+		require.NotContains(t, txt, testPassword)
+	}
+	require.Contains(t, logs.String(), "path=/api/bank/webhook")
+	require.Contains(t, logs.String(), "attempt=4")
+
+	_, err = NewWebhookSender(testWebhookBase, "zq7\nx9k")
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "zq7")
+}
+
+func TestNewWebhookSenderURLs(t *testing.T) {
+	tests := []struct {
+		in, want, wantErr string
+	}{
+		{"https://webhook.example", "https://webhook.example/api/bank/webhook", ""},
+		{"https://webhook.example/", "https://webhook.example/api/bank/webhook", ""},
+		{"https://webhook.example/api/bank/webhook", "https://webhook.example/api/bank/webhook", ""},
+		{"https://webhook.example/prefix", "https://webhook.example/prefix/api/bank/webhook", ""},
+		{"http://127.0.0.1:8080", "http://127.0.0.1:8080/api/bank/webhook", ""},
+		{"http://localhost:8080", "http://localhost:8080/api/bank/webhook", ""},
+		{"http://[::1]:8080", "http://[::1]:8080/api/bank/webhook", ""},
+		{"http://webhook.example", "", "plain http"},
+		{"ftp://webhook.example", "", "absolute http(s)"},
+		{"/api/bank/webhook", "", "absolute http(s)"},
+	}
+	for _, tt := range tests {
+		s, err := NewWebhookSender(tt.in, "pw")
+		if tt.wantErr != "" {
+			require.ErrorContains(t, err, tt.wantErr, tt.in)
+			continue
+		}
+		require.NoError(t, err, tt.in)
+		require.Equal(t, tt.want, s.endpoint)
+	}
+	_, err := NewWebhookSender("https://w.example", "")
+	require.Error(t, err)
+	_, err = NewWebhookSender("https://w.example", "pw", WithBatchSize(0))
+	require.Error(t, err)
+	_, err = NewWebhookSender("https://w.example", "pw", WithSenderHTTPClient(nil))
+	require.Error(t, err)
+}
+
+func TestRetryAfterHeader(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	h := http.Header{}
+	require.Zero(t, retryAfter(h, now))
+	h.Set("Retry-After", "7")
+	require.Equal(t, 7*time.Second, retryAfter(h, now))
+	h.Set("Retry-After", "-3")
+	require.Zero(t, retryAfter(h, now))
+	h.Set("Retry-After", now.Add(90*time.Second).Format(http.TimeFormat))
+	require.Equal(t, 90*time.Second, retryAfter(h, now))
+	h.Set("Retry-After", "soon")
+	require.Zero(t, retryAfter(h, now))
+}
+
+func TestRetryPolicyWait(t *testing.T) {
+	p := RetryPolicy{MaxAttempts: 5, BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second}
+	for n := 1; n < 5; n++ {
+		d, ok := p.wait(n, 0)
+		require.True(t, ok)
+		ceil := min(100*time.Millisecond<<(n-1), time.Second)
+		require.GreaterOrEqual(t, d, ceil/2, "attempt %d", n)
+		require.LessOrEqual(t, d, ceil, "attempt %d", n)
+	}
+	_, ok := p.wait(5, 0)
+	require.False(t, ok, "attempts used up")
+	d, ok := p.wait(1, 800*time.Millisecond)
+	require.True(t, ok)
+	require.Equal(t, 800*time.Millisecond, d)
+	_, ok = p.wait(1, 2*time.Second)
+	require.False(t, ok, "Retry-After beyond MaxDelay ends the retries")
+	require.Equal(t, RetryPolicy{MaxAttempts: 4, BaseDelay: 250 * time.Millisecond, MaxDelay: 30 * time.Second}, RetryPolicy{}.withDefaults())
+	big := RetryPolicy{MaxAttempts: 100, BaseDelay: time.Second, MaxDelay: time.Minute}
+	d, _ = big.wait(80, 0)
+	require.LessOrEqual(t, d, time.Minute, "no overflow at high attempt numbers")
+}
+
