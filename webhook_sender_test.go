@@ -368,4 +368,3 @@ func TestRetryPolicyWait(t *testing.T) {
 	d, _ = big.wait(80, 0)
 	require.LessOrEqual(t, d, time.Minute, "no overflow at high attempt numbers")
 }
-
