@@ -1,0 +1,119 @@
+package paygate_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"time"
+
+	"github.com/paygate-go/paygate"
+)
+
+func ExampleSignForm() {
+	key, err := paygate.ParseKey("3f2504e0-4f89-11d3-9a0c-0305e82c3301") // once, at start-up
+	if err != nil {
+		panic(err)
+	}
+	order := url.Values{"agency": {"AG01"}, "refNo": {"INV-1~x"}, "amount": {"10.00"}}
+	signed, err := paygate.SignForm(key, order, time.Unix(1_800_000_000, 0))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(signed.Get("exp"), signed.Get("signature"))
+	// Output: 1800000060 dac9e5ed2dd48c8a
+}
+
+func ExampleSignURL() {
+	key, _ := paygate.ParseKey("3f2504e0-4f89-11d3-9a0c-0305e82c3301")
+	u, err := paygate.SignURL(key, "https://reports.example/api/report/v1/payment?output=json&page=0", time.Unix(1_800_000_000, 0))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(u)
+	// Output: https://reports.example/api/report/v1/payment?exp=1800000060&output=json&page=0&signature=d9ab890ca3e7d26c
+}
+
+func ExampleVerifyCallback() {
+	key, _ := paygate.ParseKey("3f2504e0-4f89-11d3-9a0c-0305e82c3301")
+	// What the gateway POSTs to the returnUrl (here signed by the test helper).
+	form, _ := paygate.SignCallback(key, url.Values{"status": {"success"}, "refNo": {"INV-1~x"}, "amount": {"10.00"}})
+
+	fmt.Println(paygate.VerifyCallback(form, key))
+	form.Set("amount", "1.00")
+	fmt.Println(errors.Is(paygate.VerifyCallback(form, key), paygate.ErrSignatureMismatch))
+	form.Del("signature")
+	fmt.Println(errors.Is(paygate.VerifyCallback(form, key), paygate.ErrSignatureMissing))
+	// Output:
+	// <nil>
+	// true
+	// true
+}
+
+func ExampleParseAmount() {
+	a, err := paygate.ParseAmount("10.5")
+	fmt.Println(int64(a), a, err)
+	_, err = paygate.ParseAmount("10.505")
+	fmt.Println(err)
+	// Output:
+	// 1050 10.50 <nil>
+	// paygate: invalid amount "10.505": more than two decimals
+}
+
+func ExampleFPXCode() {
+	for _, c := range []paygate.FPXCode{"00", "09", "1C"} {
+		fmt.Println(c.Status(), c.Reason())
+	}
+	// Output:
+	// success Approved
+	// pending Transaction Pending
+	// failed Buyer Choose Cancel At Login Page
+}
+
+func ExampleValidateBatchJSON() {
+	_, err := paygate.ValidateBatchJSON([]byte(`{"transactions":[{"agency":"BANKLZS","orderno":"A1",
+		"amount":-5,"name":"Ali","email":"ali@example.com","time":"2026-11-22T10:30:00",
+		"status":"success","data":{"zakat_ic_no":"1234"}}]}`))
+	var ve *paygate.ValidationError
+	if errors.As(err, &ve) {
+		for _, p := range ve.Problems {
+			fmt.Println(p.Field, "|", p.Rule)
+		}
+	}
+	// Output:
+	// /transactions/0/amount | must be >= 0
+	// /transactions/0/time | must be ISO 8601 (RFC 3339) with a timezone offset, e.g. 2026-11-22T10:30:00+08:00
+	// /transactions/0/data/zakat_ic_no | must be 12 digits
+}
+
+func ExampleWebhookSender_Send() {
+	// A stand-in for the service on loopback.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.Header.Get("X-API-Password") != "demo-password" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		_, err := paygate.ValidateBatchJSON(body)
+		fmt.Println("server:", r.URL.Path, err)
+	}))
+	defer srv.Close()
+
+	sender, err := paygate.NewWebhookSender(srv.URL, "demo-password")
+	if err != nil {
+		panic(err)
+	}
+	report, err := sender.Send(context.Background(), []paygate.Transaction{{
+		Agency: paygate.AgencyLZS, OrderNo: "A1", Amount: 2500, Name: "Ali", Email: "ali@example.com",
+		Time:   time.Date(2026, 11, 22, 10, 30, 0, 0, time.FixedZone("MYT", 8*3600)),
+		Status: paygate.StatusSuccess,
+		Data:   paygate.ZakatData{Type: paygate.TypePendapatan, State: paygate.StateSelangor},
+	}})
+	fmt.Println(report.Accepted, err)
+	// Output:
+	// server: /api/bank/webhook <nil>
+	// [A1] <nil>
+}
