@@ -3,7 +3,6 @@ package paygate
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -216,21 +215,29 @@ func (p *jsonScanner) number() string {
 func (p *jsonScanner) str() string {
 	p.i++ // the opening quote
 	start := p.i
-	end := strings.IndexByte(p.s[start:], '"')
-	if end < 0 {
-		p.fail("unterminated string")
-		return ""
-	}
-	end += start
-	for j := start; j < end; j++ {
-		if c := p.s[j]; c < 0x20 || c == '\\' || c >= utf8.RuneSelf {
+	for j := start; j < len(p.s); j++ {
+		if c := p.s[j]; strSpecial[c] {
+			if c == '"' {
+				p.i = j + 1
+				return p.s[start:j]
+			}
 			p.i = j
 			return p.escapedStr(start)
 		}
 	}
-	p.i = end + 1
-	return p.s[start:end]
+	p.fail("unterminated string")
+	return ""
 }
+
+// strSpecial marks the bytes that end the plain run of a string: the closing
+// quote, a backslash, control characters and non-ASCII bytes (which are
+// checked for valid UTF-8). Read-only after package initialisation.
+var strSpecial = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf
+	}
+	return t
+}()
 
 // escapedStr finishes a string that needs decoding, from its start.
 func (p *jsonScanner) escapedStr(start int) string {
