@@ -1,0 +1,429 @@
+package paygate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// callbackFields is a direct callback of spec A2 for refNo with status.
+func callbackFields(refNo, orderNo string, status Status, code string) url.Values {
+	f := url.Values{
+		"status": {string(status)}, "orderNo": {orderNo}, "refNo": {refNo}, "amount": {"149.90"},
+		"addCharge": {"0.00"}, "fpxTxnId": {"2611221030150987"}, "fpxTxnTime": {"2026-11-22 10:30:15"},
+		"agency": {"AGENCY01"}, "extraData": {"cart 7"},
+	}
+	if code != "-" {
+		f.Set("fpx", `{"fpx_debit_auth_code":"`+code+`","fpx_buyer_name":"SITI"}`)
+	}
+	return f
+}
+
+// recorder counts hook calls.
+type recorder struct {
+	mu       sync.Mutex
+	fulfils  []string // refNo of each successful Fulfil
+	statuses []string // refNo|status of each successful OnStatus
+	returns  int
+	rejects  []error
+	fail     atomic.Int32 // Fulfil fails this many more times
+	delay    time.Duration
+}
+
+func (rec *recorder) handler(key Key) *CallbackHandler {
+	return &CallbackHandler{
+		Keys: []Key{key},
+		Fulfil: func(ctx context.Context, cb *Callback) error {
+			if !cb.Verified || cb.Status != StatusSuccess {
+				panic("Fulfil called with an unverified or non-success callback")
+			}
+			time.Sleep(rec.delay)
+			if rec.fail.Add(-1) >= 0 {
+				return errors.New("warehouse down")
+			}
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			rec.fulfils = append(rec.fulfils, cb.RefNo)
+			return nil
+		},
+		OnStatus: func(ctx context.Context, cb *Callback) error {
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			rec.statuses = append(rec.statuses, cb.RefNo+"|"+string(cb.Status))
+			return nil
+		},
+		OnReturn: func(w http.ResponseWriter, r *http.Request, cb *Callback) {
+			rec.mu.Lock()
+			rec.returns++
+			rec.mu.Unlock()
+			fmt.Fprintf(w, "thank you; your order %s is being confirmed", cb.RefNo)
+		},
+		OnReject: func(r *http.Request, err error) {
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			rec.rejects = append(rec.rejects, err)
+		},
+	}
+}
+
+// serve runs one request through h.
+func serve(h http.Handler, r *http.Request) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func signedRequest(t testing.TB, key Key, f url.Values) *http.Request {
+	t.Helper()
+	r, err := NewCallbackRequest(key, "/paygate/return", f)
+	require.NoError(t, err)
+	return r
+}
+
+func rawRequest(t testing.TB, method, contentType, body string) *http.Request {
+	t.Helper()
+	r := httptest.NewRequest(method, "/paygate/return", strings.NewReader(body))
+	if contentType != "" {
+		r.Header.Set("Content-Type", contentType)
+	}
+	return r
+}
+
+func TestCallbackHandlerResponses(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	other := mustKey(t, "00000000-0000-0000-0000-000000000001")
+	success := callbackFields("INV-1~cart 7", "GW1", StatusSuccess, "00")
+	signed, err := SignCallback(key, success)
+	require.NoError(t, err)
+	tampered := url.Values{}
+	for k, v := range signed {
+		tampered[k] = v
+	}
+	tampered.Set("amount", "1.00")
+	badAmount, _ := SignCallback(key, func() url.Values { f := callbackFields("INV-9", "GW9", StatusSuccess, "00"); f.Set("amount", "lots"); return f }())
+	form := "application/x-www-form-urlencoded"
+
+	tests := []struct {
+		name     string
+		req      func() *http.Request
+		edit     func(h *CallbackHandler)
+		code     int
+		fulfils  int
+		statuses int
+		returns  int
+		rejects  int
+		bodyHas  string
+	}{
+		{"verified success fulfils", func() *http.Request { return signedRequest(t, key, success) }, nil, 200, 1, 0, 0, 0, ""},
+		{"second key (rotation)", func() *http.Request { return signedRequest(t, key, success) },
+			func(h *CallbackHandler) { h.Keys = []Key{other, key} }, 200, 1, 0, 0, 0, ""},
+		{"verified pending", func() *http.Request { return signedRequest(t, key, callbackFields("INV-2", "GW2", StatusPending, "09")) }, nil, 200, 0, 1, 0, 0, ""},
+		{"verified failed", func() *http.Request { return signedRequest(t, key, callbackFields("INV-3", "GW3", StatusFailed, "51")) }, nil, 200, 0, 1, 0, 0, ""},
+		{"verified unknown status", func() *http.Request { return signedRequest(t, key, callbackFields("INV-4", "GW4", "refunded", "00")) }, nil, 200, 0, 1, 0, 0, ""},
+		{"success without fpx (card)", func() *http.Request { return signedRequest(t, key, callbackFields("INV-5", "GW5", StatusSuccess, "-")) }, nil, 200, 1, 0, 0, 0, ""},
+		{"success with a non-00 FPX code goes to OnStatus", func() *http.Request {
+			return signedRequest(t, key, callbackFields("INV-6", "GW6", StatusSuccess, "51"))
+		}, nil, 200, 0, 1, 0, 0, ""},
+		{"success with an empty FPX code goes to OnStatus", func() *http.Request {
+			return signedRequest(t, key, callbackFields("INV-6b", "GW6", StatusSuccess, ""))
+		}, nil, 200, 0, 1, 0, 0, ""},
+		{"pending without OnStatus: 200", func() *http.Request { return signedRequest(t, key, callbackFields("INV-7", "GW7", StatusPending, "09")) },
+			func(h *CallbackHandler) { h.OnStatus = nil }, 200, 0, 0, 0, 0, ""},
+		{"unsigned success: browser page, never fulfils", func() *http.Request { r, _ := NewReturnRequest("/r", success); return r }, nil, 200, 0, 0, 1, 0, "being confirmed"},
+		{"unsigned without OnReturn: 403", func() *http.Request { r, _ := NewReturnRequest("/r", success); return r },
+			func(h *CallbackHandler) { h.OnReturn = nil }, 403, 0, 0, 0, 1, ""},
+		{"wrong key: 403", func() *http.Request { return signedRequest(t, other, success) }, nil, 403, 0, 0, 0, 1, ""},
+		{"signed over a different amount: 403", func() *http.Request { r, _ := NewReturnRequest("/r", tampered); return r }, nil, 403, 0, 0, 0, 1, ""},
+		{"GET: 405", func() *http.Request { return rawRequest(t, http.MethodGet, "", "") }, nil, 405, 0, 0, 0, 0, ""},
+		{"JSON body: 415", func() *http.Request { return rawRequest(t, http.MethodPost, "application/json", `{"status":"success"}`) }, nil, 415, 0, 0, 0, 1, ""},
+		{"no content type: 415", func() *http.Request { return rawRequest(t, http.MethodPost, "", signed.Encode()) }, nil, 415, 0, 0, 0, 1, ""},
+		{"charset parameter accepted", func() *http.Request {
+			return rawRequest(t, http.MethodPost, form+"; charset=UTF-8", signed.Encode())
+		}, nil, 200, 1, 0, 0, 0, ""},
+		{"too big: 413", func() *http.Request { return rawRequest(t, http.MethodPost, form, signed.Encode()+"&pad="+strings.Repeat("x", 70<<10)) }, nil, 413, 0, 0, 0, 1, ""},
+		{"smaller limit: 413", func() *http.Request { return signedRequest(t, key, success) },
+			func(h *CallbackHandler) { h.BodyLimit = 100 }, 413, 0, 0, 0, 1, ""},
+		{"unparsable: 400", func() *http.Request { return rawRequest(t, http.MethodPost, form, "status=%zz&signature=00") }, nil, 400, 0, 0, 0, 1, ""},
+		{"verified but malformed amount: 400", func() *http.Request { r, _ := NewReturnRequest("/r", badAmount); return r }, nil, 400, 0, 0, 0, 1, ""},
+		{"no Fulfil: 500 so the gateway retries", func() *http.Request { return signedRequest(t, key, success) },
+			func(h *CallbackHandler) { h.Fulfil = nil }, 500, 0, 0, 0, 0, ""},
+		{"no keys: 500", func() *http.Request { return signedRequest(t, key, success) },
+			func(h *CallbackHandler) { h.Keys = nil }, 500, 0, 0, 0, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recorder{}
+			h := rec.handler(key)
+			if tt.edit != nil {
+				tt.edit(h)
+			}
+			w := serve(h, tt.req())
+			require.Equal(t, tt.code, w.Code, w.Body.String())
+			require.Len(t, rec.fulfils, tt.fulfils)
+			require.Len(t, rec.statuses, tt.statuses)
+			require.Equal(t, tt.returns, rec.returns)
+			require.Len(t, rec.rejects, tt.rejects)
+			require.Contains(t, w.Body.String(), tt.bodyHas)
+			if tt.code == 405 {
+				require.Equal(t, "POST", w.Header().Get("Allow"))
+			}
+		})
+	}
+}
+
+// 200 concurrent identical success deliveries: Fulfil runs exactly once, every
+// answer is 200 or 503.
+func TestCallbackHandlerConcurrentDuplicates(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	rec := &recorder{delay: 20 * time.Millisecond}
+	h := rec.handler(key)
+	f := callbackFields("INV-42", "GW42", StatusSuccess, "00")
+	var wg sync.WaitGroup
+	codes := make([]int, 200)
+	start := make(chan struct{})
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := signedRequest(t, key, f)
+			<-start
+			codes[i] = serve(h, r).Code
+		}()
+	}
+	close(start)
+	wg.Wait()
+	require.Equal(t, []string{"INV-42"}, rec.fulfils)
+	counts := map[int]int{}
+	for _, c := range codes {
+		counts[c]++
+	}
+	require.Subset(t, []int{200, 503}, keysOf(counts), "answers %v", counts)
+	require.Positive(t, counts[200])
+	// Retries after the dust settles are plain duplicates.
+	require.Equal(t, 200, serve(h, signedRequest(t, key, f)).Code)
+	require.Len(t, rec.fulfils, 1)
+}
+
+func keysOf(m map[int]int) []int {
+	var ks []int
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// Fulfil failing twice then succeeding: 500, 500, 200, one fulfilment.
+func TestCallbackHandlerRetriesAfterFailure(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	rec := &recorder{}
+	rec.fail.Store(2)
+	var logs bytes.Buffer
+	h := rec.handler(key)
+	h.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	f := callbackFields("INV-7", "GW7", StatusSuccess, "00")
+	var codes []int
+	for range 4 {
+		codes = append(codes, serve(h, signedRequest(t, key, f)).Code)
+	}
+	require.Equal(t, []int{500, 500, 200, 200}, codes)
+	require.Equal(t, []string{"INV-7"}, rec.fulfils)
+	require.Contains(t, logs.String(), "warehouse down")
+	require.NotContains(t, logs.String(), "signature=", "no body in logs")
+}
+
+// A panicking Fulfil is a failure (500) and the claim is released.
+func TestCallbackHandlerHookPanics(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	calls := 0
+	h := &CallbackHandler{Keys: []Key{key}, Fulfil: func(context.Context, *Callback) error {
+		calls++
+		if calls == 1 {
+			panic("boom")
+		}
+		return nil
+	}}
+	f := callbackFields("INV-P", "GWP", StatusSuccess, "00")
+	require.Equal(t, 500, serve(h, signedRequest(t, key, f)).Code)
+	require.Equal(t, 200, serve(h, signedRequest(t, key, f)).Code)
+	require.Equal(t, 2, calls)
+}
+
+// pending then success: OnStatus once, Fulfil once; a late pending after the
+// success fulfils nothing more; retries of each are duplicates.
+func TestCallbackHandlerStatusSequence(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	rec := &recorder{}
+	h := rec.handler(key)
+	for _, s := range []struct {
+		status Status
+		code   string
+	}{{StatusPending, "09"}, {StatusPending, "09"}, {StatusSuccess, "00"}, {StatusSuccess, "00"}, {StatusPending, "99"}} {
+		require.Equal(t, 200, serve(h, signedRequest(t, key, callbackFields("INV-8", "GW8", s.status, s.code))).Code)
+	}
+	require.Equal(t, []string{"INV-8"}, rec.fulfils)
+	require.Equal(t, []string{"INV-8|pending"}, rec.statuses)
+
+	// A different gateway order for the same refNo (a second attempt) does
+	// not fulfil twice either.
+	require.Equal(t, 200, serve(h, signedRequest(t, key, callbackFields("INV-8", "GW8-retry", StatusSuccess, "00"))).Code)
+	require.Len(t, rec.fulfils, 1)
+}
+
+// A replica that crashed mid-fulfilment holds a claim until its lease ends;
+// then a retry gets through.
+func TestCallbackHandlerExpiredLease(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	dd := &MemoryDeduper{Now: clock}
+	rec := &recorder{}
+	h := rec.handler(key)
+	h.Deduper, h.Lease = dd, time.Minute
+
+	state, _, err := dd.Claim(context.Background(), "fulfil|INV-9", time.Minute) // the replica that crashed
+	require.NoError(t, err)
+	require.Equal(t, Claimed, state)
+	f := callbackFields("INV-9", "GW9", StatusSuccess, "00")
+	w := serve(h, signedRequest(t, key, f))
+	require.Equal(t, 503, w.Code)
+	require.Equal(t, "30", w.Header().Get("Retry-After"))
+	require.Empty(t, rec.fulfils)
+
+	mu.Lock()
+	now = now.Add(61 * time.Second)
+	mu.Unlock()
+	require.Equal(t, 200, serve(h, signedRequest(t, key, f)).Code)
+	require.Equal(t, []string{"INV-9"}, rec.fulfils)
+}
+
+func TestMemoryDeduper(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	d := &MemoryDeduper{Now: func() time.Time { return now }, Retention: time.Hour}
+	s, tok, err := d.Claim(ctx, "k", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, Claimed, s)
+	s, _, _ = d.Claim(ctx, "k", time.Minute)
+	require.Equal(t, Busy, s)
+	require.ErrorIs(t, d.Complete(ctx, "k", "not-the-token"), ErrClaimLost)
+	require.NoError(t, d.Release(ctx, "k", tok))
+	s, tok, _ = d.Claim(ctx, "k", time.Minute)
+	require.Equal(t, Claimed, s)
+	require.NoError(t, d.Complete(ctx, "k", tok))
+	require.ErrorIs(t, d.Release(ctx, "k", tok), ErrClaimLost, "a completed key is not released")
+	s, _, _ = d.Claim(ctx, "k", time.Minute)
+	require.Equal(t, Done, s)
+	now = now.Add(2 * time.Hour) // past retention
+	s, _, _ = d.Claim(ctx, "k", time.Minute)
+	require.Equal(t, Claimed, s)
+	for i := range 2000 { // sweeps run and drop lapsed claims
+		_, _, _ = d.Claim(ctx, fmt.Sprint("x", i), time.Nanosecond)
+		now = now.Add(time.Millisecond)
+	}
+	require.Less(t, len(d.entries), 2000)
+}
+
+func TestParseCallback(t *testing.T) {
+	cb, err := ParseCallback(callbackFields("INV-1~x", "GW1", StatusSuccess, "1C"))
+	require.NoError(t, err)
+	require.Equal(t, Amount(14990), cb.Amount)
+	require.Equal(t, FPXCode("1C"), cb.FPX.DebitAuthCode)
+	require.Equal(t, StatusFailed, cb.FPX.DebitAuthCode.Status())
+	require.False(t, cb.Consistent())
+	require.False(t, cb.Verified)
+	require.Contains(t, string(cb.FPX.Raw), "fpx_buyer_name")
+
+	bad := url.Values{"amount": {"1.234"}, "addCharge": {"x"}, "fpx": {"[1]"}, "orderNo": {"a", "b"}}
+	_, err = ParseCallback(bad)
+	var ve *ValidationError
+	require.ErrorAs(t, err, &ve)
+	var fields []string
+	for _, p := range ve.Problems {
+		fields = append(fields, p.Field)
+	}
+	require.ElementsMatch(t, []string{"orderNo", "status", "refNo", "amount", "addCharge", "fpx"}, fields)
+	_, err = ParseCallback(url.Values{"status": {"success"}, "refNo": {"A"}, "fpx": {`{"fpx_debit_auth_code":0}`}})
+	require.ErrorContains(t, err, "fpx_debit_auth_code must be a string")
+}
+
+// The handler's keys never print.
+func TestCallbackHandlerNeverPrintsKeys(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	h := (&recorder{}).handler(key)
+	for _, f := range []string{"%v", "%+v", "%#v"} {
+		out := fmt.Sprintf(f, h)
+		require.NotContains(t, out, "3f2504e0")
+		require.NotContains(t, out, "[63 37 4 224")
+	}
+}
+
+// FuzzCallbackHandler: for any body, the handler never panics and never
+// calls Fulfil without a valid signature.
+func FuzzCallbackHandler(f *testing.F) {
+	key := mustKey(f, testKeyUUID)
+	signed, _ := SignCallback(key, callbackFields("INV-1", "GW1", StatusSuccess, "00"))
+	f.Add(signed.Encode())
+	f.Add(callbackFields("INV-1", "GW1", StatusSuccess, "00").Encode())
+	f.Add("signature=0000000000000000&status=success&refNo=x")
+	f.Add("%zz")
+	f.Fuzz(func(t *testing.T, body string) {
+		h := &CallbackHandler{
+			Keys: []Key{key},
+			Fulfil: func(_ context.Context, cb *Callback) error {
+				if err := VerifyCallback(cb.Form, key); err != nil {
+					t.Fatalf("Fulfil without a valid signature: %v", err)
+				}
+				if cb.Status != StatusSuccess {
+					t.Fatalf("Fulfil for status %q", cb.Status)
+				}
+				return nil
+			},
+			OnReturn: func(w http.ResponseWriter, _ *http.Request, _ *Callback) {},
+		}
+		w := serve(h, rawRequest(t, http.MethodPost, "application/x-www-form-urlencoded", body))
+		require.Contains(t, []int{200, 400, 403, 413, 500, 503}, w.Code)
+	})
+}
+
+func BenchmarkCallbackHandler(b *testing.B) {
+	key := mustKey(b, testKeyUUID)
+	signed, err := SignCallback(key, callbackFields("INV-1", "GW1", StatusSuccess, "00"))
+	require.NoError(b, err)
+	body := signed.Encode()
+	h := &CallbackHandler{Keys: []Key{key}, Fulfil: func(context.Context, *Callback) error { return nil }}
+	require.Equal(b, 200, serve(h, rawRequest(b, http.MethodPost, "application/x-www-form-urlencoded", body)).Code)
+	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		w.WriteHeader(200)
+	})
+	run := func(b *testing.B, h http.Handler) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			r := httptest.NewRequest(http.MethodPost, "/r", strings.NewReader(body))
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code != 200 {
+				b.Fatal(w.Code)
+			}
+		}
+	}
+	b.Run("duplicate", func(b *testing.B) { run(b, h) })
+	b.Run("bare", func(b *testing.B) { run(b, bare) })
+}
