@@ -112,7 +112,11 @@ func TestCallbackHandlerResponses(t *testing.T) {
 		tampered[k] = v
 	}
 	tampered.Set("amount", "1.00")
-	badAmount, _ := SignCallback(key, func() url.Values { f := callbackFields("INV-9", "GW9", StatusSuccess, "00"); f.Set("amount", "lots"); return f }())
+	badAmount, _ := SignCallback(key, func() url.Values {
+		f := callbackFields("INV-9", "GW9", StatusSuccess, "00")
+		f.Set("amount", "lots")
+		return f
+	}())
 	form := "application/x-www-form-urlencoded"
 
 	tests := []struct {
@@ -129,7 +133,9 @@ func TestCallbackHandlerResponses(t *testing.T) {
 		{"verified success fulfils", func() *http.Request { return signedRequest(t, key, success) }, nil, 200, 1, 0, 0, 0, ""},
 		{"second key (rotation)", func() *http.Request { return signedRequest(t, key, success) },
 			func(h *CallbackHandler) { h.Keys = []Key{other, key} }, 200, 1, 0, 0, 0, ""},
-		{"verified pending", func() *http.Request { return signedRequest(t, key, callbackFields("INV-2", "GW2", StatusPending, "09")) }, nil, 200, 0, 1, 0, 0, ""},
+		{"verified pending", func() *http.Request {
+			return signedRequest(t, key, callbackFields("INV-2", "GW2", StatusPending, "09"))
+		}, nil, 200, 0, 1, 0, 0, ""},
 		{"verified failed", func() *http.Request { return signedRequest(t, key, callbackFields("INV-3", "GW3", StatusFailed, "51")) }, nil, 200, 0, 1, 0, 0, ""},
 		{"verified unknown status", func() *http.Request { return signedRequest(t, key, callbackFields("INV-4", "GW4", "refunded", "00")) }, nil, 200, 0, 1, 0, 0, ""},
 		{"success without fpx (card)", func() *http.Request { return signedRequest(t, key, callbackFields("INV-5", "GW5", StatusSuccess, "-")) }, nil, 200, 1, 0, 0, 0, ""},
@@ -139,7 +145,9 @@ func TestCallbackHandlerResponses(t *testing.T) {
 		{"success with an empty FPX code goes to OnStatus", func() *http.Request {
 			return signedRequest(t, key, callbackFields("INV-6b", "GW6", StatusSuccess, ""))
 		}, nil, 200, 0, 1, 0, 0, ""},
-		{"pending without OnStatus: 200", func() *http.Request { return signedRequest(t, key, callbackFields("INV-7", "GW7", StatusPending, "09")) },
+		{"pending without OnStatus: 200", func() *http.Request {
+			return signedRequest(t, key, callbackFields("INV-7", "GW7", StatusPending, "09"))
+		},
 			func(h *CallbackHandler) { h.OnStatus = nil }, 200, 0, 0, 0, 0, ""},
 		{"unsigned success: browser page, never fulfils", func() *http.Request { r, _ := NewReturnRequest("/r", success); return r }, nil, 200, 0, 0, 1, 0, "being confirmed"},
 		{"unsigned without OnReturn: 403", func() *http.Request { r, _ := NewReturnRequest("/r", success); return r },
@@ -147,12 +155,16 @@ func TestCallbackHandlerResponses(t *testing.T) {
 		{"wrong key: 403", func() *http.Request { return signedRequest(t, other, success) }, nil, 403, 0, 0, 0, 1, ""},
 		{"signed over a different amount: 403", func() *http.Request { r, _ := NewReturnRequest("/r", tampered); return r }, nil, 403, 0, 0, 0, 1, ""},
 		{"GET: 405", func() *http.Request { return rawRequest(t, http.MethodGet, "", "") }, nil, 405, 0, 0, 0, 0, ""},
-		{"JSON body: 415", func() *http.Request { return rawRequest(t, http.MethodPost, "application/json", `{"status":"success"}`) }, nil, 415, 0, 0, 0, 1, ""},
+		{"JSON body: 415", func() *http.Request {
+			return rawRequest(t, http.MethodPost, "application/json", `{"status":"success"}`)
+		}, nil, 415, 0, 0, 0, 1, ""},
 		{"no content type: 415", func() *http.Request { return rawRequest(t, http.MethodPost, "", signed.Encode()) }, nil, 415, 0, 0, 0, 1, ""},
 		{"charset parameter accepted", func() *http.Request {
 			return rawRequest(t, http.MethodPost, form+"; charset=UTF-8", signed.Encode())
 		}, nil, 200, 1, 0, 0, 0, ""},
-		{"too big: 413", func() *http.Request { return rawRequest(t, http.MethodPost, form, signed.Encode()+"&pad="+strings.Repeat("x", 70<<10)) }, nil, 413, 0, 0, 0, 1, ""},
+		{"too big: 413", func() *http.Request {
+			return rawRequest(t, http.MethodPost, form, signed.Encode()+"&pad="+strings.Repeat("x", 70<<10))
+		}, nil, 413, 0, 0, 0, 1, ""},
 		{"smaller limit: 413", func() *http.Request { return signedRequest(t, key, success) },
 			func(h *CallbackHandler) { h.BodyLimit = 100 }, 413, 0, 0, 0, 1, ""},
 		{"unparsable: 400", func() *http.Request { return rawRequest(t, http.MethodPost, form, "status=%zz&signature=00") }, nil, 400, 0, 0, 0, 1, ""},
