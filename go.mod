@@ -4,6 +4,7 @@ go 1.23
 
 require (
 	github.com/jarcoal/httpmock v1.4.2
+	github.com/lib/pq v1.12.3
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/stretchr/testify v1.12.1
 )
