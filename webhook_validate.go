@@ -479,6 +479,9 @@ func decodeTransaction(p *jsonScanner, i int, tx *Transaction, v *ValidationErro
 		switch {
 		case b == txAmount && (c == '-' || '0' <= c && c <= '9'):
 			num := p.number()
+			if p.err != nil {
+				return // a syntax error: the whole body is reported as such
+			}
 			a, err := amountFromJSONNumber(num)
 			switch {
 			case err == nil:
