@@ -132,3 +132,18 @@ func (e *APIError) Error() string {
 func (e *APIError) Is(target error) bool {
 	return target == ErrUnauthorized && (e.StatusCode == 401 || e.StatusCode == 403)
 }
+
+// ErrDeprecatedAuth: the older token / username+password authentication is
+// deprecated and must not be used (spec, Authentication and Versioning). The
+// SDK refuses it wherever it could be configured.
+var ErrDeprecatedAuth = errors.New("paygate: the token / username+password authentication is deprecated; use an AuthToken (WithAuthToken) or an API key (WithAPIKey)")
+
+// ErrNoCredential: a call needs a credential (API key, AuthToken) or a
+// setting (agency, service URL) the client was not given. Nothing was sent.
+var ErrNoCredential = errors.New("paygate: missing credential or setting")
+
+// ErrOrderNotFound: LookupOrder found no order for the reference.
+var ErrOrderNotFound = errors.New("paygate: order not found")
+
+// ErrReportStatus: a report answer whose status is not OK (spec A3).
+var ErrReportStatus = errors.New("paygate: report status not OK")

@@ -3,6 +3,7 @@ module github.com/paygate-go/paygate
 go 1.23
 
 require (
+	github.com/google/go-querystring v1.2.0
 	github.com/jarcoal/httpmock v1.4.2
 	github.com/lib/pq v1.12.3
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3

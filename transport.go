@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 )
@@ -40,57 +41,44 @@ type transport struct {
 	logger *slog.Logger
 	retry  RetryPolicy
 	now    func() time.Time
+	// attemptTimeout bounds each attempt (0: none beyond the context's).
+	attemptTimeout time.Duration
 }
 
-// do runs attempts until one succeeds (2xx), one fails in a way rule does not
-// retry, the retry policy is exhausted, or ctx is done. A non-2xx answer is
-// an *APIError; a transport error is returned wrapped; after retries the
-// error of the last attempt is returned. maxBody caps a 2xx body.
-func (t *transport) do(ctx context.Context, attempt attemptFunc, rule retryRule, maxBody int64) (*response, error) {
+// exchange is one logical request: how to make each attempt, when another is
+// safe, how much of a successful body to keep, and whether a 3xx answer
+// counts as success (CreateOrder does not follow redirects).
+type exchange struct {
+	attempt   attemptFunc
+	retryable retryRule
+	maxBody   int64
+	accept3xx bool
+}
+
+// do runs attempts until one succeeds, one fails in a way x.retryable does
+// not retry, the retry policy is exhausted, or ctx is done. A non-success
+// answer is an *APIError; a transport error is returned wrapped; after
+// several attempts the error says how many.
+func (t *transport) do(ctx context.Context, x exchange) (*response, error) {
 	var lastErr error
 	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
 			return nil, errors.Join(err, lastErr)
 		}
-		req, err := attempt(ctx)
-		if err != nil {
-			return nil, err
+		resp, wait, err := t.once(ctx, x, n)
+		if err == nil {
+			return resp, nil
 		}
-		start := t.now()
-		resp, err := t.client.Do(req)
-		var status int
-		if resp != nil {
-			status = resp.StatusCode
+		lastErr = err
+		if ctx.Err() != nil {
+			return nil, errors.Join(ctx.Err(), lastErr)
 		}
-		t.logger.LogAttrs(ctx, slog.LevelDebug, "paygate request",
-			slog.String("method", req.Method), slog.String("host", req.URL.Host),
-			slog.String("path", req.URL.Path), slog.Int("status", status),
-			slog.Int("attempt", n), slog.Duration("duration", t.now().Sub(start)))
-		var wait time.Duration
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, errors.Join(ctx.Err(), lastErr)
-			}
-			lastErr = fmt.Errorf("paygate: %s %s: %w", req.Method, req.URL.Path, err)
-		} else {
-			limit := int64(maxErrorBody)
-			if resp.StatusCode/100 == 2 {
-				limit = maxBody
-			}
-			body, readErr := io.ReadAll(io.LimitReader(resp.Body, limit))
-			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
-			resp.Body.Close()
-			switch {
-			case readErr != nil:
-				lastErr = fmt.Errorf("paygate: %s %s: reading the answer: %w", req.Method, req.URL.Path, readErr)
-			case resp.StatusCode/100 == 2:
-				return &response{StatusCode: resp.StatusCode, Header: resp.Header, Body: body, Attempts: n}, nil
-			default:
-				lastErr = &APIError{Method: req.Method, Path: req.URL.Path, StatusCode: resp.StatusCode, Body: body}
-				wait = retryAfter(resp.Header, t.now())
-			}
+		var apiErr *APIError
+		var status *http.Response
+		if errors.As(err, &apiErr) {
+			status = &http.Response{StatusCode: apiErr.StatusCode}
 		}
-		if !rule(resp, err) {
+		if !x.retryable(status, err) {
 			return nil, &attemptsError{n, lastErr}
 		}
 		d, ok := t.retry.wait(n, wait)
@@ -102,6 +90,64 @@ func (t *transport) do(ctx context.Context, attempt attemptFunc, rule retryRule,
 		}
 	}
 }
+
+// once makes attempt n; on an error answer it also returns the Retry-After
+// wait the service asked for.
+func (t *transport) once(ctx context.Context, x exchange, n int) (*response, time.Duration, error) {
+	if t.attemptTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t.attemptTimeout)
+		defer cancel()
+	}
+	req, err := x.attempt(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	start := t.now()
+	resp, err := t.client.Do(req)
+	var status int
+	if resp != nil {
+		status = resp.StatusCode
+	}
+	t.logger.LogAttrs(ctx, slog.LevelDebug, "paygate request",
+		slog.String("method", req.Method), slog.String("host", req.URL.Host),
+		slog.String("path", req.URL.Path), slog.Int("status", status),
+		slog.Int("attempt", n), slog.Duration("duration", t.now().Sub(start)))
+	if err != nil {
+		return nil, 0, &transportError{method: req.Method, path: req.URL.Path, err: err}
+	}
+	defer resp.Body.Close()
+	ok := resp.StatusCode/100 == 2 || x.accept3xx && resp.StatusCode/100 == 3
+	limit := int64(maxErrorBody)
+	if ok {
+		limit = x.maxBody
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	if err != nil {
+		return nil, 0, &transportError{method: req.Method, path: req.URL.Path, err: fmt.Errorf("reading the answer: %w", err)}
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
+	if !ok {
+		return nil, retryAfter(resp.Header, t.now()), &APIError{Method: req.Method, Path: req.URL.Path, StatusCode: resp.StatusCode, Body: body}
+	}
+	return &response{StatusCode: resp.StatusCode, Header: resp.Header, Body: body, Attempts: n}, 0, nil
+}
+
+// transportError is a request that got no HTTP answer. It names the method
+// and path, never the query (which may hold a signature) or the host's
+// credentials.
+type transportError struct {
+	method, path string
+	err          error
+}
+
+// Error names the request and the cause.
+func (e *transportError) Error() string {
+	return "paygate: " + e.method + " " + e.path + ": " + e.err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *transportError) Unwrap() error { return e.err }
 
 // discardLogger is the default logger: it drops everything, cheaply.
 func discardLogger() *slog.Logger {
@@ -129,5 +175,27 @@ func (e *attemptsError) Unwrap() error { return e.err }
 // retryTransient retries transport errors, 429 and 5xx: the rule for requests
 // that are safe to repeat (GETs, and webhook batches, whose orderno is unique).
 func retryTransient(resp *http.Response, err error) bool {
-	return err != nil || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
+	return resp == nil || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
+}
+
+// retrySignedPost retries a signed POST only when it provably did not reach
+// the service (the connection was never made) or the service said 429 or 503
+// (it did not act on it). A reset or timeout after sending may have created
+// the order, so it is not repeated.
+func retrySignedPost(resp *http.Response, err error) bool {
+	if resp != nil {
+		return resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable
+	}
+	return notSent(err)
+}
+
+// notSent reports whether a transport error happened before any byte of the
+// request could reach the server: a failed dial or name lookup.
+func notSent(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns)
 }

@@ -217,7 +217,7 @@ func (s *WebhookSender) post(ctx context.Context, chunk []Transaction) (*respons
 	if err != nil {
 		return nil, fmt.Errorf("paygate: encoding the batch: %w", err)
 	}
-	return s.transport.do(ctx, func(ctx context.Context) (*http.Request, error) {
+	return s.transport.do(ctx, exchange{retryable: retryTransient, maxBody: maxErrorBody, attempt: func(ctx context.Context) (*http.Request, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
 		if err != nil {
 			return nil, err
@@ -226,5 +226,5 @@ func (s *WebhookSender) post(ctx context.Context, chunk []Transaction) (*respons
 		req.Header.Set("User-Agent", userAgent)
 		req.Header.Set("X-API-Password", s.password.reveal())
 		return req, nil
-	}, retryTransient, maxErrorBody)
+	}})
 }

@@ -1,0 +1,322 @@
+package paygate
+
+import (
+	"context"
+	"fmt"
+	"html/template"
+	"io"
+	"net/http"
+	"net/mail"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/go-querystring/query"
+)
+
+// CheckoutPath is the order creation and hosted checkout path (spec,
+// endpoint 1).
+const CheckoutPath = "/v2/checkout"
+
+// maxOrderField is the spec's limit on every order field (A1: "at most 255
+// bytes each", ASCII).
+const maxOrderField = 255
+
+// Order is a payment order (spec A1).
+type Order struct {
+	// Agency defaults to the client's (WithAgency).
+	Agency string
+	// RefNo is the merchant's reference; it must not contain ~.
+	RefNo string
+	// ExtraData, when set, is sent as refNo~extraData (spec A1 convention);
+	// it must not contain ~ either.
+	ExtraData string
+	// Amount is at least MinOrderAmount (RM 1.00).
+	Amount Amount
+	// Email is the buyer's address: a bare addr-spec, no display name.
+	Email string
+	// ReturnURL receives the callbacks: an absolute http(s) URL.
+	ReturnURL string
+}
+
+// orderWire is the order as its form fields (spec A1).
+type orderWire struct {
+	Agency    string `url:"agency"`
+	RefNo     string `url:"refNo"`
+	Amount    Amount `url:"amount"`
+	Email     string `url:"email"`
+	ReturnURL string `url:"returnUrl"`
+}
+
+// composeRef joins a reference and its extra data with ~ (spec A1).
+func composeRef(refNo, extra string) string {
+	if extra == "" {
+		return refNo
+	}
+	return refNo + "~" + extra
+}
+
+// checkRef records the rules of refNo and extraData (spec A1).
+func checkRef(v *ValidationError, refNo, extra string) {
+	if refNo == "" {
+		v.add("refNo", ruleRequired, "")
+	}
+	if strings.Contains(refNo, "~") {
+		v.add("refNo", "must not contain ~ (it separates the extra data)", refNo)
+	}
+	if strings.Contains(extra, "~") {
+		v.add("extraData", "must not contain ~ (it separates the extra data)", extra)
+	}
+}
+
+// checkOrderAmount records the amount rule (spec A1, Limits: >= 1.00).
+func checkOrderAmount(v *ValidationError, a Amount) {
+	if a < MinOrderAmount {
+		v.add("amount", "must be at least 1.00", a.String())
+	}
+}
+
+// checkWireFields records the A1 limits on the composed fields: ASCII, at
+// most 255 bytes.
+func checkWireFields(v *ValidationError, form url.Values) {
+	keys := make([]string, 0, len(form))
+	for k := range form {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		s := form.Get(k)
+		if len(s) > maxOrderField {
+			v.add(k, fmt.Sprintf("must be at most %d bytes (is %d)", maxOrderField, len(s)), s)
+		}
+		for i := 0; i < len(s); i++ {
+			if s[i] >= 0x80 {
+				v.add(k, "must be ASCII", s)
+				break
+			}
+		}
+	}
+}
+
+// validate checks every rule of spec A1 at once and returns the form fields.
+func (o Order) validate(defaultAgency string) (url.Values, error) {
+	var v ValidationError
+	w := orderWire{Agency: o.Agency, RefNo: composeRef(o.RefNo, o.ExtraData), Amount: o.Amount, Email: o.Email, ReturnURL: o.ReturnURL}
+	if w.Agency == "" {
+		w.Agency = defaultAgency
+	}
+	if w.Agency == "" {
+		v.add("agency", ruleRequired+" (Order.Agency or WithAgency)", "")
+	}
+	checkRef(&v, o.RefNo, o.ExtraData)
+	checkOrderAmount(&v, o.Amount)
+	if o.Email == "" {
+		v.add("email", ruleRequired, "")
+	} else if a, err := mail.ParseAddress(o.Email); err != nil || a.Name != "" || a.Address != o.Email {
+		v.add("email", "must be a bare e-mail address (no display name)", o.Email)
+	}
+	if o.ReturnURL == "" {
+		v.add("returnUrl", ruleRequired, "")
+	} else if u, err := url.Parse(o.ReturnURL); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		v.add("returnUrl", "must be an absolute http(s) URL", o.ReturnURL)
+	}
+	form, err := query.Values(w)
+	if err != nil {
+		return nil, fmt.Errorf("paygate: encoding the order: %w", err)
+	}
+	checkWireFields(&v, form)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return form, nil
+}
+
+// CheckoutForm is a signed order for the buyer's browser to POST to the
+// hosted checkout (spec, payment flow stage 1). The signature's exp is 60 s
+// after signing (spec, Authentication): render it and let the browser submit
+// it at once; a form posted after Expires is refused by the gateway.
+type CheckoutForm struct {
+	// Action is {checkout_url}/v2/checkout.
+	Action string
+	// Fields are the order fields with exp and signature.
+	Fields url.Values
+	// Expires is when the signature stops being valid.
+	Expires time.Time
+	// CSPNonce, when set, is put on the auto-submit script so that a page
+	// with a Content-Security-Policy script-src 'nonce-...' runs it.
+	CSPNonce string
+}
+
+// CheckoutForm validates o and signs it for the buyer's browser. Nothing is
+// sent.
+func (c *Client) CheckoutForm(o Order) (*CheckoutForm, error) {
+	action, err := endpoint(c.checkoutURL, "WithCheckoutURL", CheckoutPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.needKey("CheckoutForm"); err != nil {
+		return nil, err
+	}
+	form, err := o.validate(c.agency)
+	if err != nil {
+		return nil, err
+	}
+	now := c.now()
+	signed, err := SignForm(c.key, form, now)
+	if err != nil {
+		return nil, err
+	}
+	return &CheckoutForm{Action: action, Fields: signed, Expires: now.Add(SignatureTTL).Truncate(time.Second)}, nil
+}
+
+// checkoutPage is the auto-submitting page. html/template escapes every
+// value; the button is the fallback when scripts do not run.
+var checkoutPage = template.Must(template.New("checkout").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer"><title>Redirecting to payment</title></head>
+<body>
+<form id="paygate-checkout" method="post" action="{{.Action}}">
+{{- range .Fields}}
+<input type="hidden" name="{{.Name}}" value="{{.Value}}">
+{{- end}}
+<p>Taking you to the payment page…</p>
+<button type="submit">Continue to payment</button>
+</form>
+<script{{if .Nonce}} nonce="{{.Nonce}}"{{end}}>document.getElementById("paygate-checkout").submit();</script>
+</body>
+</html>
+`))
+
+// WriteHTML renders a page that POSTs the form as soon as it loads, with a
+// visible submit button when scripts are off. Every value is escaped.
+func (f *CheckoutForm) WriteHTML(w io.Writer) error {
+	type field struct{ Name, Value string }
+	names := make([]string, 0, len(f.Fields))
+	for k := range f.Fields {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	fields := make([]field, 0, len(names))
+	for _, k := range names {
+		for _, v := range f.Fields[k] {
+			fields = append(fields, field{k, v})
+		}
+	}
+	return checkoutPage.Execute(w, struct {
+		Action string
+		Fields []field
+		Nonce  string
+	}{f.Action, fields, f.CSPNonce})
+}
+
+// CheckoutResult is the gateway's answer to CreateOrder. The spec does not
+// show the response shape, so it is kept as received: the status (2xx or a
+// redirect, which is not followed), the Location header, and the body
+// (capped at 64 KiB).
+type CheckoutResult struct {
+	StatusCode int
+	Location   string
+	Header     http.Header
+	Body       []byte
+}
+
+// maxCheckoutBody caps the body CreateOrder keeps.
+const maxCheckoutBody = 64 << 10
+
+// CreateOrder validates o and POSTs it, signed, to {checkout_url}/v2/checkout
+// from the server (spec, endpoint 1). Redirects are not followed. The POST is
+// re-signed (fresh exp) on every attempt and repeated only when it provably
+// did not reach the gateway or the gateway answered 429 or 503.
+func (c *Client) CreateOrder(ctx context.Context, o Order) (*CheckoutResult, error) {
+	target, err := endpoint(c.checkoutURL, "WithCheckoutURL", CheckoutPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.needKey("CreateOrder"); err != nil {
+		return nil, err
+	}
+	form, err := o.validate(c.agency)
+	if err != nil {
+		return nil, err
+	}
+	t := c.transport
+	noRedirect := *t.client
+	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	t.client = &noRedirect
+	resp, err := t.do(ctx, exchange{
+		attempt:   c.signedPost(target, form),
+		retryable: retrySignedPost,
+		maxBody:   maxCheckoutBody,
+		accept3xx: true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &CheckoutResult{StatusCode: resp.StatusCode, Location: resp.Header.Get("Location"), Header: resp.Header, Body: resp.Body}, nil
+}
+
+// signedPost makes each attempt of a signed form POST, signed afresh.
+func (c *Client) signedPost(target string, form url.Values) attemptFunc {
+	return func(ctx context.Context) (*http.Request, error) {
+		signed, err := SignForm(c.key, form, c.now())
+		if err != nil {
+			return nil, err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(signed.Encode()))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("User-Agent", userAgent)
+		return req, nil
+	}
+}
+
+// PayLink is a hosted pay URL (spec, endpoint 2).
+type PayLink struct {
+	Agency    string // defaults to the client's
+	Category  string // paymentCategory; allowed values are not in the spec
+	RefNo     string
+	ExtraData string // sent as refNo~extraData
+	Amount    Amount // at least 1.00
+	// Signed adds exp and signature with SignURL (whether the gateway
+	// requires it is not in the spec; it needs the API key).
+	Signed bool
+}
+
+// PayURL builds {checkout_url}/pay/{agency}/{category}/{refNo}/{amount} with
+// each segment path-escaped, validated like an order, and signed when
+// l.Signed is set. Nothing is sent.
+func (c *Client) PayURL(l PayLink) (string, error) {
+	base, err := endpoint(c.checkoutURL, "WithCheckoutURL", "/pay/")
+	if err != nil {
+		return "", err
+	}
+	if l.Agency == "" {
+		l.Agency = c.agency
+	}
+	var v ValidationError
+	if l.Agency == "" {
+		v.add("agency", ruleRequired+" (PayLink.Agency or WithAgency)", "")
+	}
+	if l.Category == "" {
+		v.add("paymentCategory", ruleRequired, "")
+	}
+	checkRef(&v, l.RefNo, l.ExtraData)
+	checkOrderAmount(&v, l.Amount)
+	ref := composeRef(l.RefNo, l.ExtraData)
+	checkWireFields(&v, url.Values{"agency": {l.Agency}, "paymentCategory": {l.Category}, "refNo": {ref}})
+	if err := v.err(); err != nil {
+		return "", err
+	}
+	u := base + url.PathEscape(l.Agency) + "/" + url.PathEscape(l.Category) + "/" + url.PathEscape(ref) + "/" + l.Amount.String()
+	if !l.Signed {
+		return u, nil
+	}
+	if err := c.needKey("a signed PayURL"); err != nil {
+		return "", err
+	}
+	return SignURL(c.key, u, c.now())
+}

@@ -1,0 +1,274 @@
+package paygate
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// Client calls the gateway for a merchant (an agency): orders and hosted
+// checkout, pay URLs, QR codes, reports and order lookup (spec A,
+// endpoints 1-5). Build it with NewClient; it is safe for concurrent use.
+//
+// Credentials (spec, Authentication): the API key signs orders, QR requests
+// and pay URLs, and reports when no AuthToken is set; the AuthToken (Bearer)
+// is preferred for reports because it spans related agencies. The deprecated
+// token / username+password method is refused (ErrDeprecatedAuth).
+type Client struct {
+	agency      string
+	key         Key
+	authToken   secret
+	checkoutURL *url.URL
+	reportsURL  *url.URL
+	now         func() time.Time
+	transport   transport
+}
+
+// Option configures a Client.
+type Option func(*Client) error
+
+// WithAgency sets the agency identifier sent with every API-key request
+// (spec A1 and Authentication: the key is fixed to one agency).
+func WithAgency(agency string) Option {
+	return func(c *Client) error {
+		if agency == "" {
+			return errors.New("paygate: WithAgency: empty agency")
+		}
+		c.agency = agency
+		return nil
+	}
+}
+
+// WithAPIKey sets the agency's API key (a UUID), parsed here once; a
+// malformed key fails NewClient (the error does not echo it).
+func WithAPIKey(uuid string) Option {
+	return func(c *Client) error {
+		k, err := ParseKey(uuid)
+		if err != nil {
+			return err
+		}
+		c.key = k
+		return nil
+	}
+}
+
+// WithKey sets an already parsed API key.
+func WithKey(k Key) Option {
+	return func(c *Client) error {
+		if !k.valid() {
+			return errZeroKey
+		}
+		c.key = k
+		return nil
+	}
+}
+
+// WithAuthToken sets the Bearer AuthToken from the merchant dashboard, used
+// for reports and order lookup.
+func WithAuthToken(token string) Option {
+	return func(c *Client) error {
+		if token == "" || strings.ContainsAny(token, "\r\n ") {
+			return errors.New("paygate: WithAuthToken: empty, or holds white space")
+		}
+		c.authToken = newSecret(token)
+		return nil
+	}
+}
+
+// WithUserPassword is the deprecated token / username+password
+// authentication. It always fails with ErrDeprecatedAuth.
+//
+// Deprecated: the service refuses this method (spec, Authentication); use
+// WithAuthToken or WithAPIKey.
+func WithUserPassword(username, password string) Option {
+	return func(*Client) error { return ErrDeprecatedAuth }
+}
+
+// WithCheckoutURL sets {checkout_url}, the order and checkout host.
+func WithCheckoutURL(u string) Option {
+	return func(c *Client) (err error) {
+		c.checkoutURL, err = serviceURL("WithCheckoutURL", u)
+		return err
+	}
+}
+
+// WithReportsURL sets {reports_url}, the reporting and QR host.
+func WithReportsURL(u string) Option {
+	return func(c *Client) (err error) {
+		c.reportsURL, err = serviceURL("WithReportsURL", u)
+		return err
+	}
+}
+
+// WithHTTPClient sets the HTTP client. Its CheckRedirect is respected except
+// by CreateOrder, which never follows redirects.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *Client) error {
+		if hc == nil {
+			return errors.New("paygate: WithHTTPClient: nil client")
+		}
+		c.transport.client = hc
+		return nil
+	}
+}
+
+// WithClock sets the clock used for exp (tests, or a corrected clock).
+func WithClock(now func() time.Time) Option {
+	return func(c *Client) error {
+		if now == nil {
+			return errors.New("paygate: WithClock: nil clock")
+		}
+		c.now, c.transport.now = now, now
+		return nil
+	}
+}
+
+// WithLogger sets the logger: one debug line per attempt with method, host,
+// path, status, attempt and duration, and nothing else.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *Client) error {
+		if l == nil {
+			return errors.New("paygate: WithLogger: nil logger")
+		}
+		c.transport.logger = l
+		return nil
+	}
+}
+
+// WithRetry sets the retry policy (DESIGN.md, Retries).
+func WithRetry(p RetryPolicy) Option {
+	return func(c *Client) error {
+		c.transport.retry = p.withDefaults()
+		return nil
+	}
+}
+
+// WithAttemptTimeout bounds each attempt of a call (default 30 s); the
+// call's context bounds the whole.
+func WithAttemptTimeout(d time.Duration) Option {
+	return func(c *Client) error {
+		if d <= 0 {
+			return fmt.Errorf("paygate: WithAttemptTimeout: %v, want > 0", d)
+		}
+		c.transport.attemptTimeout = d
+		return nil
+	}
+}
+
+// NewClient builds a Client. Which options are needed depends on the calls
+// made; a call that lacks what it needs fails with ErrNoCredential before any
+// request.
+func NewClient(opts ...Option) (*Client, error) {
+	c := &Client{
+		now: time.Now,
+		transport: transport{
+			client:         &http.Client{},
+			logger:         discardLogger(),
+			retry:          RetryPolicy{}.withDefaults(),
+			now:            time.Now,
+			attemptTimeout: 30 * time.Second,
+		},
+	}
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// The environment variables NewClientFromEnv reads.
+const (
+	EnvAgency      = "PAYGATE_AGENCY"
+	EnvAPIKey      = "PAYGATE_API_KEY"
+	EnvAuthToken   = "PAYGATE_AUTH_TOKEN"
+	EnvCheckoutURL = "PAYGATE_CHECKOUT_URL"
+	EnvReportsURL  = "PAYGATE_REPORTS_URL"
+)
+
+// deprecatedEnv are the variables of the deprecated method; any of them set
+// makes NewClientFromEnv refuse.
+var deprecatedEnv = [...]string{"PAYGATE_TOKEN", "PAYGATE_USERNAME", "PAYGATE_PASSWORD"}
+
+// NewClientFromEnv builds a Client from PAYGATE_AGENCY, PAYGATE_API_KEY,
+// PAYGATE_AUTH_TOKEN, PAYGATE_CHECKOUT_URL and PAYGATE_REPORTS_URL (each
+// optional), then opts. If PAYGATE_TOKEN, PAYGATE_USERNAME or
+// PAYGATE_PASSWORD is set it refuses with ErrDeprecatedAuth: the deprecated
+// method must not be usable, not even by accident.
+func NewClientFromEnv(opts ...Option) (*Client, error) {
+	for _, name := range deprecatedEnv {
+		if _, set := os.LookupEnv(name); set {
+			return nil, fmt.Errorf("%w (%s is set; unset it)", ErrDeprecatedAuth, name)
+		}
+	}
+	var env []Option
+	for _, e := range []struct {
+		name string
+		opt  func(string) Option
+	}{
+		{EnvAgency, WithAgency}, {EnvAPIKey, WithAPIKey}, {EnvAuthToken, WithAuthToken},
+		{EnvCheckoutURL, WithCheckoutURL}, {EnvReportsURL, WithReportsURL},
+	} {
+		if v := os.Getenv(e.name); v != "" {
+			env = append(env, wrapEnv(e.name, e.opt(v)))
+		}
+	}
+	return NewClient(append(env, opts...)...)
+}
+
+// wrapEnv names the variable in an option's error.
+func wrapEnv(name string, o Option) Option {
+	return func(c *Client) error {
+		if err := o(c); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
+	}
+}
+
+// serviceURL parses a service base URL: absolute, https (or http to a
+// loopback host, for a local sandbox), no query or fragment.
+func serviceURL(opt, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
+		return nil, fmt.Errorf("paygate: %s %q: want an absolute http(s) URL", opt, raw)
+	case u.Scheme == "http" && !isLoopback(u.Hostname()):
+		return nil, fmt.Errorf("paygate: %s %q: plain http is allowed only to a loopback host", opt, raw)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return nil, fmt.Errorf("paygate: %s %q: no query, fragment or user information", opt, raw)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.RawPath = ""
+	return u, nil
+}
+
+// endpoint joins a configured base URL and a path, or fails before any
+// request when the base is missing.
+func endpoint(base *url.URL, opt, path string) (string, error) {
+	if base == nil {
+		return "", fmt.Errorf("%w: %s is not set", ErrNoCredential, opt)
+	}
+	return base.String() + path, nil
+}
+
+// needKey fails before any request when there is no API key.
+func (c *Client) needKey(call string) error {
+	if !c.key.valid() {
+		return fmt.Errorf("%w: %s needs an API key (WithAPIKey)", ErrNoCredential, call)
+	}
+	return nil
+}
+
+// String describes the client without its credentials.
+func (c *Client) String() string {
+	return fmt.Sprintf("paygate.Client{agency: %q, apiKey: %t, authToken: %t}", c.agency, c.key.valid(), c.authToken.s != nil)
+}
+
+// GoString is String, so that %#v shows no credential either.
+func (c *Client) GoString() string { return c.String() }
