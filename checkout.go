@@ -254,7 +254,7 @@ func (c *Client) CreateOrder(ctx context.Context, o Order) (*CheckoutResult, err
 	if err != nil {
 		return nil, err
 	}
-	return &CheckoutResult{StatusCode: resp.StatusCode, Location: resp.Header.Get("Location"), Header: resp.Header, Body: resp.Body}, nil
+	return &CheckoutResult{StatusCode: resp.StatusCode, Location: resp.Header.Get("Location"), Header: resp.Header, Body: []byte(resp.Body)}, nil
 }
 
 // signedPost makes each attempt of a signed form POST, signed afresh.

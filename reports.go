@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/go-querystring/query"
@@ -86,13 +87,17 @@ func (q ReportQuery) values(page int) (url.Values, int, error) {
 }
 
 // ReportRow is one row of a report. The spec does not show the fields of a
-// row, so the raw JSON is kept; Decode reads it into a type of your own.
+// row, so the raw JSON is kept (as a slice of its page's body, not a copy);
+// Decode reads it into a type of your own.
 type ReportRow struct {
-	Raw json.RawMessage
+	raw string
 }
 
+// Raw returns a copy of the row's JSON.
+func (r ReportRow) Raw() json.RawMessage { return json.RawMessage(r.raw) }
+
 // Decode unmarshals the row into v.
-func (r ReportRow) Decode(v any) error { return json.Unmarshal(r.Raw, v) }
+func (r ReportRow) Decode(v any) error { return json.NewDecoder(strings.NewReader(r.raw)).Decode(v) }
 
 // ReportPage is one page of the payment report (spec A3).
 type ReportPage struct {
@@ -105,13 +110,46 @@ type ReportPage struct {
 	Items int
 }
 
-// reportAnswer is the shape of spec A3.
-type reportAnswer struct {
-	Status string            `json:"status"`
-	Data   []json.RawMessage `json:"data"`
-	Stats  struct {
-		TotalPages json.Number `json:"total_pages"`
-	} `json:"stats"`
+// parseReport reads the answer of spec A3 in one pass: status, the rows of
+// data as slices of body, and stats.total_pages.
+func parseReport(body string, p *ReportPage) (status string, err error) {
+	sc := &jsonScanner{s: body}
+	if sc.peek() != '{' {
+		return "", errors.New("the answer is not a JSON object")
+	}
+	sc.eachMember(func(key string) {
+		switch {
+		case key == "status" && sc.peek() == '"':
+			status = sc.str()
+		case key == "data" && sc.peek() == '[':
+			sc.eachElement(func(int) {
+				p.Rows = append(p.Rows, ReportRow{raw: sc.skip()})
+			})
+		case key == "stats" && sc.peek() == '{':
+			sc.eachMember(func(key string) {
+				c := sc.peek()
+				if key != "total_pages" || !(c == '-' || '0' <= c && c <= '9') {
+					sc.skip()
+					return
+				}
+				num := sc.number()
+				f, perr := strconv.ParseFloat(num, 64)
+				if perr != nil || f < 0 || f > 1e9 {
+					err = fmt.Errorf("stats.total_pages %q", num)
+				}
+				p.TotalPages = int(f)
+			})
+		default:
+			sc.skip()
+		}
+	})
+	if sc.err == nil && sc.peek() != 0 {
+		sc.fail("data after the top-level value")
+	}
+	if sc.err != nil {
+		return "", sc.err
+	}
+	return status, err
 }
 
 // PaymentReportPage fetches one page (from 0) of the payment report (spec,
@@ -127,23 +165,13 @@ func (c *Client) PaymentReportPage(ctx context.Context, q ReportQuery, page int)
 	if err != nil {
 		return nil, err
 	}
-	var a reportAnswer
-	if err := json.Unmarshal(body, &a); err != nil {
+	p := &ReportPage{Page: page, Items: items, Rows: make([]ReportRow, 0, items)}
+	status, err := parseReport(body, p)
+	if err != nil {
 		return nil, fmt.Errorf("paygate: payment report page %d: %w", page, err)
 	}
-	if a.Status != "OK" {
-		return nil, fmt.Errorf("%w: page %d: status %q", ErrReportStatus, page, a.Status)
-	}
-	p := &ReportPage{Rows: make([]ReportRow, len(a.Data)), Page: page, Items: items}
-	for i, raw := range a.Data {
-		p.Rows[i] = ReportRow{Raw: raw}
-	}
-	if a.Stats.TotalPages != "" {
-		f, err := strconv.ParseFloat(string(a.Stats.TotalPages), 64)
-		if err != nil || f < 0 {
-			return nil, fmt.Errorf("paygate: payment report page %d: stats.total_pages %q", page, a.Stats.TotalPages)
-		}
-		p.TotalPages = int(f)
+	if status != "OK" {
+		return nil, fmt.Errorf("%w: page %d: status %q", ErrReportStatus, page, status)
 	}
 	return p, nil
 }
@@ -234,7 +262,7 @@ func (c *Client) LookupOrder(ctx context.Context, refNo string) (*OrderRecord, e
 		Status     string          `json:"status"`
 		FPXRequest json.RawMessage `json:"fpxrequest"`
 	}
-	if err := json.Unmarshal(body, &a); err != nil {
+	if err := json.Unmarshal([]byte(body), &a); err != nil {
 		return nil, fmt.Errorf("paygate: order lookup: %w", err)
 	}
 	if a.Status != "OK" {
@@ -250,18 +278,18 @@ func (c *Client) LookupOrder(ctx context.Context, refNo string) (*OrderRecord, e
 // reportGET sends a GET to the reports host with the right credential:
 // Bearer AuthToken when set (it spans agencies), else the API-key signature
 // with agency added, signed afresh on every attempt.
-func (c *Client) reportGET(ctx context.Context, path string, vals url.Values) ([]byte, error) {
+func (c *Client) reportGET(ctx context.Context, path string, vals url.Values) (string, error) {
 	base, err := endpoint(c.reportsURL, "WithReportsURL", path)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	bearer := c.authToken.s != nil
 	if !bearer {
 		if err := c.needKey("reports (or WithAuthToken)"); err != nil {
-			return nil, err
+			return "", err
 		}
 		if c.agency == "" {
-			return nil, fmt.Errorf("%w: signed reports need WithAgency", ErrNoCredential)
+			return "", fmt.Errorf("%w: signed reports need WithAgency", ErrNoCredential)
 		}
 		vals.Set("agency", c.agency)
 	}
@@ -286,7 +314,7 @@ func (c *Client) reportGET(ctx context.Context, path string, vals url.Values) ([
 		return req, nil
 	}})
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	return resp.Body, nil
 }
@@ -346,5 +374,5 @@ func (c *Client) GenerateQR(ctx context.Context, q QRRequest) (*QRCode, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &QRCode{ContentType: resp.Header.Get("Content-Type"), Body: resp.Body}, nil
+	return &QRCode{ContentType: resp.Header.Get("Content-Type"), Body: []byte(resp.Body)}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -30,7 +31,7 @@ type retryRule func(resp *http.Response, err error) bool
 type response struct {
 	StatusCode int
 	Header     http.Header
-	Body       []byte
+	Body       string
 	Attempts   int
 }
 
@@ -122,15 +123,38 @@ func (t *transport) once(ctx context.Context, x exchange, n int) (*response, tim
 	if ok {
 		limit = x.maxBody
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	body, err := readBody(resp, limit, ok)
 	if err != nil {
-		return nil, 0, &transportError{method: req.Method, path: req.URL.Path, err: fmt.Errorf("reading the answer: %w", err)}
+		return nil, 0, &transportError{method: req.Method, path: req.URL.Path, err: err}
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
 	if !ok {
-		return nil, retryAfter(resp.Header, t.now()), &APIError{Method: req.Method, Path: req.URL.Path, StatusCode: resp.StatusCode, Body: body}
+		return nil, retryAfter(resp.Header, t.now()), &APIError{Method: req.Method, Path: req.URL.Path, StatusCode: resp.StatusCode, Body: []byte(body)}
 	}
 	return &response{StatusCode: resp.StatusCode, Header: resp.Header, Body: body, Attempts: n}, 0, nil
+}
+
+// readBody reads an answer into one string, sized from Content-Length when
+// the server sends it, so that a large report page is held once, without the
+// doubling copies of a growing buffer. An error answer is cut at limit; a
+// success answer over limit is an error rather than a silently truncated body.
+func readBody(resp *http.Response, limit int64, strict bool) (string, error) {
+	var b strings.Builder
+	if n := resp.ContentLength; n > 0 && n <= limit {
+		b.Grow(int(n))
+	}
+	var chunk [4096]byte // io.Copy's default 32 KiB would outweigh a small answer
+	n, err := io.CopyBuffer(&b, io.LimitReader(resp.Body, limit+1), chunk[:])
+	if err != nil {
+		return "", fmt.Errorf("reading the answer: %w", err)
+	}
+	if n > limit {
+		if strict {
+			return "", fmt.Errorf("answer over %d bytes", limit)
+		}
+		return b.String()[:limit], nil
+	}
+	return b.String(), nil
 }
 
 // transportError is a request that got no HTTP answer. It names the method
