@@ -37,6 +37,9 @@ type signState struct {
 	buf    []byte
 	fields []field
 	sum    []byte
+	// the last exp, Unix seconds and text (see expValue)
+	expUnix int64
+	expStr  string
 }
 
 // field is one key and its single value, as signed.

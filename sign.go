@@ -52,7 +52,7 @@ func SignURL(key Key, rawURL string, now time.Time) (string, error) {
 	s.buf = append(s.buf, "://"...)
 	s.buf = append(s.buf, u.Host...)
 	start := len(s.buf)
-	if s.buf, err = s.appendURLMessage(s.buf, u, q, expValue(now)); err != nil {
+	if s.buf, err = s.appendURLMessage(s.buf, u, q, s.expValue(now)); err != nil {
 		return "", err
 	}
 	var sig [16]byte
@@ -74,7 +74,7 @@ func SignForm(key Key, form url.Values, now time.Time) (url.Values, error) {
 	}
 	s := key.get()
 	defer key.put(s)
-	if err := s.collect(form, expValue(now)); err != nil {
+	if err := s.collect(form, s.expValue(now)); err != nil {
 		return nil, err
 	}
 	s.buf = s.appendQuery(s.buf[:0], encRFC3986)
@@ -195,7 +195,7 @@ func URLMessage(rawURL string, now time.Time) (SignedMessage, error) {
 		return SignedMessage{}, err
 	}
 	var s signState
-	msg, err := s.appendURLMessage(nil, u, q, expValue(now))
+	msg, err := s.appendURLMessage(nil, u, q, s.expValue(now))
 	if err != nil {
 		return SignedMessage{}, err
 	}
@@ -205,7 +205,7 @@ func URLMessage(rawURL string, now time.Time) (SignedMessage, error) {
 // FormMessage returns the exact message SignForm signs for form at now.
 func FormMessage(form url.Values, now time.Time) (SignedMessage, error) {
 	var s signState
-	if err := s.collect(form, expValue(now)); err != nil {
+	if err := s.collect(form, s.expValue(now)); err != nil {
 		return SignedMessage{}, err
 	}
 	return SignedMessage{Encoding: encRFC3986.String(), Message: string(s.appendQuery(nil, encRFC3986))}, nil
@@ -229,9 +229,15 @@ func CallbackMessages(form url.Values) ([]SignedMessage, error) {
 	return out, nil
 }
 
-// expValue is the exp field for a signature made at now.
-func expValue(now time.Time) string {
-	return strconv.FormatInt(now.Add(SignatureTTL).Unix(), 10)
+// expValue is the exp field for a signature made at now. The pooled state
+// keeps the last one, so signing many requests within a second formats and
+// allocates it once.
+func (s *signState) expValue(now time.Time) string {
+	exp := now.Add(SignatureTTL).Unix()
+	if s.expStr == "" || s.expUnix != exp {
+		s.expUnix, s.expStr = exp, strconv.FormatInt(exp, 10)
+	}
+	return s.expStr
 }
 
 // parseSignURL splits an absolute URL into its parts and decoded query.

@@ -78,15 +78,28 @@ func naiveRFC3986(s string) string {
 	return strings.ReplaceAll(url.QueryEscape(s), "+", "%20")
 }
 
-// naiveVerify is how a first attempt verifies a callback.
+// naiveVerify is the naive signer's method applied to a callback, as the
+// issue defines the baseline (url.Values, sort, fmt, hmac.New per call): copy
+// the fields but signature, sort the keys, fmt the form-encoded pairs, a
+// fresh HMAC, and compare.
 func naiveVerify(rawKey []byte, form url.Values) bool {
 	c := url.Values{}
 	for k, v := range form {
 		if k != "signature" {
-			c[k] = v
+			c[k] = append([]string(nil), v...)
 		}
 	}
-	return hmac.Equal([]byte(rawHMACNew(rawKey, []byte(c.Encode()))), []byte(strings.ToLower(form.Get("signature"))))
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%s", url.QueryEscape(k), url.QueryEscape(c.Get(k))))
+	}
+	sig := rawHMACNew(rawKey, []byte(strings.Join(parts, "&")))
+	return hmac.Equal([]byte(sig), []byte(strings.ToLower(form.Get("signature"))))
 }
 
 func BenchmarkSignForm(b *testing.B) {
