@@ -19,6 +19,9 @@ var (
 	// ErrInvalidKey: an API key that is not a UUID (32 hex digits, dashes
 	// optional). The message says what is wrong without echoing the key.
 	ErrInvalidKey = errors.New("paygate: invalid API key")
+	// ErrSignatureExpired: an outbound signature whose exp has passed (spec,
+	// Authentication: valid for 60 s through exp).
+	ErrSignatureExpired = errors.New("paygate: signature expired")
 	// ErrMultipleValues: a signed field set holds a key with several values;
 	// the gateway's fields are single-valued, so such a set cannot be signed
 	// or verified unambiguously.

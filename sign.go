@@ -125,21 +125,9 @@ func SignCallback(key Key, form url.Values) (url.Values, error) {
 // three candidates against a 64-bit tag leave forgery odds negligible.
 // CallbackMessages lists the candidates.
 func VerifyCallback(form url.Values, keys ...Key) error {
-	if len(keys) == 0 {
-		return fmt.Errorf("%w: VerifyCallback needs at least one key", ErrInvalidKey)
-	}
-	for _, k := range keys {
-		if !k.valid() {
-			return errZeroKey
-		}
-	}
-	sigs := form[fieldSignature]
-	if len(sigs) == 0 || sigs[0] == "" {
-		return ErrSignatureMissing
-	}
 	var want [16]byte
-	if len(sigs) > 1 || !lowerHex16(&want, sigs[0]) {
-		return ErrSignatureMismatch
+	if err := receivedSignature(&want, form, keys, "VerifyCallback"); err != nil {
+		return err
 	}
 	s := keys[0].get()
 	defer keys[0].put(s)
@@ -156,6 +144,78 @@ func VerifyCallback(form url.Values, keys ...Key) error {
 		if s.matches(keys, &want) {
 			return nil
 		}
+	}
+	return ErrSignatureMismatch
+}
+
+// receivedSignature checks the keys and reads the signature field of form
+// into want, in lower case: ErrSignatureMissing when absent or empty,
+// ErrSignatureMismatch when repeated or not 16 hex characters.
+func receivedSignature(want *[16]byte, form url.Values, keys []Key, who string) error {
+	if len(keys) == 0 {
+		return fmt.Errorf("%w: %s needs at least one key", ErrInvalidKey, who)
+	}
+	for _, k := range keys {
+		if !k.valid() {
+			return errZeroKey
+		}
+	}
+	sigs := form[fieldSignature]
+	if len(sigs) == 0 || sigs[0] == "" {
+		return ErrSignatureMissing
+	}
+	if len(sigs) > 1 || !lowerHex16(want, sigs[0]) {
+		return ErrSignatureMismatch
+	}
+	return nil
+}
+
+// VerifySignedForm checks an outbound-style signed POST as the service does
+// (spec, Authentication, "outbound POST", seen from the receiver): every
+// field but signature, exp included, sorted, RFC 3986 encoded, no path. It
+// returns ErrSignatureExpired when exp is missing, not a number, or before
+// now, and otherwise nil, ErrSignatureMissing or ErrSignatureMismatch. It is
+// what the sandbox (gatewaytest) runs on the SDK's requests.
+func VerifySignedForm(form url.Values, now time.Time, keys ...Key) error {
+	return verifyOutbound("", form, now, keys)
+}
+
+// VerifySignedURL checks a signed GET as the service does: the message is
+// the escaped path, ?, and every query parameter but signature, sorted, RFC
+// 3986 encoded. Errors as VerifySignedForm.
+func VerifySignedURL(u *url.URL, now time.Time, keys ...Key) error {
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return fmt.Errorf("%w: query: %w", ErrSignatureMismatch, err)
+	}
+	path := u.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	return verifyOutbound(path+"?", q, now, keys)
+}
+
+// verifyOutbound checks exp, then the signature over prefix + query.
+func verifyOutbound(prefix string, form url.Values, now time.Time, keys []Key) error {
+	var want [16]byte
+	if err := receivedSignature(&want, form, keys, "VerifySigned"); err != nil {
+		return err
+	}
+	exp, err := strconv.ParseInt(form.Get(fieldExp), 10, 64)
+	if err != nil || len(form[fieldExp]) != 1 {
+		return fmt.Errorf("%w: exp missing or not Unix seconds", ErrSignatureExpired)
+	}
+	if now.Unix() > exp {
+		return fmt.Errorf("%w: %d s ago", ErrSignatureExpired, now.Unix()-exp)
+	}
+	s := keys[0].get()
+	defer keys[0].put(s)
+	if err := s.collect(form, ""); err != nil {
+		return fmt.Errorf("%w: %w", ErrSignatureMismatch, err)
+	}
+	s.buf = s.appendQuery(append(s.buf[:0], prefix...), encRFC3986)
+	if s.matches(keys, &want) {
+		return nil
 	}
 	return ErrSignatureMismatch
 }

@@ -74,6 +74,9 @@ func TestVectorsGET(t *testing.T) {
 		msg, err := URLMessage(v.Get.URL, now)
 		require.NoError(t, err, "vector %d", i)
 		require.Equal(t, SignedMessage{Encoding: "rfc3986", Message: v.Get.Message}, msg, "vector %d", i)
+		u, err := url.Parse(v.Get.Signed)
+		require.NoError(t, err)
+		require.NoError(t, VerifySignedURL(u, now, key), "vector %d", i)
 	}
 }
 
@@ -95,6 +98,9 @@ func TestVectorsPOST(t *testing.T) {
 		msg, err := FormMessage(in, now)
 		require.NoError(t, err)
 		require.Equal(t, v.Post.Message, msg.Message, "vector %d", i)
+		in.Set("exp", fmt.Sprint(v.Now+60))
+		in.Set("signature", v.Post.Signature)
+		require.NoError(t, VerifySignedForm(in, now, key), "vector %d", i)
 	}
 }
 
@@ -348,4 +354,46 @@ func TestKeyNeverPrints(t *testing.T) {
 	require.Equal(t, "[REDACTED]", fmt.Sprintf("%v", key))
 	require.Equal(t, "[REDACTED]", fmt.Sprintf("%#v", key))
 	require.Contains(t, logs.String(), "key=[REDACTED]")
+}
+
+// The service-side checks accept what SignForm and SignURL produce, within
+// the 60 s of exp, and nothing else.
+func TestVerifySigned(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	other := mustKey(t, "00000000-0000-0000-0000-000000000001")
+	now := time.Unix(1_800_000_000, 0)
+	form, err := SignForm(key, url.Values{"agency": {"AG"}, "refNo": {"R 1~x"}}, now)
+	require.NoError(t, err)
+	raw, err := SignURL(key, "https://gw.example/api/report/v1/payment?page=0&output=json", now)
+	require.NoError(t, err)
+	u, err := url.Parse(raw)
+	require.NoError(t, err)
+
+	require.NoError(t, VerifySignedForm(form, now.Add(59*time.Second), key))
+	require.NoError(t, VerifySignedForm(form, now, other, key))
+	require.NoError(t, VerifySignedURL(u, now.Add(60*time.Second), key))
+	require.ErrorIs(t, VerifySignedForm(form, now.Add(61*time.Second), key), ErrSignatureExpired)
+	require.ErrorIs(t, VerifySignedURL(u, now.Add(2*time.Minute), key), ErrSignatureExpired)
+	require.ErrorIs(t, VerifySignedForm(form, now, other), ErrSignatureMismatch)
+
+	tampered := url.Values{}
+	for k, v := range form {
+		tampered[k] = v
+	}
+	tampered.Set("refNo", "R 2~x")
+	require.ErrorIs(t, VerifySignedForm(tampered, now, key), ErrSignatureMismatch)
+	tampered = url.Values{}
+	for k, v := range form {
+		tampered[k] = v
+	}
+	tampered.Set("exp", "1900000000") // a later exp is not a free extension
+	require.ErrorIs(t, VerifySignedForm(tampered, now, key), ErrSignatureMismatch)
+	tampered.Del("exp")
+	require.ErrorIs(t, VerifySignedForm(tampered, now, key), ErrSignatureExpired)
+	tampered.Del("signature")
+	require.ErrorIs(t, VerifySignedForm(tampered, now, key), ErrSignatureMissing)
+
+	moved := *u
+	moved.Path = "/api/report/v1/fpxrequest"
+	require.ErrorIs(t, VerifySignedURL(&moved, now, key), ErrSignatureMismatch, "the path is signed")
 }
