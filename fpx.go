@@ -199,9 +199,11 @@ func (c FPXCode) Reason() string {
 	return ""
 }
 
-// String returns the code followed by its reason, "51 (Insufficient Funds)",
-// or the bare code when the table does not list it.
-func (c FPXCode) String() string {
+// Describe returns the code followed by its reason, "51 (Insufficient
+// Funds)", or the bare code when the table does not list it. (FPXCode has no
+// String method on purpose: formatted with %s or %q it is the code itself,
+// as the wire carries it.)
+func (c FPXCode) Describe() string {
 	if r := c.Reason(); r != "" {
 		return string(c) + " (" + r + ")"
 	}

@@ -2,6 +2,7 @@ package paygate
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -23,7 +24,7 @@ func TestFPXCodesTable(t *testing.T) {
 		require.True(t, ok, sc.Text())
 		c := FPXCode(code)
 		require.Equal(t, meaning, c.Reason(), code)
-		require.Equal(t, code+" ("+meaning+")", c.String())
+		require.Equal(t, code+" ("+meaning+")", c.Describe())
 		n++
 	}
 	require.NoError(t, sc.Err())
@@ -44,7 +45,8 @@ func TestFPXCodeStatus(t *testing.T) {
 		require.Equal(t, tt.want, tt.code.Status(), "code %q", tt.code)
 	}
 	require.Equal(t, "", FPXCode("ZZ").Reason())
-	require.Equal(t, "ZZ", FPXCode("ZZ").String())
+	require.Equal(t, "ZZ", FPXCode("ZZ").Describe())
+	require.Equal(t, `"51"`, fmt.Sprintf("%q", FPXCode("51")), "formats as the wire code")
 }
 
 func TestStatusValid(t *testing.T) {

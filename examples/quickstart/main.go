@@ -75,7 +75,7 @@ func run() error {
 	}
 	code := paygate.FPXCode("00")
 	fmt.Printf("4. direct callback (server, signed): verified, status=%s, fpx %s -> fulfil %s once\n",
-		direct.Get("status"), code, direct.Get("refNo"))
+		direct.Get("status"), code.Describe(), direct.Get("refNo"))
 	direct.Set("amount", "1.00")
 	err = paygate.VerifyCallback(direct, key)
 	fmt.Printf("   the same callback with amount changed to 1.00: %v -> 403\n", err)

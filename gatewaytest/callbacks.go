@@ -1,0 +1,123 @@
+package gatewaytest
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/paygate-go/paygate"
+)
+
+// Delivery is one direct callback event and its attempts (spec, Events).
+type Delivery struct {
+	OrderNo   string
+	RefNo     string
+	Status    paygate.Status
+	Attempts  []Attempt
+	Delivered bool // a 2xx was received
+}
+
+// Attempt is one POST of a direct callback.
+type Attempt struct {
+	At         time.Time
+	StatusCode int    // 0 when no answer came
+	Err        string // the transport error, if any
+}
+
+// Callbacks returns a copy of the delivery log, oldest event first.
+func (s *Server) Callbacks() []Delivery {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Delivery, len(s.log))
+	for i, d := range s.log {
+		out[i] = *d
+		out[i].Attempts = slices.Clone(d.Attempts)
+	}
+	return out
+}
+
+// Settle waits until no direct callback is being delivered or retried.
+func (s *Server) Settle() { s.pending.Wait() }
+
+// callbackFields are the fields of spec A2 for an order, unsigned.
+func (s *Server) callbackFields(o Order) url.Values {
+	_, extra, _ := strings.Cut(o.RefNo, "~")
+	fpx := fmt.Sprintf(`{"fpx_debit_auth_code":%q,"fpx_seller_order_no":%q,"fpx_txn_amount":%q,"fpx_fpx_txn_id":%q,"fpx_buyer_name":"SANDBOX BUYER"}`,
+		o.FPXCode, o.RefNo, o.Amount.String(), o.FPXTxnID)
+	return url.Values{
+		"status":     {string(o.Status)},
+		"orderNo":    {o.OrderNo},
+		"refNo":      {o.RefNo},
+		"amount":     {o.Amount.String()},
+		"addCharge":  {"0.00"},
+		"fpxTxnId":   {o.FPXTxnID},
+		"fpxTxnTime": {o.Paid.In(time.FixedZone("MYT", 8*3600)).Format("2006-01-02 15:04:05")},
+		"agency":     {o.Agency},
+		"extraData":  {extra},
+		"fpx":        {fpx},
+	}
+}
+
+// sendCallback starts the signed direct callback of an order's current
+// status: POSTed to returnUrl at once, then every RetryInterval until a 2xx,
+// up to MaxAttempts, or until the server closes.
+func (s *Server) sendCallback(o Order) {
+	signed, err := paygate.SignCallback(s.key, s.callbackFields(o))
+	if err != nil {
+		panic(fmt.Sprintf("gatewaytest: signing a callback: %v", err)) // the fields are single-valued by construction
+	}
+	d := &Delivery{OrderNo: o.OrderNo, RefNo: o.RefNo, Status: o.Status}
+	s.mu.Lock()
+	s.log = append(s.log, d)
+	s.mu.Unlock()
+	body := signed.Encode()
+	s.pending.Add(1)
+	go func() {
+		defer s.pending.Done()
+		for n := 1; n <= s.cfg.maxAttempts; n++ {
+			a := Attempt{At: s.cfg.now()}
+			resp, err := s.client.Post(o.ReturnURL, "application/x-www-form-urlencoded", strings.NewReader(body))
+			if err != nil {
+				a.Err = err.Error()
+			} else {
+				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+				resp.Body.Close()
+				a.StatusCode = resp.StatusCode
+			}
+			s.mu.Lock()
+			d.Attempts = append(d.Attempts, a)
+			d.Delivered = a.StatusCode/100 == 2
+			s.mu.Unlock()
+			if a.StatusCode/100 == 2 {
+				return
+			}
+			select {
+			case <-s.closed:
+				return
+			case <-time.After(s.cfg.retryInterval):
+			}
+		}
+	}()
+}
+
+// sortedKeys lists the keys of v in order.
+func sortedKeys(v url.Values) []string {
+	ks := make([]string, 0, len(v))
+	for k := range v {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// String is the attempt's outcome: the status text or the error.
+func (a Attempt) String() string {
+	if a.Err != "" {
+		return a.Err
+	}
+	return http.StatusText(a.StatusCode)
+}

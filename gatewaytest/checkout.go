@@ -1,0 +1,300 @@
+package gatewaytest
+
+import (
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/mail"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/paygate-go/paygate"
+)
+
+// Order is an order the sandbox holds (spec A1 fields plus the gateway's
+// own number and state).
+type Order struct {
+	OrderNo   string
+	Agency    string
+	RefNo     string // as received: refNo~extraData
+	Amount    paygate.Amount
+	Email     string
+	ReturnURL string
+	Category  string
+	Status    paygate.Status // "" until the buyer chooses
+	FPXCode   paygate.FPXCode
+	FPXTxnID  string
+	Created   time.Time
+	Paid      time.Time
+}
+
+// createOrder is POST /v2/checkout (spec, endpoint 1): a signed order from
+// the merchant's server or the buyer's browser. It answers 303 to the hosted
+// checkout page.
+func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		jsonError(w, http.StatusBadRequest, "form: "+err.Error())
+		return
+	}
+	form := r.PostForm
+	if !s.checkSigned(w, paygate.VerifySignedForm(form, s.cfg.now(), s.key)) {
+		return
+	}
+	o, problems := s.validateOrder(form.Get("agency"), form.Get("refNo"), form.Get("amount"), form.Get("email"), form.Get("returnUrl"))
+	if len(problems) > 0 {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"status": "ERROR", "errors": problems})
+		return
+	}
+	o.Category = "checkout"
+	if err := s.store(o); err != nil {
+		jsonError(w, http.StatusConflict, err.Error())
+		return
+	}
+	http.Redirect(w, r, "/checkout/"+o.OrderNo, http.StatusSeeOther)
+}
+
+// payLink is GET /pay/{agency}/{category}/{refNo}/{amount} (spec, endpoint
+// 2): the same order without a form. A signature, when present, must verify.
+func (s *Server) payLink(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Has("signature") && !s.checkSigned(w, paygate.VerifySignedURL(r.URL, s.cfg.now(), s.key)) {
+		return
+	}
+	o, problems := s.validateOrder(r.PathValue("agency"), r.PathValue("refNo"), r.PathValue("amount"), "", "")
+	if len(problems) > 0 {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"status": "ERROR", "errors": problems})
+		return
+	}
+	o.Category = r.PathValue("category")
+	if err := s.store(o); err != nil {
+		jsonError(w, http.StatusConflict, err.Error())
+		return
+	}
+	http.Redirect(w, r, "/checkout/"+o.OrderNo, http.StatusSeeOther)
+}
+
+// checkSigned answers a failed signature check: 401 for an expired exp, 403
+// otherwise, with a JSON error. It reports whether the request may go on.
+func (s *Server) checkSigned(w http.ResponseWriter, err error) bool {
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, paygate.ErrSignatureExpired):
+		jsonError(w, http.StatusUnauthorized, "signature expired")
+	default:
+		jsonError(w, http.StatusForbidden, "signature missing or wrong")
+	}
+	return false
+}
+
+// problem is one refused field, as the sandbox reports it.
+type problem struct {
+	Field string `json:"field"`
+	Rule  string `json:"rule"`
+}
+
+// validateOrder applies spec A1 to received fields. email and returnURL are
+// checked when not empty (a pay link has neither).
+func (s *Server) validateOrder(agency, refNo, amount, email, returnURL string) (*Order, []problem) {
+	var ps []problem
+	add := func(f, r string) { ps = append(ps, problem{f, r}) }
+	if agency != s.Agency {
+		add("agency", "must be this sandbox's agency "+s.Agency)
+	}
+	if refNo == "" {
+		add("refNo", "required")
+	}
+	if strings.Count(refNo, "~") > 1 {
+		add("refNo", "at most one ~ (refNo~extraData)")
+	}
+	a, err := paygate.ParseAmount(amount)
+	switch {
+	case err != nil || !strings.Contains(amount, ".") || len(amount)-strings.IndexByte(amount, '.') != 3:
+		add("amount", "decimal with exactly 2 places")
+	case a < paygate.MinOrderAmount:
+		add("amount", "at least 1.00")
+	}
+	if email != "" {
+		if m, err := mail.ParseAddress(email); err != nil || m.Address != email {
+			add("email", "a valid e-mail address")
+		}
+	}
+	if returnURL != "" {
+		if u, err := url.Parse(returnURL); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			add("returnUrl", "an absolute http(s) URL")
+		}
+	}
+	for name, v := range map[string]string{"agency": agency, "refNo": refNo, "amount": amount, "email": email, "returnUrl": returnURL} {
+		if len(v) > 255 {
+			add(name, "at most 255 bytes")
+		}
+		for i := 0; i < len(v); i++ {
+			if v[i] >= 0x80 {
+				add(name, "ASCII only")
+				break
+			}
+		}
+	}
+	return &Order{Agency: agency, RefNo: refNo, Amount: a, Email: email, ReturnURL: returnURL}, ps
+}
+
+// store keeps a new order under a fresh number. A refNo is one order: a
+// second order with the same refNo is refused unless the first failed.
+func (s *Server) store(o *Order) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if prev, ok := s.byRef[o.RefNo]; ok && prev.Status != paygate.StatusFailed {
+		return fmt.Errorf("refNo %q already has order %s", o.RefNo, prev.OrderNo)
+	}
+	o.Created = s.cfg.now()
+	o.OrderNo = fmt.Sprintf("SB%s%06d", o.Created.UTC().Format("20060102"), len(s.orders)+1)
+	s.orders = append(s.orders, o)
+	s.byNo[o.OrderNo] = o
+	s.byRef[o.RefNo] = o
+	return nil
+}
+
+// hostedTemplate is the hosted checkout page and the browser return.
+var hostedTemplate = template.Must(template.New("hosted").Parse(`{{define "page"}}<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Sandbox checkout</title></head>
+<body>
+<h1>Sandbox checkout</h1>
+<p id="order">Order {{.OrderNo}} for {{.RefNo}}: RM {{.Amount}}</p>
+{{if .Status}}<p id="status">This order is {{.Status}}.</p>{{else}}
+<form method="post"><input type="hidden" name="choice" value="success"><button id="pay" type="submit">Pay</button></form>
+<form method="post"><input type="hidden" name="choice" value="failed"><button id="decline" type="submit">Decline</button></form>
+<form method="post"><input type="hidden" name="choice" value="pending"><button id="leave-pending" type="submit">Leave pending</button></form>
+{{end}}
+</body></html>
+{{end}}{{define "return"}}<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Returning to the merchant</title></head>
+<body>
+<form id="return" method="post" action="{{.Action}}">
+{{range .Fields}}<input type="hidden" name="{{.Name}}" value="{{.Value}}">
+{{end}}<button type="submit">Return to the merchant</button>
+</form>
+<script>document.getElementById("return").submit();</script>
+</body></html>
+{{end}}`))
+
+// hostedPage is the gateway-hosted checkout (payment flow stage 2).
+func (s *Server) hostedPage(w http.ResponseWriter, r *http.Request) {
+	o, ok := s.order(r.PathValue("orderNo"))
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_ = hostedTemplate.ExecuteTemplate(w, "page", o)
+}
+
+// hostedChoice is a button of the hosted page: the outcome is decided, the
+// signed direct callback goes out server to server, and the buyer's browser
+// is sent back to returnUrl with the unsigned fields (payment flow stages 3
+// and 4). An order from a pay link has no returnUrl: the page shows the
+// outcome instead.
+func (s *Server) hostedChoice(w http.ResponseWriter, r *http.Request) {
+	status := paygate.Status(r.PostFormValue("choice"))
+	o, err := s.decide(r.PathValue("orderNo"), status, false)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if o.ReturnURL == "" {
+		_ = hostedTemplate.ExecuteTemplate(w, "page", o)
+		return
+	}
+	type field struct{ Name, Value string }
+	var fields []field
+	f := s.callbackFields(o)
+	for _, k := range sortedKeys(f) {
+		fields = append(fields, field{k, f.Get(k)})
+	}
+	_ = hostedTemplate.ExecuteTemplate(w, "return", struct {
+		Action string
+		Fields []field
+	}{o.ReturnURL, fields})
+}
+
+// order finds an order by number, as a copy.
+func (s *Server) order(orderNo string) (Order, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, ok := s.byNo[orderNo]
+	if !ok {
+		return Order{}, false
+	}
+	return *o, true
+}
+
+// Orders returns a copy of every order, oldest first.
+func (s *Server) Orders() []Order {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Order, len(s.orders))
+	for i, o := range s.orders {
+		out[i] = *o
+	}
+	return out
+}
+
+// Pay is the buyer's choice on the hosted page for the order with refNo (as
+// sent, refNo~extraData): success, failed or pending. The signed direct
+// callback is sent at once and retried in the background until a 2xx.
+func (s *Server) Pay(refNo string, status paygate.Status) error {
+	s.mu.Lock()
+	o, ok := s.byRef[refNo]
+	s.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("gatewaytest: no order with refNo %q", refNo)
+	}
+	_, err := s.decide(o.OrderNo, status, false)
+	return err
+}
+
+// Complete settles a pending order as success or failed and sends the
+// follow-up callback (spec, Events: a pending result may be followed by
+// another direct callback).
+func (s *Server) Complete(refNo string, status paygate.Status) error {
+	s.mu.Lock()
+	o, ok := s.byRef[refNo]
+	s.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("gatewaytest: no order with refNo %q", refNo)
+	}
+	_, err := s.decide(o.OrderNo, status, true)
+	return err
+}
+
+// decide moves an order to status and starts the direct callback. Only an
+// undecided order can be decided, and only a pending one completed.
+func (s *Server) decide(orderNo string, status paygate.Status, complete bool) (Order, error) {
+	if !status.Valid() || complete && status == paygate.StatusPending {
+		return Order{}, fmt.Errorf("gatewaytest: status %q", status)
+	}
+	s.mu.Lock()
+	o, ok := s.byNo[orderNo]
+	switch {
+	case !ok:
+		s.mu.Unlock()
+		return Order{}, fmt.Errorf("gatewaytest: no order %s", orderNo)
+	case complete && o.Status != paygate.StatusPending:
+		s.mu.Unlock()
+		return Order{}, fmt.Errorf("gatewaytest: order %s is %q, not pending", orderNo, o.Status)
+	case !complete && o.Status != "":
+		s.mu.Unlock()
+		return Order{}, fmt.Errorf("gatewaytest: order %s is already %s", orderNo, o.Status)
+	}
+	o.Status = status
+	o.FPXCode = map[paygate.Status]paygate.FPXCode{paygate.StatusSuccess: "00", paygate.StatusPending: "09", paygate.StatusFailed: "51"}[status]
+	o.FPXTxnID = fmt.Sprintf("%s%06d", o.Created.UTC().Format("060102150405"), len(s.log)+1)
+	o.Paid = s.cfg.now()
+	snapshot := *o
+	s.mu.Unlock()
+	if snapshot.ReturnURL != "" {
+		s.sendCallback(snapshot)
+	}
+	return snapshot, nil
+}

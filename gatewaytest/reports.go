@@ -1,0 +1,162 @@
+package gatewaytest
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paygate-go/paygate"
+)
+
+// reportRow is one payment as the sandbox's report shows it (the spec does
+// not show a row's fields; these mirror the FPX names the gateway uses).
+type reportRow struct {
+	OrderNo       string `json:"order_no"`
+	SellerOrderNo string `json:"seller_order_no"`
+	Agency        string `json:"agency"`
+	Amount        string `json:"amount"`
+	Status        string `json:"status"`
+	DebitAuthCode string `json:"fpx_debit_auth_code"`
+	FPXTxnID      string `json:"fpx_txn_id"`
+	Created       string `json:"created_at"`
+	IsApproved    int    `json:"is_approved"`
+}
+
+// authorized checks a report request: Bearer AuthToken, or a signed URL
+// with this sandbox's agency. It answers 401/403 itself when not.
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
+	if h := r.Header.Get("Authorization"); h != "" {
+		if tok, ok := strings.CutPrefix(h, "Bearer "); ok && equalSecret(tok, s.AuthToken) {
+			return true
+		}
+		jsonError(w, http.StatusUnauthorized, "bad AuthToken")
+		return false
+	}
+	if !s.checkSigned(w, paygate.VerifySignedURL(r.URL, s.cfg.now(), s.key)) {
+		return false
+	}
+	if r.URL.Query().Get("agency") != s.Agency {
+		jsonError(w, http.StatusForbidden, "agency must be sent with an API-key request")
+		return false
+	}
+	return true
+}
+
+// paymentReport is GET /api/report/v1/payment (spec, endpoint 4, A3):
+// filters is_approved, start, end (YYYY-MM-DD, Malaysian time),
+// seller_order_no; paging by items (default 20, -1 for all) and page from 0.
+func (s *Server) paymentReport(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	q := r.URL.Query()
+	items, err := strconv.Atoi(q.Get("items"))
+	if q.Get("items") == "" {
+		items, err = 20, nil
+	}
+	page, perr := strconv.Atoi(q.Get("page"))
+	if q.Get("page") == "" {
+		page, perr = 0, nil
+	}
+	myt := time.FixedZone("MYT", 8*3600)
+	var start, end time.Time
+	var serr, eerr error
+	if v := q.Get("start"); v != "" {
+		start, serr = time.ParseInLocation(time.DateOnly, v, myt)
+	}
+	if v := q.Get("end"); v != "" {
+		end, eerr = time.ParseInLocation(time.DateOnly, v, myt)
+		end = end.AddDate(0, 0, 1) // the end day is included
+	}
+	if err != nil || perr != nil || serr != nil || eerr != nil || page < 0 || items == 0 || items < -1 {
+		jsonError(w, http.StatusBadRequest, "items, page, start or end malformed")
+		return
+	}
+	var rows []reportRow
+	for _, o := range s.Orders() {
+		switch {
+		case q.Get("is_approved") == "1" && o.Status != paygate.StatusSuccess,
+			q.Get("seller_order_no") != "" && q.Get("seller_order_no") != o.RefNo,
+			!start.IsZero() && o.Created.Before(start),
+			!end.IsZero() && !o.Created.Before(end):
+			continue
+		}
+		rows = append(rows, rowOf(o))
+	}
+	total := 1
+	if items > 0 {
+		total = (len(rows) + items - 1) / items
+		lo := min(page*items, len(rows))
+		rows = rows[lo:min(lo+items, len(rows))]
+	} else if page > 0 {
+		rows = nil
+	}
+	if rows == nil {
+		rows = []reportRow{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "OK", "data": rows, "stats": map[string]int{"total_pages": total}})
+}
+
+// rowOf is the report row of an order.
+func rowOf(o Order) reportRow {
+	approved := 0
+	if o.Status == paygate.StatusSuccess {
+		approved = 1
+	}
+	return reportRow{
+		OrderNo: o.OrderNo, SellerOrderNo: o.RefNo, Agency: o.Agency, Amount: o.Amount.String(),
+		Status: string(o.Status), DebitAuthCode: string(o.FPXCode), FPXTxnID: o.FPXTxnID,
+		Created: o.Created.Format(time.RFC3339), IsApproved: approved,
+	}
+}
+
+// fpxRequest is GET /api/report/v1/fpxrequest?fpx_seller_order_no=... (or
+// refno=...): one order, or 404.
+func (s *Server) fpxRequest(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	ref := r.URL.Query().Get("fpx_seller_order_no")
+	if ref == "" {
+		ref = r.URL.Query().Get("refno")
+	}
+	s.mu.Lock()
+	o, ok := s.byRef[ref]
+	var snapshot Order
+	if ok {
+		snapshot = *o
+	}
+	s.mu.Unlock()
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]any{"status": "NOT_FOUND", "fpxrequest": nil})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "OK", "fpxrequest": rowOf(snapshot)})
+}
+
+// qr is the QR generators (spec, endpoint 3): a signed form of agency,
+// amount, refno and paymentCategory. The answer is the pay URL the QR code
+// would carry, as JSON; the sandbox does not draw the image.
+func (s *Server) qr(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		jsonError(w, http.StatusBadRequest, "form: "+err.Error())
+		return
+	}
+	f := r.PostForm
+	if !s.checkSigned(w, paygate.VerifySignedForm(f, s.cfg.now(), s.key)) {
+		return
+	}
+	_, problems := s.validateOrder(f.Get("agency"), f.Get("refno"), f.Get("amount"), "", "")
+	if f.Get("paymentCategory") == "" {
+		problems = append(problems, problem{"paymentCategory", "required"})
+	}
+	if len(problems) > 0 {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"status": "ERROR", "errors": problems})
+		return
+	}
+	payload := s.URL + "/pay/" + f.Get("agency") + "/" + f.Get("paymentCategory") + "/" + f.Get("refno") + "/" + f.Get("amount")
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]string{"status": "OK", "qr_payload": payload, "kind": strings.TrimPrefix(r.URL.Path, "/api/")})
+}

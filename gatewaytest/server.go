@@ -1,0 +1,200 @@
+// Package gatewaytest is an in-process sandbox of the whole payment service
+// (SPEC.md A and B), in the style of net/http/httptest: NewServer starts it
+// on loopback with fresh credentials, and merchants and banks test their
+// integration against it without an account.
+//
+// It checks signatures and exp as the service does, validates orders, keeps
+// them, serves a hosted checkout page whose buttons pay, decline or leave an
+// order pending, sends the buyer's unsigned browser return and the signed
+// direct callback (retried every RetryInterval until a 2xx, up to
+// MaxAttempts), answers the payment report, order lookup and QR endpoints,
+// and receives webhook batches with X-API-Password. Tests drive the same
+// flow from Go with Pay and Complete, and read the delivery log with
+// Callbacks.
+package gatewaytest
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"time"
+
+	"github.com/paygate-go/paygate"
+)
+
+// Server is a running sandbox. Its exported fields are the credentials and
+// address to configure a client with; change the others only before use.
+type Server struct {
+	// URL is the base of every endpoint: checkout, reports and webhook.
+	URL string
+	// Agency, APIKey, AuthToken and WebhookPassword are this sandbox's
+	// credentials, fresh for every server.
+	Agency          string
+	APIKey          string
+	AuthToken       string
+	WebhookPassword string
+
+	key      paygate.Key
+	srv      *httptest.Server
+	client   *http.Client
+	cfg      config
+	mu       sync.Mutex
+	orders   []*Order          // in creation order
+	byNo     map[string]*Order // by orderNo
+	byRef    map[string]*Order // by refNo (the composed refNo~extra)
+	log      []*Delivery
+	webhook  map[string]paygate.Transaction
+	received int // webhook transactions received, repeats included
+	pending  sync.WaitGroup
+	closed   chan struct{}
+}
+
+// config holds the options.
+type config struct {
+	retryInterval time.Duration
+	maxAttempts   int
+	now           func() time.Time
+	errorRate     float64
+	latency       time.Duration
+	rand          func() float64
+}
+
+// Option configures a Server.
+type Option func(*config)
+
+// WithRetryInterval sets the wait between direct-callback attempts (the
+// service's is about 30 s; tests use milliseconds).
+func WithRetryInterval(d time.Duration) Option { return func(c *config) { c.retryInterval = d } }
+
+// WithMaxAttempts caps the direct-callback attempts per event (default 10).
+func WithMaxAttempts(n int) Option { return func(c *config) { c.maxAttempts = n } }
+
+// WithClock sets the clock used to check exp and stamp orders.
+func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+
+// WithWebhookFaults makes the webhook answer 503 to a share of requests
+// (before storing anything) and wait latency before each answer, to test a
+// sender's retries. rnd returns a number in [0, 1); nil uses crypto/rand.
+func WithWebhookFaults(errorRate float64, latency time.Duration, rnd func() float64) Option {
+	return func(c *config) { c.errorRate, c.latency, c.rand = errorRate, latency, rnd }
+}
+
+// NewServer starts a sandbox on 127.0.0.1 with fresh credentials. Close it
+// when done.
+func NewServer(opts ...Option) *Server {
+	cfg := config{retryInterval: 30 * time.Second, maxAttempts: 10, now: time.Now, rand: cryptoFloat}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.rand == nil {
+		cfg.rand = cryptoFloat
+	}
+	apiKey := newUUID()
+	key, err := paygate.ParseKey(apiKey)
+	if err != nil {
+		panic(fmt.Sprintf("gatewaytest: generated key: %v", err)) // cannot happen: newUUID makes a valid UUID
+	}
+	s := &Server{
+		Agency:          "SANDBOX01",
+		APIKey:          apiKey,
+		AuthToken:       "sandbox." + randomHex(24),
+		WebhookPassword: randomHex(16),
+		key:             key,
+		cfg:             cfg,
+		byNo:            map[string]*Order{},
+		byRef:           map[string]*Order{},
+		webhook:         map[string]paygate.Transaction{},
+		closed:          make(chan struct{}),
+		client:          &http.Client{Timeout: 10 * time.Second},
+	}
+	s.srv = httptest.NewServer(s.routes())
+	s.URL = s.srv.URL
+	return s
+}
+
+// Close stops the server and any callback retries in flight.
+func (s *Server) Close() {
+	close(s.closed)
+	s.pending.Wait()
+	s.srv.Close()
+}
+
+// Client returns a paygate.Client configured for this sandbox with both
+// credentials; opts are applied after.
+func (s *Server) Client(opts ...paygate.Option) (*paygate.Client, error) {
+	return paygate.NewClient(append([]paygate.Option{
+		paygate.WithAgency(s.Agency), paygate.WithKey(s.key), paygate.WithAuthToken(s.AuthToken),
+		paygate.WithCheckoutURL(s.URL), paygate.WithReportsURL(s.URL),
+	}, opts...)...)
+}
+
+// Key returns the parsed API key, for a merchant's CallbackHandler.
+func (s *Server) Key() paygate.Key { return s.key }
+
+// routes is the service's surface.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+paygate.CheckoutPath, s.createOrder)
+	mux.HandleFunc("GET /pay/{agency}/{category}/{refNo}/{amount}", s.payLink)
+	mux.HandleFunc("GET /checkout/{orderNo}", s.hostedPage)
+	mux.HandleFunc("POST /checkout/{orderNo}", s.hostedChoice)
+	mux.HandleFunc("GET "+paygate.PaymentReportPath, s.paymentReport)
+	mux.HandleFunc("GET "+paygate.FPXRequestPath, s.fpxRequest)
+	mux.HandleFunc("POST "+paygate.QRPath, s.qr)
+	mux.HandleFunc("POST "+paygate.DuitNowQRPath, s.qr)
+	mux.HandleFunc("POST "+paygate.WebhookPath, s.receiveWebhook)
+	return mux
+}
+
+// writeJSON answers v as JSON with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// jsonError answers {"status":"ERROR","error":msg}.
+func jsonError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"status": "ERROR", "error": msg})
+}
+
+// equalSecret compares a presented credential in constant time.
+func equalSecret(got, want string) bool {
+	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// newUUID makes a random version-4 UUID.
+func newUUID() string {
+	b := randomBytes(16)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b)
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// randomHex is n random bytes in hex.
+func randomHex(n int) string { return hex.EncodeToString(randomBytes(n)) }
+
+// randomBytes reads n bytes from crypto/rand.
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("gatewaytest: crypto/rand: %v", err)) // the system's random source failed
+	}
+	return b
+}
+
+// cryptoFloat is a uniform float in [0, 1).
+func cryptoFloat() float64 {
+	b := randomBytes(7)
+	var v uint64
+	for _, c := range b {
+		v = v<<8 | uint64(c)
+	}
+	return float64(v>>3) / float64(1<<53)
+}
