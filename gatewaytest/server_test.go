@@ -255,7 +255,9 @@ func TestPayLinkAndQR(t *testing.T) {
 
 	qr, err := client.GenerateQR(context.Background(), paygate.QRRequest{RefNo: "QR-1", Amount: 1234, Category: "duitnow", DuitNow: true})
 	require.NoError(t, err)
-	var body struct{ QRPayload string `json:"qr_payload"` }
+	var body struct {
+		QRPayload string `json:"qr_payload"`
+	}
 	require.NoError(t, json.Unmarshal(qr.Body, &body))
 	require.Equal(t, sb.URL+"/pay/SANDBOX01/duitnow/QR-1/12.34", body.QRPayload)
 }
