@@ -19,6 +19,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -62,6 +63,7 @@ type config struct {
 	errorRate     float64
 	latency       time.Duration
 	rand          func() float64
+	addr          string
 }
 
 // Option configures a Server.
@@ -84,9 +86,24 @@ func WithWebhookFaults(errorRate float64, latency time.Duration, rnd func() floa
 	return func(c *config) { c.errorRate, c.latency, c.rand = errorRate, latency, rnd }
 }
 
+// WithAddr listens on addr (a loopback address such as 127.0.0.1:8085)
+// instead of a free port, for the command-line sandbox.
+func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
+
 // NewServer starts a sandbox on 127.0.0.1 with fresh credentials. Close it
-// when done.
+// when done. It panics if it cannot listen, as httptest.NewServer does; use
+// Start for an error instead.
 func NewServer(opts ...Option) *Server {
+	s, err := Start(opts...)
+	if err != nil {
+		panic(fmt.Sprintf("gatewaytest: %v", err))
+	}
+	return s
+}
+
+// Start is NewServer with an error instead of a panic (a busy WithAddr, or
+// an address that is not loopback).
+func Start(opts ...Option) (*Server, error) {
 	cfg := config{retryInterval: 30 * time.Second, maxAttempts: 10, now: time.Now, rand: cryptoFloat}
 	for _, o := range opts {
 		o(&cfg)
@@ -97,7 +114,7 @@ func NewServer(opts ...Option) *Server {
 	apiKey := newUUID()
 	key, err := paygate.ParseKey(apiKey)
 	if err != nil {
-		panic(fmt.Sprintf("gatewaytest: generated key: %v", err)) // cannot happen: newUUID makes a valid UUID
+		return nil, fmt.Errorf("generated key: %w", err) // cannot happen: newUUID makes a valid UUID
 	}
 	s := &Server{
 		Agency:          "SANDBOX01",
@@ -112,9 +129,22 @@ func NewServer(opts ...Option) *Server {
 		closed:          make(chan struct{}),
 		client:          &http.Client{Timeout: 10 * time.Second},
 	}
-	s.srv = httptest.NewServer(s.routes())
+	s.srv = httptest.NewUnstartedServer(s.routes())
+	if cfg.addr != "" {
+		host, _, err := net.SplitHostPort(cfg.addr)
+		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+			return nil, fmt.Errorf("sandbox address %q: want a loopback IP and port", cfg.addr)
+		}
+		l, err := net.Listen("tcp", cfg.addr)
+		if err != nil {
+			return nil, err
+		}
+		s.srv.Listener.Close()
+		s.srv.Listener = l
+	}
+	s.srv.Start()
 	s.URL = s.srv.URL
-	return s
+	return s, nil
 }
 
 // Close stops the server and any callback retries in flight.

@@ -6,20 +6,47 @@
 //
 // Commands:
 //
-//	webhook validate FILE...   check webhook batch files against spec B1-B3
+//	sandbox                  run the in-process sandbox on 127.0.0.1 and print its credentials
+//	sign                     sign a URL (GET) or a form (POST); -explain prints the message
+//	verify                   verify a callback body; -explain prints the candidate messages
+//	callback send            send a signed (or unsigned) test callback to a local URL
+//	report                   the payment report for a date range, as CSV or JSON lines
+//	lookup REFNO             one order, for reconciliation
+//	webhook validate FILE... check webhook batch files against spec B1-B3
+//	webhook send FILE        validate and send a batch with X-API-Password
 //
-// Exit status: 0 success; 1 the input is invalid (a batch with problems); 2
-// usage or I/O error. Every command accepts -h.
+// Configuration comes from flags and the PAYGATE_* variables (PAYGATE_AGENCY,
+// PAYGATE_API_KEY, PAYGATE_AUTH_TOKEN, PAYGATE_CHECKOUT_URL,
+// PAYGATE_REPORTS_URL, PAYGATE_WEBHOOK_URL, PAYGATE_WEBHOOK_PASSWORD); the
+// deprecated PAYGATE_TOKEN, PAYGATE_USERNAME and PAYGATE_PASSWORD are
+// refused. Secrets are read from the environment, never from flags (which
+// other users can see in the process list).
+//
+// Exit status: 0 success; 1 the operation failed (invalid input, a signature
+// that does not verify, an answer other than 2xx); 2 usage, configuration or
+// I/O error. Every command accepts -h.
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	e := env{ctx: ctx, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, stderrIsTerminal: isTerminal(os.Stderr)}
+	os.Exit(dispatch(e, os.Args[1:]))
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // Exit statuses.
@@ -31,8 +58,10 @@ const (
 
 // env is what a command reads and writes, so that tests can run it.
 type env struct {
-	stdin          io.Reader
-	stdout, stderr io.Writer
+	ctx              context.Context
+	stdin            io.Reader
+	stdout, stderr   io.Writer
+	stderrIsTerminal bool
 }
 
 // command is one subcommand.
@@ -44,13 +73,18 @@ type command struct {
 // commands lists the top-level commands and their subcommands.
 func commands() []command {
 	return []command{
-		{"webhook", "bank webhook batches: validate", runWebhook},
+		{"sandbox", "run the sandbox on 127.0.0.1 and print its credentials", runSandbox},
+		{"sign", "sign a URL (-url) or a form (-form); -explain prints the message", runSign},
+		{"verify", "verify a callback body; -explain prints the candidate messages", runVerify},
+		{"callback", "callback send: post a signed test callback to a local URL", runCallback},
+		{"report", "the payment report for a date range, as CSV or JSON lines", runReport},
+		{"lookup", "one order by refNo", runLookup},
+		{"webhook", "bank webhook batches: validate, send", runWebhook},
 	}
 }
 
-// run dispatches args to a command and returns the exit status.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := env{stdin, stdout, stderr}
+// dispatch runs the command args name and returns the exit status.
+func dispatch(e env, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
 		usage(e.stderr)
 		if len(args) == 0 {
@@ -75,5 +109,6 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nexit status: 0 ok, 1 invalid input, 2 usage or I/O error; -h on any command for its flags")
+	fmt.Fprintln(w, "\nconfiguration: flags and PAYGATE_* variables; secrets only from the environment")
+	fmt.Fprintln(w, "exit status: 0 ok, 1 the operation failed, 2 usage, configuration or I/O error; -h on any command")
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,7 @@ import (
 func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := run(args, strings.NewReader(stdin), &out, &errOut)
+	code := dispatch(env{ctx: context.Background(), stdin: strings.NewReader(stdin), stdout: &out, stderr: &errOut}, args)
 	return code, out.String(), errOut.String()
 }
 

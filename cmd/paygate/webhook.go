@@ -13,7 +13,7 @@ import (
 // runWebhook dispatches the webhook subcommands.
 func runWebhook(e env, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
-		fmt.Fprintln(e.stderr, "usage: paygate webhook validate FILE...")
+		fmt.Fprintln(e.stderr, "usage: paygate webhook validate FILE...\n       paygate webhook send [-batch N] FILE")
 		if len(args) == 0 {
 			return exitUsage
 		}
@@ -22,6 +22,8 @@ func runWebhook(e env, args []string) int {
 	switch args[0] {
 	case "validate":
 		return runWebhookValidate(e, args[1:])
+	case "send":
+		return runWebhookSend(e, args[1:])
 	}
 	fmt.Fprintf(e.stderr, "paygate webhook: unknown subcommand %q\n", args[0])
 	return exitUsage
@@ -89,4 +91,51 @@ func readInput(e env, name string) ([]byte, error) {
 		return io.ReadAll(e.stdin)
 	}
 	return os.ReadFile(name)
+}
+
+// runWebhookSend validates a batch file and sends it to PAYGATE_WEBHOOK_URL
+// with PAYGATE_WEBHOOK_PASSWORD, then prints what became of each orderno.
+func runWebhookSend(e env, args []string) int {
+	fs := newFlags(e, "webhook send", "[-batch N] FILE", "Validates a webhook batch and posts it (spec endpoint 7); exit 0 only if every transaction was accepted.")
+	batchSize := fs.Int("batch", paygate.DefaultBatchSize, "transactions per request")
+	if st, ok := parse(fs, args); !ok {
+		return st
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	target, password := envOr("", "PAYGATE_WEBHOOK_URL"), envOr("", "PAYGATE_WEBHOOK_PASSWORD")
+	if target == "" || password == "" {
+		return fail(e, "PAYGATE_WEBHOOK_URL and PAYGATE_WEBHOOK_PASSWORD must be set")
+	}
+	body, err := readInput(e, fs.Arg(0))
+	if err != nil {
+		return fail(e, "%s: %v", fs.Arg(0), err)
+	}
+	batch, err := paygate.ValidateBatchJSON(body)
+	if err != nil {
+		fmt.Fprintf(e.stdout, "%s: not sent: %v\n", fs.Arg(0), err)
+		return exitInvalid
+	}
+	sender, err := paygate.NewWebhookSender(target, password, paygate.WithBatchSize(*batchSize))
+	if err != nil {
+		return fail(e, "%v", err)
+	}
+	report, err := sender.Send(e.ctx, batch.Transactions)
+	if report != nil {
+		fmt.Fprintf(e.stdout, "%s: %d accepted, %d rejected, %d unconfirmed in %d requests\n",
+			fs.Arg(0), len(report.Accepted), len(report.Rejected), len(report.Unconfirmed), len(report.Requests))
+		for _, id := range report.Rejected {
+			fmt.Fprintf(e.stdout, "  rejected %s\n", id)
+		}
+		for _, id := range report.Unconfirmed {
+			fmt.Fprintf(e.stdout, "  unconfirmed %s (safe to send again)\n", id)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(e.stderr, "paygate webhook send:", err)
+		return exitInvalid
+	}
+	return exitOK
 }

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
+)
+
+// The key and the GET vector of the package's Example (its signature was
+// computed with Python's hmac).
+const (
+	testKey    = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+	testURL    = "https://reports.example/api/report/v1/payment?output=json&page=0"
+	testSigned = "https://reports.example/api/report/v1/payment?exp=1800000060&output=json&page=0&signature=d9ab890ca3e7d26c"
+)
+
+// useSandbox starts a sandbox and points the PAYGATE_* variables at it.
+func useSandbox(t *testing.T) *gatewaytest.Server {
+	t.Helper()
+	sb := gatewaytest.NewServer(gatewaytest.WithRetryInterval(5 * time.Millisecond))
+	t.Cleanup(sb.Close)
+	for k, v := range map[string]string{
+		"PAYGATE_CHECKOUT_URL": sb.URL, "PAYGATE_REPORTS_URL": sb.URL, "PAYGATE_WEBHOOK_URL": sb.URL,
+		"PAYGATE_AGENCY": sb.Agency, "PAYGATE_API_KEY": sb.APIKey, "PAYGATE_AUTH_TOKEN": sb.AuthToken,
+		"PAYGATE_WEBHOOK_PASSWORD": sb.WebhookPassword,
+	} {
+		t.Setenv(k, v)
+	}
+	return sb
+}
+
+func TestSign(t *testing.T) {
+	t.Setenv("PAYGATE_API_KEY", testKey)
+	tests := []struct {
+		name  string
+		args  []string
+		stdin string
+		code  int
+		out   string
+		err   string
+	}{
+		{"url", []string{"sign", "-at", "1800000000", "-url", testURL}, "", exitOK, testSigned + "\n", ""},
+		{"url explain", []string{"sign", "-explain", "-at", "1800000000", "-url", testURL}, "", exitOK,
+			"message (rfc3986): /api/report/v1/payment?exp=1800000060&output=json&page=0\n" + testSigned + "\n", ""},
+		{"form", []string{"sign", "-at", "1800000000", "-form", "agency=AG01&refNo=INV-1~x&amount=10.00"}, "", exitOK,
+			"agency=AG01&amount=10.00&exp=1800000060&refNo=INV-1~x&signature=dac9e5ed2dd48c8a\n", ""},
+		{"form on stdin", []string{"sign", "-at", "1800000000", "-form", "-"}, "agency=AG01&refNo=INV-1~x&amount=10.00\n", exitOK,
+			"agency=AG01&amount=10.00&exp=1800000060&refNo=INV-1~x&signature=dac9e5ed2dd48c8a\n", ""},
+		{"neither", []string{"sign"}, "", exitUsage, "", "usage: paygate sign"},
+		{"both", []string{"sign", "-url", testURL, "-form", "a=1"}, "", exitUsage, "", "usage: paygate sign"},
+		{"relative url", []string{"sign", "-url", "/x?a=1"}, "", exitUsage, "", "absolute URL"},
+		{"help", []string{"sign", "-h"}, "", exitOK, "", "-explain"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, tt.stdin, tt.args...)
+			require.Equal(t, tt.code, code, errOut)
+			require.Equal(t, tt.out, out)
+			require.Contains(t, errOut, tt.err)
+		})
+	}
+	t.Setenv("PAYGATE_API_KEY", "")
+	code, _, errOut := runCLI(t, "", "sign", "-url", testURL)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "PAYGATE_API_KEY is not set")
+	t.Setenv("PAYGATE_API_KEY", "not-a-key")
+	code, _, errOut = runCLI(t, "", "sign", "-url", testURL)
+	require.Equal(t, exitUsage, code)
+	require.NotContains(t, errOut, "not-a-key")
+}
+
+func TestVerify(t *testing.T) {
+	t.Setenv("PAYGATE_API_KEY", testKey)
+	key, _ := paygate.ParseKey(testKey)
+	fields := url.Values{"status": {"success"}, "refNo": {"INV-1~x"}, "amount": {"10.00"}}
+	signed, _ := paygate.SignCallback(key, fields)
+	tampered, _ := url.ParseQuery(signed.Encode())
+	tampered.Set("amount", "1.00")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"ok", []string{"verify", signed.Encode()}, exitOK, "ok\n"},
+		{"explain", []string{"verify", "-explain", signed.Encode()}, exitOK, "message (form): amount=10.00&refNo=INV-1~x&status=success\n" +
+			"message (form-php): amount=10.00&refNo=INV-1%7Ex&status=success\n" +
+			"message (form-whatwg): amount=10.00&refNo=INV-1%7Ex&status=success\nok\n"},
+		{"tampered", []string{"verify", tampered.Encode()}, exitInvalid, "mismatch: paygate: signature mismatch\n"},
+		{"unsigned", []string{"verify", fields.Encode()}, exitInvalid, "missing: no signature (the buyer's browser return; display only)\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, "", tt.args...)
+			require.Equal(t, tt.code, code, errOut)
+			require.Equal(t, tt.out, out)
+		})
+	}
+	code, _, _ := runCLI(t, "", "verify")
+	require.Equal(t, exitUsage, code)
+}
+
+func TestCallbackSend(t *testing.T) {
+	t.Setenv("PAYGATE_API_KEY", testKey)
+	key, _ := paygate.ParseKey(testKey)
+	var mu sync.Mutex
+	var got []string
+	h := &paygate.CallbackHandler{Keys: []paygate.Key{key}, Fulfil: func(_ context.Context, cb *paygate.Callback) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, cb.RefNo+" "+cb.Amount.String())
+		return nil
+	}}
+	shop := httptest.NewServer(h)
+	defer shop.Close()
+	code, out, errOut := runCLI(t, "", "callback", "send", "-url", shop.URL+"/return", "-refno", "INV-9", "-amount", "12.50")
+	require.Equal(t, exitOK, code, errOut)
+	require.True(t, strings.HasPrefix(out, "200 OK"), out)
+	require.Equal(t, []string{"INV-9 12.50"}, got)
+
+	code, out, _ = runCLI(t, "", "callback", "send", "-unsigned", "-url", shop.URL+"/return", "-refno", "INV-9")
+	require.Equal(t, exitInvalid, code)
+	require.True(t, strings.HasPrefix(out, "403 Forbidden"), out)
+	require.Len(t, got, 1)
+
+	for _, args := range [][]string{
+		{"callback", "send", "-url", "https://shop.example/return", "-refno", "X"},
+		{"callback", "send", "-url", shop.URL},
+		{"callback", "send", "-url", shop.URL, "-refno", "X", "-amount", "1.234"},
+		{"callback"},
+	} {
+		code, _, _ := runCLI(t, "", args...)
+		require.Equal(t, exitUsage, code, args)
+	}
+	code, _, _ = runCLI(t, "", "callback", "-h")
+	require.Equal(t, exitOK, code)
+}
+
+func TestReportAndLookup(t *testing.T) {
+	sb := useSandbox(t)
+	client, err := sb.Client()
+	require.NoError(t, err)
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	defer shop.Close()
+	for _, ref := range []string{"A-1", "A-2", "A-3"} {
+		_, err := client.CreateOrder(context.Background(), paygate.Order{RefNo: ref, Amount: 1000, Email: "a@b.co", ReturnURL: shop.URL})
+		require.NoError(t, err)
+	}
+	require.NoError(t, sb.Pay("A-1", paygate.StatusSuccess))
+	require.NoError(t, sb.Pay("A-2", paygate.StatusFailed))
+	sb.Settle()
+	today := time.Now().In(time.FixedZone("MYT", 8*3600)).Format(time.DateOnly)
+
+	code, out, errOut := runCLI(t, "", "report", "-from", today, "-to", today, "-items", "2")
+	require.Equal(t, exitOK, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 4)
+	require.True(t, strings.HasPrefix(lines[0], "agency,amount,created_at,fpx_debit_auth_code"), lines[0])
+	require.Contains(t, out, "A-2,failed")
+	require.Empty(t, errOut, "no progress line when stderr is not a terminal")
+
+	code, out, _ = runCLI(t, "", "report", "-approved", "-format", "json")
+	require.Equal(t, exitOK, code)
+	require.Equal(t, 1, strings.Count(out, "\n"))
+	require.Contains(t, out, `"seller_order_no":"A-1"`)
+
+	for _, args := range [][]string{{"report", "-from", "22/11/2026"}, {"report", "-format", "xml"}} {
+		code, _, _ := runCLI(t, "", args...)
+		require.Equal(t, exitUsage, code)
+	}
+
+	code, out, _ = runCLI(t, "", "lookup", "A-1")
+	require.Equal(t, exitOK, code)
+	require.Contains(t, out, `"status": "success"`)
+	code, _, errOut = runCLI(t, "", "lookup", "NOPE")
+	require.Equal(t, exitInvalid, code)
+	require.Contains(t, errOut, "order not found")
+	code, _, _ = runCLI(t, "", "lookup")
+	require.Equal(t, exitUsage, code)
+
+	t.Setenv("PAYGATE_PASSWORD", "old")
+	code, _, errOut = runCLI(t, "", "report")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "deprecated")
+}
+
+func TestWebhookSend(t *testing.T) {
+	sb := useSandbox(t)
+	code, out, errOut := runCLI(t, "", "webhook", "send", "-batch", "2", "../../testdata/webhook/valid-batch.json")
+	require.Equal(t, exitOK, code, errOut)
+	require.Equal(t, "../../testdata/webhook/valid-batch.json: 3 accepted, 0 rejected, 0 unconfirmed in 2 requests\n", out)
+	require.Len(t, sb.Transactions(), 3)
+
+	code, out, _ = runCLI(t, "", "webhook", "send", "../../testdata/webhook/invalid-batch.json")
+	require.Equal(t, exitInvalid, code)
+	require.Contains(t, out, "not sent")
+
+	t.Setenv("PAYGATE_WEBHOOK_PASSWORD", "wrong")
+	code, out, _ = runCLI(t, "", "webhook", "send", "../../testdata/webhook/valid-batch.json")
+	require.Equal(t, exitInvalid, code)
+	require.Contains(t, out, "0 accepted, 3 rejected")
+
+	t.Setenv("PAYGATE_WEBHOOK_PASSWORD", "")
+	code, _, _ = runCLI(t, "", "webhook", "send", "../../testdata/webhook/valid-batch.json")
+	require.Equal(t, exitUsage, code)
+	code, _, _ = runCLI(t, "", "webhook", "send")
+	require.Equal(t, exitUsage, code)
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// The sandbox command prints working credentials and stops when told to.
+func TestSandboxCommand(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	done := make(chan int)
+	go func() {
+		done <- dispatch(env{ctx: ctx, stdin: strings.NewReader(""), stdout: &out, stderr: &errOut}, []string{"sandbox", "-retry-interval", "10ms"})
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "PAYGATE_WEBHOOK_PASSWORD=") }, 5*time.Second, 10*time.Millisecond)
+	vars := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		vars[k] = v
+	}
+	client, err := paygate.NewClient(paygate.WithReportsURL(vars["PAYGATE_REPORTS_URL"]), paygate.WithAuthToken(vars["PAYGATE_AUTH_TOKEN"]))
+	require.NoError(t, err)
+	_, err = client.PaymentReportPage(context.Background(), paygate.ReportQuery{}, 0)
+	require.NoError(t, err)
+	cancel()
+	require.Equal(t, exitOK, <-done)
+
+	code, _, errOut2 := runCLI(t, "", "sandbox", "-addr", "0.0.0.0:0")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut2, "loopback")
+}

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/paygate-go/paygate/gatewaytest"
+)
+
+// runSandbox serves the sandbox until interrupted, after printing the
+// credentials as PAYGATE_* lines a shell can export.
+func runSandbox(e env, args []string) int {
+	fs := newFlags(e, "sandbox", "[-addr 127.0.0.1:8085]", "Runs the in-process sandbox of the whole service on loopback until interrupted.")
+	addr := fs.String("addr", "127.0.0.1:0", "loopback address to listen on")
+	retry := fs.Duration("retry-interval", 0, "wait between direct-callback attempts (default 30s, as the service)")
+	if st, ok := parse(fs, args); !ok {
+		return st
+	}
+	opts := []gatewaytest.Option{gatewaytest.WithAddr(*addr)}
+	if *retry > 0 {
+		opts = append(opts, gatewaytest.WithRetryInterval(*retry))
+	}
+	sb, err := gatewaytest.Start(opts...)
+	if err != nil {
+		return fail(e, "sandbox: %v", err)
+	}
+	defer sb.Close()
+	for _, kv := range [][2]string{
+		{"PAYGATE_CHECKOUT_URL", sb.URL}, {"PAYGATE_REPORTS_URL", sb.URL}, {"PAYGATE_WEBHOOK_URL", sb.URL},
+		{"PAYGATE_AGENCY", sb.Agency}, {"PAYGATE_API_KEY", sb.APIKey}, {"PAYGATE_AUTH_TOKEN", sb.AuthToken},
+		{"PAYGATE_WEBHOOK_PASSWORD", sb.WebhookPassword},
+	} {
+		fmt.Fprintf(e.stdout, "%s=%s\n", kv[0], kv[1])
+	}
+	fmt.Fprintln(e.stderr, "sandbox ready (these are sandbox credentials); Ctrl-C to stop")
+	<-e.ctx.Done()
+	return exitOK
+}
