@@ -1,0 +1,33 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
+)
+
+func TestFeed(t *testing.T) {
+	sb := gatewaytest.NewServer()
+	defer sb.Close()
+	valid, err := os.ReadFile("../../testdata/webhook/valid-batch.json")
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, feed(context.Background(), sb.URL, sb.WebhookPassword, valid, &out))
+	require.Contains(t, out.String(), "accepted [ORD-000001 ORD-000002 ORD-000003]")
+	require.Len(t, sb.Transactions(), 3)
+
+	invalid, err := os.ReadFile("../../testdata/webhook/invalid-batch.json")
+	require.NoError(t, err)
+	err = feed(context.Background(), sb.URL, sb.WebhookPassword, invalid, &out)
+	var ve *paygate.ValidationError
+	require.True(t, errors.As(err, &ve))
+	require.Len(t, ve.Problems, 4)
+	require.Equal(t, 3, sb.WebhookReceived(), "nothing of the invalid batch was sent")
+}
