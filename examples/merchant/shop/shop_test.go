@@ -1,4 +1,4 @@
-package main
+package shop
 
 import (
 	"html"
@@ -49,7 +49,7 @@ func TestPurchase(t *testing.T) {
 	var shopURL string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }))
 	shopURL = srv.URL
-	srv.Config.Handler = newShop(client, sb.Key(), shopURL)
+	srv.Config.Handler = New(client, sb.Key(), shopURL)
 	defer srv.Close()
 
 	browser := &http.Client{}
