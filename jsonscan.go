@@ -215,7 +215,14 @@ func (p *jsonScanner) number() string {
 func (p *jsonScanner) str() string {
 	p.i++ // the opening quote
 	start := p.i
-	for j := start; j < len(p.s); j++ {
+	j := start
+	// Eight bytes at a time while none of them is special.
+	for ; j+8 <= len(p.s); j += 8 {
+		if hasSpecialByte(load64(p.s, j)) {
+			break
+		}
+	}
+	for ; j < len(p.s); j++ {
 		if c := p.s[j]; strSpecial[c] {
 			if c == '"' {
 				p.i = j + 1
@@ -227,6 +234,24 @@ func (p *jsonScanner) str() string {
 	}
 	p.fail("unterminated string")
 	return ""
+}
+
+// load64 reads s[i:i+8] as a little-endian word (the compiler makes it one
+// load).
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// hasSpecialByte reports whether any byte of w ends a plain string run:
+// a quote, a backslash, a control character or a non-ASCII byte (the bytes
+// strSpecial marks), tested on all eight at once.
+func hasSpecialByte(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(v uint64) uint64 { return (v - ones) &^ v & highs }
+	below20 := (w - 0x20*ones) &^ w & highs // a byte < 0x20 (bytes >= 0x80 are caught below)
+	return (w&highs | below20 | hasZero(w^('"'*ones)) | hasZero(w^('\\'*ones))) != 0
 }
 
 // strSpecial marks the bytes that end the plain run of a string: the closing

@@ -228,3 +228,25 @@ func BenchmarkValidateBatchJSON(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkValidateRatios runs ValidateBatchJSON, plain json.Unmarshal and
+// the JSON Schema validator on the 100,000-transaction batch in turn, and
+// reports time(ValidateBatchJSON) / time(baseline) for each.
+func BenchmarkValidateRatios(b *testing.B) {
+	body := benchBatch(100_000)
+	sch := compileSchema(b)
+	benchRatios(b, 1, func() {
+		if _, err := ValidateBatchJSON(body); err != nil {
+			b.Fatal(err)
+		}
+	}, ratioBaseline{"unmarshal", func() {
+		var batch Batch
+		if err := json.Unmarshal(body, &batch); err != nil {
+			b.Fatal(err)
+		}
+	}}, ratioBaseline{"jsonschema", func() {
+		if !schemaAccepts(sch, body) {
+			b.Fatal("schema rejected the batch")
+		}
+	}})
+}

@@ -192,12 +192,19 @@ func checkTransaction(v *ValidationError, i int, tx *Transaction, present, repor
 // product would overflow 64 bits.
 func fitrahMatches(rate, dependants string, amount Amount) bool {
 	whole, frac, _ := cutByte(rate, '.')
-	r, ok1 := parseUint(whole + frac)
+	w, ok1 := parseUint(whole)
+	f, okf := uint64(0), true
+	if frac != "" {
+		f, okf = parseUint(frac)
+	}
 	n, ok2 := parseUint(dependants)
 	scale := uint64(1)
 	for range frac {
 		scale, ok1 = mulUint(scale, 10, ok1)
 	}
+	r, ok1 := mulUint(w, scale, ok1 && okf)
+	r += f
+	ok1 = ok1 && r >= f // no wrap
 	lhs, ok := mulUint(r, n, ok1 && ok2)
 	lhs, ok = mulUint(lhs, 100, ok)
 	rhs, ok := mulUint(uint64(amount), scale, ok)
@@ -357,8 +364,9 @@ func decodeBatch(p *jsonScanner, v *ValidationError) *Batch {
 		return nil
 	}
 	// Size for the likely number of transactions, to grow neither the slice
-	// nor the orderno set while reading a large batch.
-	hint := strings.Count(p.s, `"orderno"`)
+	// nor the orderno set while reading a large batch. (Counting one byte is
+	// far cheaper than counting a key.)
+	hint := strings.Count(p.s, "{") / 2 // a transaction and its data object
 	batch := &Batch{Transactions: make([]Transaction, 0, hint)}
 	seen := make(map[string]int, hint)
 	var keys uint8
