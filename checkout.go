@@ -294,18 +294,8 @@ func (c *Client) PayURL(l PayLink) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if l.Agency == "" {
-		l.Agency = c.agency
-	}
 	var v ValidationError
-	if l.Agency == "" {
-		v.add("agency", ruleRequired+" (PayLink.Agency or WithAgency)", "")
-	}
-	if l.Category == "" {
-		v.add("paymentCategory", ruleRequired, "")
-	}
-	checkRef(&v, l.RefNo, l.ExtraData)
-	checkOrderAmount(&v, l.Amount)
+	l.Agency = c.checkPayment(&v, "PayLink", l.Agency, l.Category, l.RefNo, l.ExtraData, l.Amount)
 	ref := composeRef(l.RefNo, l.ExtraData)
 	checkWireFields(&v, url.Values{"agency": {l.Agency}, "paymentCategory": {l.Category}, "refNo": {ref}})
 	if err := v.err(); err != nil {
@@ -319,4 +309,22 @@ func (c *Client) PayURL(l PayLink) (string, error) {
 		return "", err
 	}
 	return SignURL(c.key, u, c.now())
+}
+
+// checkPayment records the rules a pay link and a QR request share: an
+// agency (the client's by default), a paymentCategory, refNo and extraData
+// without ~, an amount of at least 1.00. It returns the agency to send.
+func (c *Client) checkPayment(v *ValidationError, what, agency, category, refNo, extra string, amount Amount) string {
+	if agency == "" {
+		agency = c.agency
+	}
+	if agency == "" {
+		v.add("agency", ruleRequired+" ("+what+".Agency or WithAgency)", "")
+	}
+	if category == "" {
+		v.add("paymentCategory", ruleRequired, "")
+	}
+	checkRef(v, refNo, extra)
+	checkOrderAmount(v, amount)
+	return agency
 }

@@ -353,18 +353,8 @@ func (c *Client) GenerateQR(ctx context.Context, q QRRequest) (*QRCode, error) {
 	if err := c.needKey("GenerateQR"); err != nil {
 		return nil, err
 	}
-	if q.Agency == "" {
-		q.Agency = c.agency
-	}
 	var v ValidationError
-	if q.Agency == "" {
-		v.add("agency", ruleRequired+" (QRRequest.Agency or WithAgency)", "")
-	}
-	if q.Category == "" {
-		v.add("paymentCategory", ruleRequired, "")
-	}
-	checkRef(&v, q.RefNo, q.ExtraData)
-	checkOrderAmount(&v, q.Amount)
+	q.Agency = c.checkPayment(&v, "QRRequest", q.Agency, q.Category, q.RefNo, q.ExtraData, q.Amount)
 	form := url.Values{"agency": {q.Agency}, "amount": {q.Amount.String()}, "refno": {composeRef(q.RefNo, q.ExtraData)}, "paymentCategory": {q.Category}}
 	checkWireFields(&v, form)
 	if err := v.err(); err != nil {

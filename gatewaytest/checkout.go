@@ -244,27 +244,25 @@ func (s *Server) Orders() []Order {
 // sent, refNo~extraData): success, failed or pending. The signed direct
 // callback is sent at once and retried in the background until a 2xx.
 func (s *Server) Pay(refNo string, status paygate.Status) error {
-	s.mu.Lock()
-	o, ok := s.byRef[refNo]
-	s.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("gatewaytest: no order with refNo %q", refNo)
-	}
-	_, err := s.decide(o.OrderNo, status, false)
-	return err
+	return s.decideRef(refNo, status, false)
 }
 
 // Complete settles a pending order as success or failed and sends the
 // follow-up callback (spec, Events: a pending result may be followed by
 // another direct callback).
 func (s *Server) Complete(refNo string, status paygate.Status) error {
+	return s.decideRef(refNo, status, true)
+}
+
+// decideRef is decide for the order with refNo.
+func (s *Server) decideRef(refNo string, status paygate.Status, complete bool) error {
 	s.mu.Lock()
 	o, ok := s.byRef[refNo]
 	s.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("gatewaytest: no order with refNo %q", refNo)
 	}
-	_, err := s.decide(o.OrderNo, status, true)
+	_, err := s.decide(o.OrderNo, status, complete)
 	return err
 }
 
