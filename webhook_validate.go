@@ -298,10 +298,10 @@ func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
-// digits returns a check for min to max ASCII digits (max < 0: no upper bound).
-func digits(min, max int) func(string) bool {
+// digits returns a check for lo to hi ASCII digits (hi < 0: no upper bound).
+func digits(lo, hi int) func(string) bool {
 	return func(s string) bool {
-		return len(s) >= min && (max < 0 || len(s) <= max) && nonDigit(s) < 0
+		return len(s) >= lo && (hi < 0 || len(s) <= hi) && nonDigit(s) < 0
 	}
 }
 
