@@ -48,6 +48,7 @@ VALUES = [
     "100%", "!#$&'()*+,/:;=?@[]", "café", "中文", "emoji 😀", "tab\there",
     "line\nbreak", "<script>", 'quote"d', "back\\slash", "^`{|}", "0", "-._~",
     '{"fpx_debit_auth_code":"00","fpx_buyerName":"Ali bin Abu"}', "  ", "é~*",
+    "nul\x00del\x7f\x1f",
 ]
 
 
