@@ -36,15 +36,11 @@ type signState struct {
 	mac    hash.Hash
 	buf    []byte
 	fields []field
+	shape  []string // see collect
 	sum    []byte
 	// the last exp, Unix seconds and text (see expValue)
 	expUnix int64
 	expStr  string
-}
-
-// field is one key and its single value, as signed.
-type field struct {
-	key, value string
 }
 
 // ParseKey parses an API key: a UUID in upper or lower case, with or without

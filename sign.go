@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -333,43 +331,6 @@ func (s *signState) appendURLMessage(dst []byte, u *url.URL, q url.Values, exp s
 	dst = append(dst, path...)
 	dst = append(dst, '?')
 	return s.appendQuery(dst, encRFC3986), nil
-}
-
-// collect puts into s.fields, sorted byte-wise by key, the fields of form
-// that take part in the message (spec, Authentication steps 1-3): all but
-// signature, keys with no value left out, and exp (with the value exp) when
-// exp is not empty (outbound). A key with several values is an error.
-func (s *signState) collect(form url.Values, exp string) error {
-	s.fields = s.fields[:0]
-	for k, v := range form {
-		if k == fieldSignature || exp != "" && k == fieldExp || len(v) == 0 {
-			continue
-		}
-		if len(v) > 1 {
-			return fmt.Errorf("%w: %q has %d values", ErrMultipleValues, k, len(v))
-		}
-		s.fields = append(s.fields, field{k, v[0]})
-	}
-	if exp != "" {
-		s.fields = append(s.fields, field{fieldExp, exp})
-	}
-	sortFields(s.fields)
-	return nil
-}
-
-// sortFields sorts fields byte-wise by key. The gateway's field sets are
-// small (about ten), where an insertion sort with a direct comparison beats a
-// general sort; a larger set (a hostile callback, say) takes the general one.
-func sortFields(fs []field) {
-	if len(fs) > 16 {
-		slices.SortFunc(fs, func(a, b field) int { return strings.Compare(a.key, b.key) })
-		return
-	}
-	for i := 1; i < len(fs); i++ {
-		for j := i; j > 0 && fs[j].key < fs[j-1].key; j-- {
-			fs[j], fs[j-1] = fs[j-1], fs[j]
-		}
-	}
 }
 
 // appendQuery appends `k=v&k=v...` for s.fields under enc.
