@@ -13,7 +13,7 @@ type field struct {
 }
 
 // Limits on the field sets whose shape a signState remembers (see collect):
-// the gateway's have about ten short keys.
+// the gateway's have about ten short keys. maxShapeFields fits signState.plain.
 const (
 	maxShapeFields = 16
 	maxShapeBytes  = 256
@@ -77,6 +77,11 @@ func (s *signState) collectShaped(form url.Values, exp string) bool {
 	if exp != "" && !sawExp {
 		return false
 	}
+	if len(form) == fromForm {
+		return true
+	}
+	// The only other keys allowed are the two that never take part as they
+	// are: signature, and (outbound) exp, which the signer replaces.
 	if _, ok := form[fieldSignature]; ok {
 		fromForm++
 	}
@@ -104,7 +109,7 @@ func (s *signState) rememberShape() {
 			return
 		}
 	}
-	s.shape = s.shape[:0]
+	s.shape, s.plain = s.shape[:0], 0
 	size := 0
 	for _, f := range s.fields {
 		size += len(f.key)
@@ -118,10 +123,44 @@ func (s *signState) rememberShape() {
 		b.WriteString(f.key)
 	}
 	all := b.String()
-	for _, f := range s.fields {
+	for i, f := range s.fields {
 		s.shape = append(s.shape, all[:len(f.key)])
 		all = all[len(f.key):]
+		if isPlain(f.key) {
+			s.plain |= 1 << i
+		}
 	}
+}
+
+// isPlain reports whether every encoding writes k unchanged: A-Z a-z 0-9
+// - . _ only.
+func isPlain(k string) bool {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// appendQuery appends `k=v&k=v...` for s.fields under enc. Keys that the
+// shape marks plain are copied as they are: after collect, s.fields has the
+// keys of s.shape in order, or s.shape is empty and nothing is marked.
+func (s *signState) appendQuery(dst []byte, enc queryEncoding) []byte {
+	for i, f := range s.fields {
+		if i > 0 {
+			dst = append(dst, '&')
+		}
+		if s.plain>>i&1 != 0 {
+			dst = append(dst, f.key...)
+		} else {
+			dst = appendEscaped(dst, f.key, enc)
+		}
+		dst = append(dst, '=')
+		dst = appendEscaped(dst, f.value, enc)
+	}
+	return dst
 }
 
 // sortFields sorts fields byte-wise by key. The gateway's field sets are

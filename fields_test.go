@@ -14,7 +14,8 @@ import (
 // result against a fresh state (which can only take the general path).
 func TestCollectShape(t *testing.T) {
 	base := func() url.Values {
-		return url.Values{"agency": {"A1"}, "refNo": {"R~1"}, "amount": {"1.00"}, "exp": {"99"}}
+		return url.Values{"agency": {"A1"}, "refNo": {"R~1"}, "amount": {"1.00"}, "exp": {"99"},
+			"k~1": {"x"}, "a b": {"*"}, "dot.ted_x-y": {"é"}}
 	}
 	with := func(f func(url.Values)) url.Values { v := base(); f(v); return v }
 	tests := []struct {
@@ -48,6 +49,13 @@ func TestCollectShape(t *testing.T) {
 				require.Equal(t, errFresh, errShaped)
 				if errFresh == nil {
 					require.Equal(t, append([]field{}, fresh.fields...), append([]field{}, s.fields...))
+					for enc := range queryEncoding(4) {
+						var want []string
+						for _, f := range fresh.fields {
+							want = append(want, referenceEscape(f.key, enc)+"="+referenceEscape(f.value, enc))
+						}
+						require.Equal(t, strings.Join(want, "&"), string(s.appendQuery(nil, enc)), enc.String())
+					}
 				}
 			})
 		}

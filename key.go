@@ -36,8 +36,12 @@ type signState struct {
 	mac    hash.Hash
 	buf    []byte
 	fields []field
-	shape  []string // see collect
-	sum    []byte
+	// shape is the sorted keys of the last field set collected, and plain
+	// marks those (bit i for shape[i]) that every encoding writes unchanged
+	// (see collect).
+	shape []string
+	plain uint32
+	sum   []byte
 	// the last exp, Unix seconds and text (see expValue)
 	expUnix int64
 	expStr  string

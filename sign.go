@@ -333,19 +333,6 @@ func (s *signState) appendURLMessage(dst []byte, u *url.URL, q url.Values, exp s
 	return s.appendQuery(dst, encRFC3986), nil
 }
 
-// appendQuery appends `k=v&k=v...` for s.fields under enc.
-func (s *signState) appendQuery(dst []byte, enc queryEncoding) []byte {
-	for i, f := range s.fields {
-		if i > 0 {
-			dst = append(dst, '&')
-		}
-		dst = appendEscaped(dst, f.key, enc)
-		dst = append(dst, '=')
-		dst = appendEscaped(dst, f.value, enc)
-	}
-	return dst
-}
-
 // callbackVariants lists the encoder variants VerifyCallback tries after the
 // canonical message, given that message: the PHP variant when a field has ~,
 // the WHATWG variant when one has ~ or *. In the canonical message a literal ~
