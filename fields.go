@@ -22,7 +22,8 @@ const (
 // collect puts into s.fields, sorted byte-wise by key, the fields of form
 // that take part in the message (spec, Authentication steps 1-3): all but
 // signature, keys with no value left out, and exp (with the value exp) when
-// exp is not empty (outbound). A key with several values is an error.
+// exp is not empty (outbound). A key with several values is an error naming
+// it (the first in sorted order, when there are more).
 //
 // A merchant's requests and the gateway's callbacks repeat a few field sets,
 // so each signState remembers the sorted keys of the last set it collected,
@@ -36,14 +37,21 @@ func (s *signState) collect(form url.Values, exp string) error {
 		return nil
 	}
 	s.fields = s.fields[:0]
+	multi, multiN := "", 0 // the first key, in sorted order, with several values
 	for k, v := range form {
 		if k == fieldSignature || exp != "" && k == fieldExp || len(v) == 0 {
 			continue
 		}
 		if len(v) > 1 {
-			return fmt.Errorf("%w: %q has %d values", ErrMultipleValues, k, len(v))
+			if multiN == 0 || k < multi {
+				multi, multiN = k, len(v)
+			}
+			continue
 		}
 		s.fields = append(s.fields, field{k, v[0]})
+	}
+	if multiN > 0 {
+		return fmt.Errorf("%w: %q has %d values", ErrMultipleValues, multi, multiN)
 	}
 	if exp != "" {
 		s.fields = append(s.fields, field{fieldExp, exp})

@@ -87,3 +87,29 @@ func TestRememberShapeOwnsKeys(t *testing.T) {
 	require.NoError(t, s.collect(long, ""))
 	require.Empty(t, s.shape)
 }
+
+// FuzzCollectShape: whatever field set a state remembers, collecting the
+// next one gives the same fields and error as a state with no shape.
+func FuzzCollectShape(f *testing.F) {
+	f.Add("agency=A1&refNo=R1&amount=1.00", "agency=A2&refNo=R2&amount=2.00", false)
+	f.Add("a=1&b=2&exp=3", "a=1&b=2&signature=x", true)
+	f.Add("a=1&b=2", "a=1&b=2&b=3", false)
+	f.Add("a=1&b=2", "a=1&b", true)
+	f.Fuzz(func(t *testing.T, first, second string, outbound bool) {
+		exp := ""
+		if outbound {
+			exp = "1800000060"
+		}
+		f1, _ := url.ParseQuery(first)
+		f2, _ := url.ParseQuery(second)
+		var s, fresh signState
+		_ = s.collect(f1, exp)
+		errShaped := s.collect(f2, exp)
+		errFresh := fresh.collect(f2, exp)
+		require.Equal(t, errFresh, errShaped)
+		if errFresh == nil {
+			require.Equal(t, append([]field{}, fresh.fields...), append([]field{}, s.fields...))
+			require.Equal(t, string(fresh.appendQuery(nil, encFormPHP)), string(s.appendQuery(nil, encFormPHP)))
+		}
+	})
+}
