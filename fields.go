@@ -12,9 +12,22 @@ type field struct {
 	key, value string
 }
 
-// Limits on the field sets whose shape a signState remembers (see collect):
-// the gateway's have about ten short keys. maxShapeFields fits signState.plain.
+// shape is the sorted keys of a field set, copied into one string the
+// signState owns, so that a remembered key never holds on to the caller's
+// memory (a key parsed from a request body is a substring of the whole
+// body).
+type shape struct {
+	keys   []string
+	plain  uint32 // plainMask of the keys
+	hasExp bool   // one of the keys is exp
+}
+
+// Limits on the field sets a signState remembers (see collect): a merchant
+// signs orders, and perhaps QR or report requests, and verifies callbacks,
+// all with one Key; each of these field sets has about ten short keys.
+// maxShapeFields fits the bit masks.
 const (
+	maxShapes      = 4
 	maxShapeFields = 16
 	maxShapeBytes  = 256
 )
@@ -26,15 +39,19 @@ const (
 // it (the first in sorted order, when there are more).
 //
 // A merchant's requests and the gateway's callbacks repeat a few field sets,
-// so each signState remembers the sorted keys of the last set it collected,
-// its shape. When form has that shape, the fields are read in order with one
-// lookup a key, which costs less than ranging over the map and sorting. The
-// shape is used only when it provably matches: every remembered key holds
-// one value, and form has no other key than those, signature, and (outbound)
-// exp, which its length shows. Otherwise the general path runs.
+// so each signState remembers the sorted keys of the last few sets it
+// collected, their shapes. When form has one of those shapes, the fields are
+// read in order with one lookup a key, which costs less than ranging over
+// the map and sorting. A shape is used only when it provably matches: every
+// remembered key holds one value, and form has no other key than those,
+// signature, and (outbound) exp, which its length shows. Otherwise the
+// general path runs and remembers the new shape.
 func (s *signState) collect(form url.Values, exp string) error {
-	if s.collectShaped(form, exp) {
-		return nil
+	for i := range s.shapes {
+		if s.collectShaped(&s.shapes[i], form, exp) {
+			s.plain = s.shapes[i].plain
+			return nil
+		}
 	}
 	s.fields = s.fields[:0]
 	multi, multiN := "", 0 // the first key, in sorted order, with several values
@@ -57,22 +74,30 @@ func (s *signState) collect(form url.Values, exp string) error {
 		s.fields = append(s.fields, field{fieldExp, exp})
 	}
 	sortFields(s.fields)
+	s.plain = plainMask(s.fields)
 	s.rememberShape()
 	return nil
 }
 
-// collectShaped fills s.fields from form in the order of s.shape, and
-// reports whether form has exactly that shape.
-func (s *signState) collectShaped(form url.Values, exp string) bool {
-	if len(s.shape) == 0 {
+// collectShaped fills s.fields from form in the order of sh, and reports
+// whether form has exactly that shape.
+func (s *signState) collectShaped(sh *shape, form url.Values, exp string) bool {
+	outbound := exp != ""
+	fromForm := len(sh.keys) // the keys of sh that form must hold
+	if outbound {
+		if !sh.hasExp {
+			return false
+		}
+		fromForm--
+	}
+	// form may hold, besides, signature and (outbound) exp.
+	if len(sh.keys) == 0 || len(form) < fromForm || len(form) > fromForm+1+b2i(outbound) {
 		return false
 	}
 	s.fields = s.fields[:0]
-	fromForm, sawExp := 0, false
-	for _, k := range s.shape {
-		if exp != "" && k == fieldExp {
+	for _, k := range sh.keys {
+		if outbound && k == fieldExp {
 			s.fields = append(s.fields, field{k, exp})
-			sawExp = true
 			continue
 		}
 		v := form[k]
@@ -80,68 +105,72 @@ func (s *signState) collectShaped(form url.Values, exp string) bool {
 			return false
 		}
 		s.fields = append(s.fields, field{k, v[0]})
-		fromForm++
-	}
-	if exp != "" && !sawExp {
-		return false
 	}
 	if len(form) == fromForm {
 		return true
 	}
-	// The only other keys allowed are the two that never take part as they
-	// are: signature, and (outbound) exp, which the signer replaces.
 	if _, ok := form[fieldSignature]; ok {
 		fromForm++
 	}
-	if _, ok := form[fieldExp]; ok && exp != "" {
+	if _, ok := form[fieldExp]; ok && outbound {
 		fromForm++
 	}
 	return len(form) == fromForm
 }
 
-// rememberShape records the keys of s.fields as s.shape, unless they are
-// already its shape or the set is larger than any the gateway uses. The keys
-// are copied into one string that the state owns, so that a remembered key
-// never holds on to the caller's memory (a key parsed from a request body is
-// a substring of the whole body).
-func (s *signState) rememberShape() {
-	if len(s.fields) == len(s.shape) {
-		same := true
-		for i, f := range s.fields {
-			if f.key != s.shape[i] {
-				same = false
-				break
-			}
-		}
-		if same {
-			return
-		}
+// b2i is 1 for true and 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
-	s.shape, s.plain = s.shape[:0], 0
+	return 0
+}
+
+// rememberShape records the keys of s.fields as a shape, in place of the one
+// remembered longest ago, unless they already are one or the set is empty or
+// larger than any the gateway uses.
+func (s *signState) rememberShape() {
 	size := 0
 	for _, f := range s.fields {
 		size += len(f.key)
 	}
-	if len(s.fields) > maxShapeFields || size > maxShapeBytes {
+	if len(s.fields) == 0 || len(s.fields) > maxShapeFields || size > maxShapeBytes {
 		return
 	}
+	for i := range s.shapes {
+		if slices.EqualFunc(s.shapes[i].keys, s.fields, func(k string, f field) bool { return k == f.key }) {
+			return
+		}
+	}
+	sh := &s.shapes[s.next]
+	s.next = (s.next + 1) % maxShapes
 	var b strings.Builder
 	b.Grow(size)
 	for _, f := range s.fields {
 		b.WriteString(f.key)
 	}
 	all := b.String()
-	for i, f := range s.fields {
-		s.shape = append(s.shape, all[:len(f.key)])
+	sh.keys, sh.plain, sh.hasExp = sh.keys[:0], s.plain, false
+	for _, f := range s.fields {
+		sh.keys = append(sh.keys, all[:len(f.key)])
 		all = all[len(f.key):]
-		if isPlain(f.key) {
-			s.plain |= 1 << i
-		}
+		sh.hasExp = sh.hasExp || f.key == fieldExp
 	}
 }
 
-// isPlain reports whether every encoding writes k unchanged: A-Z a-z 0-9
-// - . _ only.
+// plainMask marks the fields (bit i for fs[i], the first 32) whose key
+// every encoding writes unchanged: A-Z a-z 0-9 - . _ only.
+func plainMask(fs []field) uint32 {
+	var m uint32
+	for i, f := range fs[:min(len(fs), 32)] {
+		if isPlain(f.key) {
+			m |= 1 << i
+		}
+	}
+	return m
+}
+
+// isPlain reports whether every encoding writes k unchanged.
 func isPlain(k string) bool {
 	for i := 0; i < len(k); i++ {
 		c := k[i]
@@ -152,15 +181,14 @@ func isPlain(k string) bool {
 	return true
 }
 
-// appendQuery appends `k=v&k=v...` for s.fields under enc. Keys that the
-// shape marks plain are copied as they are: after collect, s.fields has the
-// keys of s.shape in order, or s.shape is empty and nothing is marked.
+// appendQuery appends `k=v&k=v...` for s.fields under enc. Keys that
+// s.plain marks are copied as they are.
 func (s *signState) appendQuery(dst []byte, enc queryEncoding) []byte {
 	for i, f := range s.fields {
 		if i > 0 {
 			dst = append(dst, '&')
 		}
-		if s.plain>>i&1 != 0 {
+		if i < 32 && s.plain>>i&1 != 0 {
 			dst = append(dst, f.key...)
 		} else {
 			dst = appendEscaped(dst, f.key, enc)

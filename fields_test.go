@@ -1,6 +1,7 @@
 package paygate
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -37,29 +38,69 @@ func TestCollectShape(t *testing.T) {
 		{"an extra key with two values", with(func(v url.Values) { v["x"] = []string{"1", "2"} }), ""},
 		{"empty form", url.Values{}, ""},
 	}
-	// Every pair: the first call leaves its shape, the second may use it.
+	// Every pair: the first call leaves its shape, an order signed in
+	// between leaves another, and the last call may use either.
+	order := url.Values{"agency": {"A1"}, "refNo": {"R1"}, "amount": {"1.00"}, "email": {"a@b.c"}, "returnUrl": {"https://x/"}}
 	for _, first := range tests {
 		for _, tt := range tests {
 			t.Run(first.name+" then "+tt.name, func(t *testing.T) {
 				var s signState
 				_ = s.collect(first.form, first.exp)
-				errShaped := s.collect(tt.form, tt.exp)
-				var fresh signState
-				errFresh := fresh.collect(tt.form, tt.exp)
-				require.Equal(t, errFresh, errShaped)
-				if errFresh == nil {
-					require.Equal(t, append([]field{}, fresh.fields...), append([]field{}, s.fields...))
-					for enc := range queryEncoding(4) {
-						var want []string
-						for _, f := range fresh.fields {
-							want = append(want, referenceEscape(f.key, enc)+"="+referenceEscape(f.value, enc))
-						}
-						require.Equal(t, strings.Join(want, "&"), string(s.appendQuery(nil, enc)), enc.String())
-					}
-				}
+				require.NoError(t, s.collect(order, "1800000060"))
+				requireCollectsAsFresh(t, &s, tt.form, tt.exp)
 			})
 		}
 	}
+}
+
+// requireCollectsAsFresh checks that s, whatever shapes it remembers,
+// collects form as a state that remembers none does, and builds the query
+// that url.QueryEscape gives under every encoding.
+func requireCollectsAsFresh(t *testing.T, s *signState, form url.Values, exp string) {
+	t.Helper()
+	errShaped := s.collect(form, exp)
+	var fresh signState
+	errFresh := fresh.collect(form, exp)
+	require.Equal(t, errFresh, errShaped)
+	if errFresh != nil {
+		return
+	}
+	require.Equal(t, append([]field{}, fresh.fields...), append([]field{}, s.fields...))
+	for enc := range queryEncoding(4) {
+		var want []string
+		for _, f := range fresh.fields {
+			want = append(want, referenceEscape(f.key, enc)+"="+referenceEscape(f.value, enc))
+		}
+		require.Equal(t, strings.Join(want, "&"), string(s.appendQuery(nil, enc)), enc.String())
+	}
+}
+
+// TestShapesTakeTurns checks that a state keeps maxShapes field sets, so
+// that signing orders and verifying callbacks in turn with one Key never
+// goes back to the general path, and that a new set replaces the one
+// remembered longest ago.
+func TestShapesTakeTurns(t *testing.T) {
+	callback := url.Values{"status": {"success"}, "refNo": {"R1"}, "amount": {"1.00"}, "signature": {"0123456789abcdef"}}
+	order := url.Values{"agency": {"A1"}, "refNo": {"R1"}, "amount": {"1.00"}}
+	var s signState
+	require.NoError(t, s.collect(callback, ""))
+	require.NoError(t, s.collect(order, "1800000060"))
+	require.Equal(t, 2, s.next)
+	for i := range 10 {
+		order.Set("amount", fmt.Sprintf("%d.00", i+1))
+		callback.Set("amount", fmt.Sprintf("%d.00", i+1))
+		requireCollectsAsFresh(t, &s, order, "1800000060")
+		requireCollectsAsFresh(t, &s, callback, "")
+	}
+	require.Equal(t, 2, s.next, "no shape remembered after the first two")
+
+	for i := range maxShapes - 1 {
+		require.NoError(t, s.collect(url.Values{fmt.Sprint("k", i): {"v"}}, ""))
+	}
+	require.Equal(t, []string{"k2"}, s.shapes[0].keys, "the oldest shape, the callback's, is replaced")
+	require.Equal(t, []string{"agency", "amount", "exp", "refNo"}, s.shapes[1].keys)
+	require.True(t, s.shapes[1].hasExp)
+	requireCollectsAsFresh(t, &s, callback, "")
 }
 
 // TestRememberShapeOwnsKeys checks that the remembered keys do not point into
@@ -70,9 +111,9 @@ func TestRememberShapeOwnsKeys(t *testing.T) {
 	require.NoError(t, err)
 	var s signState
 	require.NoError(t, s.collect(form, ""))
-	require.Equal(t, []string{"agency", "refNo"}, s.shape)
+	require.Equal(t, []string{"agency", "refNo"}, s.shapes[0].keys)
 	start := uintptr(unsafe.Pointer(unsafe.StringData(body)))
-	for _, k := range s.shape {
+	for _, k := range s.shapes[0].keys {
 		p := uintptr(unsafe.Pointer(unsafe.StringData(k)))
 		require.False(t, start <= p && p < start+uintptr(len(body)), "%q points into the caller's body", k)
 	}
@@ -81,35 +122,30 @@ func TestRememberShapeOwnsKeys(t *testing.T) {
 	for i := range maxShapeFields + 1 {
 		big.Set(strings.Repeat("k", i+1), "v")
 	}
-	require.NoError(t, s.collect(big, ""))
-	require.Empty(t, s.shape)
 	long := url.Values{strings.Repeat("k", maxShapeBytes+1): {"v"}}
-	require.NoError(t, s.collect(long, ""))
-	require.Empty(t, s.shape)
+	for _, form := range []url.Values{big, long, {}} {
+		require.NoError(t, s.collect(form, ""))
+		require.Equal(t, 1, s.next)
+		require.Empty(t, s.shapes[1].keys)
+	}
 }
 
-// FuzzCollectShape: whatever field set a state remembers, collecting the
-// next one gives the same fields and error as a state with no shape.
+// FuzzCollectShape: whatever field sets a state remembers, collecting the
+// next one gives the same fields, error and query as a state with none.
 func FuzzCollectShape(f *testing.F) {
-	f.Add("agency=A1&refNo=R1&amount=1.00", "agency=A2&refNo=R2&amount=2.00", false)
-	f.Add("a=1&b=2&exp=3", "a=1&b=2&signature=x", true)
-	f.Add("a=1&b=2", "a=1&b=2&b=3", false)
-	f.Add("a=1&b=2", "a=1&b", true)
-	f.Fuzz(func(t *testing.T, first, second string, outbound bool) {
-		exp := ""
-		if outbound {
-			exp = "1800000060"
-		}
-		f1, _ := url.ParseQuery(first)
-		f2, _ := url.ParseQuery(second)
-		var s, fresh signState
-		_ = s.collect(f1, exp)
-		errShaped := s.collect(f2, exp)
-		errFresh := fresh.collect(f2, exp)
-		require.Equal(t, errFresh, errShaped)
-		if errFresh == nil {
-			require.Equal(t, append([]field{}, fresh.fields...), append([]field{}, s.fields...))
-			require.Equal(t, string(fresh.appendQuery(nil, encFormPHP)), string(s.appendQuery(nil, encFormPHP)))
+	f.Add("agency=A1&refNo=R1&amount=1.00", "a=1", "agency=A2&refNo=R2&amount=2.00", uint8(0))
+	f.Add("a=1&b=2&exp=3", "a=1&b=2", "a=1&b=2&signature=x", uint8(7))
+	f.Add("a=1&b=2", "c=1", "a=1&b=2&b=3", uint8(2))
+	f.Add("a=1&b=2", "a=1&b", "a=1&b", uint8(5))
+	f.Fuzz(func(t *testing.T, first, second, third string, outbound uint8) {
+		var s signState
+		for i, body := range []string{first, second, third} {
+			exp := ""
+			if outbound>>i&1 != 0 {
+				exp = "1800000060"
+			}
+			form, _ := url.ParseQuery(body)
+			requireCollectsAsFresh(t, &s, form, exp)
 		}
 	})
 }

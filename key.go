@@ -36,10 +36,10 @@ type signState struct {
 	mac    hash.Hash
 	buf    []byte
 	fields []field
-	// shape is the sorted keys of the last field set collected, and plain
-	// marks those (bit i for shape[i]) that every encoding writes unchanged
-	// (see collect).
-	shape []string
+	shapes [maxShapes]shape // the field sets seen last (see collect)
+	next   int              // the entry of shapes to replace next
+	// plain marks the keys of fields (bit i for fields[i]) that every
+	// encoding writes unchanged, so appendQuery copies them.
 	plain uint32
 	sum   []byte
 	// the last exp, Unix seconds and text (see expValue)

@@ -239,4 +239,22 @@ func BenchmarkSigningRatios(b *testing.B) {
 			ratioBaseline{"reusedHMAC", reused(msg)},
 			ratioBaseline{"naive", func() { naiveVerify(rawKey, cb) }})
 	})
+	// The same with every call a field set the state does not remember
+	// (maxShapes+1 sets in turn): the general path's cost.
+	b.Run("VerifyCallbackShapeMiss", func(b *testing.B) {
+		msg := []byte(cbMsgs[0].Message)
+		var forms [maxShapes + 1]url.Values
+		for i := range forms {
+			f := url.Values{}
+			for k, v := range cb {
+				f[k] = v
+			}
+			f.Set(fmt.Sprint("extra", i), "1")
+			forms[i], _ = SignCallback(key, f)
+		}
+		i := 0
+		benchRatios(b, 200, func() { i++; _ = VerifyCallback(forms[i%len(forms)], key) },
+			ratioBaseline{"rawHMAC", func() { rawHMACNew(rawKey, msg) }},
+			ratioBaseline{"naive", func() { naiveVerify(rawKey, cb) }})
+	})
 }
