@@ -112,8 +112,10 @@ func (s *signState) collectShaped(sh *shape, form url.Values, exp string) bool {
 	if _, ok := form[fieldSignature]; ok {
 		fromForm++
 	}
-	if _, ok := form[fieldExp]; ok && outbound {
-		fromForm++
+	if outbound {
+		if _, ok := form[fieldExp]; ok {
+			fromForm++
+		}
 	}
 	return len(form) == fromForm
 }
