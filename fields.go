@@ -84,14 +84,15 @@ func (s *signState) collect(form url.Values, exp string) error {
 func (s *signState) collectShaped(sh *shape, form url.Values, exp string) bool {
 	outbound := exp != ""
 	fromForm := len(sh.keys) // the keys of sh that form must hold
+	others := 1              // and the keys it may hold besides: signature
 	if outbound {
 		if !sh.hasExp {
 			return false
 		}
-		fromForm--
+		fromForm-- // exp comes from the signer,
+		others++   // and form may hold an old one
 	}
-	// form may hold, besides, signature and (outbound) exp.
-	if len(sh.keys) == 0 || len(form) < fromForm || len(form) > fromForm+1+b2i(outbound) {
+	if len(sh.keys) == 0 || len(form) < fromForm || len(form) > fromForm+others {
 		return false
 	}
 	s.fields = s.fields[:0]
@@ -118,14 +119,6 @@ func (s *signState) collectShaped(sh *shape, form url.Values, exp string) bool {
 		}
 	}
 	return len(form) == fromForm
-}
-
-// b2i is 1 for true and 0 for false.
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // rememberShape records the keys of s.fields as a shape, in place of the one
