@@ -1,116 +1,211 @@
 package paygate
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/url"
+	"strings"
 )
 
 // Callback is a payment result the gateway POSTs to the merchant's returnUrl
-// (spec A2): the direct, signed server callback or the buyer's unsigned
-// browser return.
+// (docs/protocol.md "Payment callback"): the direct, signed server callback
+// or the buyer's unsigned browser return.
+//
+// Only `status` and `refNo` are needed to act on a callback, and only they
+// are required. The protocol does not show the types of the other fields nor
+// the inside of `fpx` (docs/assumptions.md A-fields), so whatever of them
+// does not parse is listed in Problems, its raw text stays in Form, and the
+// callback is still acted on.
 type Callback struct {
-	Status     Status // success, pending, failed (or whatever the gateway sent)
-	OrderNo    string // the gateway's order number
-	RefNo      string // the merchant's reference as sent, extra data included
-	ExtraData  string
-	Amount     Amount
-	AddCharge  Amount
-	FPXTxnID   string
+	// Status is the `status` field: success, pending, failed, or whatever
+	// the gateway sent.
+	Status Status
+	// OrderNo is the gateway's order number (`orderNo`).
+	OrderNo string
+	// RefNo is the merchant's base reference: the `refNo` field up to its
+	// first "~". Fulfilment is keyed on it, so a callback whose refNo arrives
+	// joined ("INV-1~cart-7") and one whose refNo arrives split ("INV-1"
+	// plus extraData "cart-7") are one event (docs/assumptions.md A-refno).
+	RefNo string
+	// ExtraData is the extra merchant reference: what follows "~" in a
+	// joined refNo, else the `extraData` field.
+	ExtraData string
+	// Amount is the `amount` field in sen; zero when it did not parse (then
+	// Problems names it and Form holds the raw text).
+	Amount Amount
+	// AddCharge is the `addCharge` field in sen; zero when it did not parse.
+	AddCharge Amount
+	// FPXTxnID is the payment network's transaction id (`fpxTxnId`).
+	FPXTxnID string
+	// FPXTxnTime is the payment network's transaction time (`fpxTxnTime`),
+	// as received: its format is not shown.
 	FPXTxnTime string
-	Agency     string
-	// FPX is the parsed `fpx` JSON string; zero when the field is absent.
+	// Agency is the merchant's agency identifier (`agency`).
+	Agency string
+	// FPX is what was read of the `fpx` JSON string; zero when it is absent.
 	FPX FPXDetail
+	// Problems lists the fields that did not parse or contradict each other.
+	// The callback is still handled; see Consistent.
+	Problems []FieldError
 	// Form holds every field as received, signature included.
 	Form url.Values
 	// Verified is true only when the signature was checked against a key.
 	Verified bool
 }
 
-// FPXDetail is the payment-network detail of a callback (the `fpx` field of
-// spec A2, a JSON string whose inner structure the spec does not show).
+// FPXDetail is the payment-network detail of a callback: the `fpx` field, a
+// JSON string whose inner structure the protocol does not show beyond
+// `fpx_debit_auth_code` (docs/assumptions.md A-fpx). Only that code is read.
 type FPXDetail struct {
-	// Present is true when the callback carried an fpx field.
+	// Present is true when the callback carried a non-empty fpx field.
 	Present bool
 	// DebitAuthCode is fpx_debit_auth_code; its Status and Reason map it per
-	// the spec's table and the public FPX code list.
+	// the protocol's table and the public FPX code list. Empty when the code
+	// is absent, null, not a string or given more than once.
 	DebitAuthCode FPXCode
-	// HasDebitAuthCode is true when the JSON held fpx_debit_auth_code.
+	// HasDebitAuthCode is true when the JSON named fpx_debit_auth_code at
+	// all (with any value, null included).
 	HasDebitAuthCode bool
-	// Raw is the whole JSON object as received.
-	Raw json.RawMessage
+	// Raw is the fpx field as received.
+	Raw string
 }
 
-// ParseCallback reads the fields of spec A2 from a callback form. It does
-// not verify the signature (VerifyCallback does; CallbackHandler does both).
-// `status` and `refNo` are required, amounts must be decimals with at most
-// two places, `fpx` must be a JSON object whose fpx_debit_auth_code, if
-// present, is a string, and no field may have several values. Every problem
-// is reported at once, by field name, in a *ValidationError.
+// ParseCallback reads the fields of a payment callback (docs/protocol.md
+// "Payment callback"). It does not verify the signature (VerifyCallback
+// does; CallbackHandler does both).
+//
+// It fails only when the callback cannot be routed: `status` or `refNo`
+// missing, empty, or given several times (a *ValidationError naming each).
+// Every other field that does not parse (an amount such as "1,000.00", an
+// fpx that is not a JSON object, a fpx_debit_auth_code that is not a string
+// or appears twice, several values of one field, an extraData that disagrees
+// with a joined refNo) is listed in Callback.Problems and the callback is
+// returned: a verified payment is never dropped for a field the protocol
+// does not define.
 func ParseCallback(form url.Values) (*Callback, error) {
-	var v ValidationError
-	get := func(name string) string {
+	cb := &Callback{Form: form}
+	var routing ValidationError
+	get := func(name string, required bool) string {
 		vals := form[name]
-		if len(vals) > 1 {
-			v.add(name, "must have one value", "")
-		}
-		if len(vals) == 0 {
+		switch {
+		case len(vals) > 1 && required:
+			routing.add(name, "must have one value", "")
+		case len(vals) > 1:
+			cb.problem(name, "has several values; the first is used", "")
+		case len(vals) == 0 || vals[0] == "":
+			if required {
+				routing.add(name, ruleRequired, "")
+			}
 			return ""
 		}
 		return vals[0]
 	}
-	cb := &Callback{
-		Status:     Status(get("status")),
-		OrderNo:    get("orderNo"),
-		RefNo:      get("refNo"),
-		ExtraData:  get("extraData"),
-		FPXTxnID:   get("fpxTxnId"),
-		FPXTxnTime: get("fpxTxnTime"),
-		Agency:     get("agency"),
-		Form:       form,
-	}
-	if cb.Status == "" {
-		v.add("status", ruleRequired, "")
-	}
-	if cb.RefNo == "" {
-		v.add("refNo", ruleRequired, "")
-	}
-	for _, f := range []struct {
-		name string
-		dst  *Amount
-	}{{"amount", &cb.Amount}, {"addCharge", &cb.AddCharge}} {
-		if s := get(f.name); s != "" {
-			a, err := ParseAmount(s)
-			if err != nil {
-				v.add(f.name, "must be a decimal with at most two places", s)
-			}
-			*f.dst = a
+	cb.Status = Status(get("status", true))
+	refNo := get("refNo", true)
+	cb.OrderNo = get("orderNo", false)
+	cb.FPXTxnID = get("fpxTxnId", false)
+	cb.FPXTxnTime = get("fpxTxnTime", false)
+	cb.Agency = get("agency", false)
+	extra := get("extraData", false)
+	base, joined, isJoined := strings.Cut(refNo, "~")
+	switch {
+	case refNo != "" && base == "":
+		routing.add("refNo", "must have a reference before ~", refNo)
+	case !isJoined:
+		cb.RefNo, cb.ExtraData = refNo, extra
+	default:
+		cb.RefNo, cb.ExtraData = base, joined
+		if extra != "" && extra != joined {
+			cb.problem("extraData", "differs from the extra reference joined to refNo, which is used", extra)
 		}
 	}
-	if raw := get("fpx"); raw != "" {
-		cb.FPX.Present, cb.FPX.Raw = true, json.RawMessage(raw)
-		var inner map[string]json.RawMessage
-		if err := json.Unmarshal(cb.FPX.Raw, &inner); err != nil || inner == nil {
-			v.add("fpx", "must be a JSON object", raw)
-		} else if code, ok := inner["fpx_debit_auth_code"]; ok {
-			var s string
-			if err := json.Unmarshal(code, &s); err != nil {
-				v.add("fpx", "fpx_debit_auth_code must be a string", string(code))
-			}
-			cb.FPX.DebitAuthCode, cb.FPX.HasDebitAuthCode = FPXCode(s), true
-		}
-	}
-	if err := v.err(); err != nil {
+	if err := routing.err(); err != nil {
 		return nil, err
+	}
+	cb.Amount = cb.amount("amount", get("amount", false))
+	cb.AddCharge = cb.amount("addCharge", get("addCharge", false))
+	if raw := get("fpx", false); raw != "" {
+		cb.FPX.Present, cb.FPX.Raw = true, raw
+		cb.readFPX(raw)
 	}
 	return cb, nil
 }
 
-// Consistent reports whether a success callback's FPX code agrees with its
-// status: the spec's table pairs success with fpx_debit_auth_code 00. A
-// callback without an fpx field, or without the code in it (card and
-// DuitNow payments), has nothing to disagree with.
+// problem records a field that did not parse.
+func (cb *Callback) problem(field, rule, value string) {
+	cb.Problems = append(cb.Problems, newFieldError(field, rule, value))
+}
+
+// amount parses an optional money field, recording a problem when it is not
+// a decimal with at most two places.
+func (cb *Callback) amount(field, s string) Amount {
+	if s == "" {
+		return 0
+	}
+	a, err := ParseAmount(s)
+	if err != nil {
+		cb.problem(field, "is not a decimal with at most two places; read as 0", s)
+		return 0
+	}
+	return a
+}
+
+// readFPX reads fpx_debit_auth_code from the fpx JSON with the package's
+// scanner, skipping every other member without decoding it.
+func (cb *Callback) readFPX(raw string) {
+	p := jsonScanner{s: raw}
+	if p.peek() != '{' {
+		cb.problem("fpx", "is not a JSON object", raw)
+		return
+	}
+	var code string
+	var seen int
+	valid := true
+	p.eachMember(func(key string) {
+		if key != "fpx_debit_auth_code" {
+			p.value(1)
+			return
+		}
+		seen++
+		switch c := p.peek(); c {
+		case '"':
+			code = p.str()
+		case 'n':
+			p.literal("null")
+			code = ""
+		default:
+			valid = false
+			cb.problem("fpx", "fpx_debit_auth_code is not a string", p.skip())
+		}
+	})
+	if p.ws(); p.err == nil && p.i != len(p.s) {
+		p.unexpected("the end of the JSON object")
+	}
+	switch {
+	case p.err != nil:
+		cb.problem("fpx", "is not valid JSON: "+p.err.Error(), "")
+		return
+	case seen == 0:
+		return
+	case seen > 1:
+		cb.problem("fpx", "fpx_debit_auth_code appears more than once; the code is unknown", "")
+	case valid:
+		cb.FPX.DebitAuthCode = FPXCode(code)
+	}
+	cb.FPX.HasDebitAuthCode = true
+}
+
+// Consistent reports whether the callback parsed cleanly and, for a success,
+// agrees with the protocol's table, which pairs success with
+// fpx_debit_auth_code 00. A success whose code is present but empty, null,
+// unreadable or another code, or any callback with Problems, is
+// inconsistent: CallbackHandler still fulfils a verified success (the
+// receiver rule keys on status alone) and logs a warning, so that a Fulfil
+// can hold such an order for review. A success without an fpx field, or
+// without the code in it, has nothing to disagree with.
 func (cb *Callback) Consistent() bool {
+	if len(cb.Problems) > 0 {
+		return false
+	}
 	return cb.Status != StatusSuccess || !cb.FPX.HasDebitAuthCode || cb.FPX.DebitAuthCode == "00"
 }
 

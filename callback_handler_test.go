@@ -44,7 +44,8 @@ type recorder struct {
 
 func (rec *recorder) handler(key Key) *CallbackHandler {
 	return &CallbackHandler{
-		Keys: []Key{key},
+		Keys:   []Key{key},
+		Logger: slog.New(slog.DiscardHandler),
 		Fulfil: func(ctx context.Context, cb *Callback) error {
 			if !cb.Verified || cb.Status != StatusSuccess {
 				panic("Fulfil called with an unverified or non-success callback")
@@ -139,12 +140,12 @@ func TestCallbackHandlerResponses(t *testing.T) {
 		{"verified failed", func() *http.Request { return signedRequest(t, key, callbackFields("INV-3", "GW3", StatusFailed, "51")) }, nil, 200, 0, 1, 0, 0, ""},
 		{"verified unknown status", func() *http.Request { return signedRequest(t, key, callbackFields("INV-4", "GW4", "refunded", "00")) }, nil, 200, 0, 1, 0, 0, ""},
 		{"success without fpx (card)", func() *http.Request { return signedRequest(t, key, callbackFields("INV-5", "GW5", StatusSuccess, "-")) }, nil, 200, 1, 0, 0, 0, ""},
-		{"success with a non-00 FPX code goes to OnStatus", func() *http.Request {
+		{"success with a non-00 FPX code is fulfilled", func() *http.Request {
 			return signedRequest(t, key, callbackFields("INV-6", "GW6", StatusSuccess, "51"))
-		}, nil, 200, 0, 1, 0, 0, ""},
-		{"success with an empty FPX code goes to OnStatus", func() *http.Request {
+		}, nil, 200, 1, 0, 0, 0, ""},
+		{"success with an empty FPX code is fulfilled", func() *http.Request {
 			return signedRequest(t, key, callbackFields("INV-6b", "GW6", StatusSuccess, ""))
-		}, nil, 200, 0, 1, 0, 0, ""},
+		}, nil, 200, 1, 0, 0, 0, ""},
 		{"pending without OnStatus: 200", func() *http.Request {
 			return signedRequest(t, key, callbackFields("INV-7", "GW7", StatusPending, "09"))
 		},
@@ -168,7 +169,12 @@ func TestCallbackHandlerResponses(t *testing.T) {
 		{"smaller limit: 413", func() *http.Request { return signedRequest(t, key, success) },
 			func(h *CallbackHandler) { h.BodyLimit = 100 }, 413, 0, 0, 0, 1, ""},
 		{"unparsable: 400", func() *http.Request { return rawRequest(t, http.MethodPost, form, "status=%zz&signature=00") }, nil, 400, 0, 0, 0, 1, ""},
-		{"verified but malformed amount: 400", func() *http.Request { r, _ := NewReturnRequest("/r", badAmount); return r }, nil, 400, 0, 0, 0, 1, ""},
+		{"verified with a malformed amount is fulfilled", func() *http.Request { r, _ := NewReturnRequest("/r", badAmount); return r }, nil, 200, 1, 0, 0, 0, ""},
+		{"verified without refNo: 400, the gateway retries", func() *http.Request {
+			f := callbackFields("INV-10", "GW10", StatusSuccess, "00")
+			f.Del("refNo")
+			return signedRequest(t, key, f)
+		}, nil, 400, 0, 0, 0, 1, ""},
 		{"no Fulfil: 500 so the gateway retries", func() *http.Request { return signedRequest(t, key, success) },
 			func(h *CallbackHandler) { h.Fulfil = nil }, 500, 0, 0, 0, 0, ""},
 		{"no keys: 500", func() *http.Request { return signedRequest(t, key, success) },
@@ -305,9 +311,9 @@ func TestCallbackHandlerExpiredLease(t *testing.T) {
 	h := rec.handler(key)
 	h.Deduper, h.Lease = dd, time.Minute
 
-	state, _, err := dd.Claim(context.Background(), "fulfil|INV-9", time.Minute) // the replica that crashed
+	c, err := dd.Claim(context.Background(), "fulfil|INV-9", time.Minute) // the replica that crashed
 	require.NoError(t, err)
-	require.Equal(t, Claimed, state)
+	require.Equal(t, ClaimAcquired, c.State)
 	f := callbackFields("INV-9", "GW9", StatusSuccess, "00")
 	w := serve(h, signedRequest(t, key, f))
 	require.Equal(t, 503, w.Code)
@@ -321,54 +327,124 @@ func TestCallbackHandlerExpiredLease(t *testing.T) {
 	require.Equal(t, []string{"INV-9"}, rec.fulfils)
 }
 
-func TestMemoryDeduper(t *testing.T) {
+// Retention, and expiry that is incremental: each Claim drops at most
+// expirePerClaim lapsed keys, so the store drains without a full sweep.
+func TestMemoryDeduperExpiry(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	d := &MemoryDeduper{Now: func() time.Time { return now }, Retention: time.Hour}
-	s, tok, err := d.Claim(ctx, "k", time.Minute)
+	c, err := d.Claim(ctx, "k", time.Minute)
 	require.NoError(t, err)
-	require.Equal(t, Claimed, s)
-	s, _, _ = d.Claim(ctx, "k", time.Minute)
-	require.Equal(t, Busy, s)
-	require.ErrorIs(t, d.Complete(ctx, "k", "not-the-token"), ErrClaimLost)
-	require.NoError(t, d.Release(ctx, "k", tok))
-	s, tok, _ = d.Claim(ctx, "k", time.Minute)
-	require.Equal(t, Claimed, s)
-	require.NoError(t, d.Complete(ctx, "k", tok))
-	require.ErrorIs(t, d.Release(ctx, "k", tok), ErrClaimLost, "a completed key is not released")
-	s, _, _ = d.Claim(ctx, "k", time.Minute)
-	require.Equal(t, Done, s)
+	require.NoError(t, d.Complete(ctx, "k", c.Token, "GW1"))
 	now = now.Add(2 * time.Hour) // past retention
-	s, _, _ = d.Claim(ctx, "k", time.Minute)
-	require.Equal(t, Claimed, s)
-	for i := range 2000 { // sweeps run and drop lapsed claims
-		_, _, _ = d.Claim(ctx, fmt.Sprint("x", i), time.Nanosecond)
-		now = now.Add(time.Millisecond)
+	c, err = d.Claim(ctx, "k", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, ClaimAcquired, c.State, "a key past retention is claimed afresh")
+
+	for i := range 1000 {
+		_, err := d.Claim(ctx, fmt.Sprint("x", i), time.Second)
+		require.NoError(t, err)
 	}
-	require.Less(t, len(d.entries), 2000)
+	require.Equal(t, 1001, d.Len())
+	now = now.Add(time.Minute) // every x key lapsed, k too
+	for i := 1; i <= 100; i++ {
+		_, err := d.Claim(ctx, fmt.Sprint("y", i), time.Hour)
+		require.NoError(t, err)
+		require.Equal(t, 1001+i-expirePerClaim*i, d.Len(), "claim %d drops exactly %d lapsed keys", i, expirePerClaim)
+	}
+	for range 2000 {
+		_, _ = d.Claim(ctx, "y1", time.Hour) // a duplicate still drains lapsed keys
+	}
+	require.Equal(t, 100, d.Len(), "only the live y keys remain")
+	require.Len(t, d.byTime, d.Len(), "heap and map agree")
 }
 
 func TestParseCallback(t *testing.T) {
-	cb, err := ParseCallback(callbackFields("INV-1~x", "GW1", StatusSuccess, "1C"))
-	require.NoError(t, err)
-	require.Equal(t, Amount(14990), cb.Amount)
-	require.Equal(t, FPXCode("1C"), cb.FPX.DebitAuthCode)
-	require.Equal(t, StatusFailed, cb.FPX.DebitAuthCode.Status())
-	require.False(t, cb.Consistent())
-	require.False(t, cb.Verified)
-	require.Contains(t, string(cb.FPX.Raw), "fpx_buyer_name")
-
-	bad := url.Values{"amount": {"1.234"}, "addCharge": {"x"}, "fpx": {"[1]"}, "orderNo": {"a", "b"}}
-	_, err = ParseCallback(bad)
-	var ve *ValidationError
-	require.ErrorAs(t, err, &ve)
-	var fields []string
-	for _, p := range ve.Problems {
-		fields = append(fields, p.Field)
+	base := func(edit func(f url.Values)) url.Values {
+		f := callbackFields("INV-1", "GW1", StatusSuccess, "00")
+		edit(f)
+		return f
 	}
-	require.ElementsMatch(t, []string{"orderNo", "status", "refNo", "amount", "addCharge", "fpx"}, fields)
-	_, err = ParseCallback(url.Values{"status": {"success"}, "refNo": {"A"}, "fpx": {`{"fpx_debit_auth_code":0}`}})
-	require.ErrorContains(t, err, "fpx_debit_auth_code must be a string")
+	fpx := func(v string) url.Values { return base(func(f url.Values) { f.Set("fpx", v) }) }
+	tests := []struct {
+		name       string
+		form       url.Values
+		refNo      string
+		extra      string
+		amount     Amount
+		code       FPXCode
+		hasCode    bool
+		consistent bool
+		problems   []string // fields named in Problems
+	}{
+		{"clean success", base(func(url.Values) {}), "INV-1", "cart 7", 14990, "00", true, true, nil},
+		{"joined refNo, no extraData", base(func(f url.Values) { f.Set("refNo", "INV-1~cart 7"); f.Del("extraData") }), "INV-1", "cart 7", 14990, "00", true, true, nil},
+		{"joined refNo, matching extraData", base(func(f url.Values) { f.Set("refNo", "INV-1~cart 7") }), "INV-1", "cart 7", 14990, "00", true, true, nil},
+		{"joined refNo, other extraData", base(func(f url.Values) { f.Set("refNo", "INV-1~cart 7"); f.Set("extraData", "cart 8") }), "INV-1", "cart 7", 14990, "00", true, false, []string{"extraData"}},
+		{"split, empty extraData", base(func(f url.Values) { f.Set("extraData", "") }), "INV-1", "", 14990, "00", true, true, nil},
+		{"success with code 51", fpx(`{"fpx_debit_auth_code":"51"}`), "INV-1", "cart 7", 14990, "51", true, false, nil},
+		{"success with an empty code", fpx(`{"fpx_debit_auth_code":""}`), "INV-1", "cart 7", 14990, "", true, false, nil},
+		{"success with a null code", fpx(`{"fpx_debit_auth_code":null}`), "INV-1", "cart 7", 14990, "", true, false, nil},
+		{"success with a numeric code", fpx(`{"fpx_debit_auth_code":0}`), "INV-1", "cart 7", 14990, "", true, false, []string{"fpx"}},
+		{"duplicate code key: unknown", fpx(`{"fpx_debit_auth_code":"00","x":1,"fpx_debit_auth_code":"51"}`), "INV-1", "cart 7", 14990, "", true, false, []string{"fpx"}},
+		{"escaped code", fpx(`{"fpx_debit_auth_code":"\u0030\u0030"}`), "INV-1", "cart 7", 14990, "00", true, true, nil},
+		{"card: fpx without the code", fpx(`{"card_brand":"VISA","nested":{"fpx_debit_auth_code":"51"}}`), "INV-1", "cart 7", 14990, "", false, true, nil},
+		{"card: no fpx", base(func(f url.Values) { f.Del("fpx") }), "INV-1", "cart 7", 14990, "", false, true, nil},
+		{"fpx null", fpx(`null`), "INV-1", "cart 7", 14990, "", false, false, []string{"fpx"}},
+		{"fpx array", fpx(`[{"fpx_debit_auth_code":"00"}]`), "INV-1", "cart 7", 14990, "", false, false, []string{"fpx"}},
+		{"fpx not JSON", fpx(`approved`), "INV-1", "cart 7", 14990, "", false, false, []string{"fpx"}},
+		{"fpx truncated", fpx(`{"fpx_debit_auth_code":"00"`), "INV-1", "cart 7", 14990, "", false, false, []string{"fpx"}},
+		{"fpx with trailing text", fpx(`{"fpx_debit_auth_code":"00"} x`), "INV-1", "cart 7", 14990, "", false, false, []string{"fpx"}},
+		{"amount with three places", base(func(f url.Values) { f.Set("amount", "10.000") }), "INV-1", "cart 7", 0, "00", true, false, []string{"amount"}},
+		{"amount with a thousands comma", base(func(f url.Values) { f.Set("amount", "1,000.00"); f.Set("addCharge", "x") }), "INV-1", "cart 7", 0, "00", true, false, []string{"amount", "addCharge"}},
+		{"several orderNo values", base(func(f url.Values) { f["orderNo"] = []string{"GW1", "GW2"} }), "INV-1", "cart 7", 14990, "00", true, false, []string{"orderNo"}},
+		{"pending with code 09", base(func(f url.Values) { f.Set("status", "pending"); f.Set("fpx", `{"fpx_debit_auth_code":"09"}`) }), "INV-1", "cart 7", 14990, "09", true, true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cb, err := ParseCallback(tt.form)
+			require.NoError(t, err)
+			require.Equal(t, tt.refNo, cb.RefNo)
+			require.Equal(t, tt.extra, cb.ExtraData)
+			require.Equal(t, tt.amount, cb.Amount)
+			require.Equal(t, tt.code, cb.FPX.DebitAuthCode)
+			require.Equal(t, tt.hasCode, cb.FPX.HasDebitAuthCode)
+			require.Equal(t, tt.consistent, cb.Consistent(), "%v", cb.Problems)
+			var fields []string
+			for _, p := range cb.Problems {
+				fields = append(fields, p.Field)
+			}
+			require.Equal(t, tt.problems, fields)
+			require.False(t, cb.Verified)
+			require.Equal(t, tt.form.Get("fpx"), cb.FPX.Raw)
+		})
+	}
+}
+
+// Only what routing needs is required: status and one refNo with a base.
+func TestParseCallbackRouting(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		form   url.Values
+		fields []string
+	}{
+		{"nothing", url.Values{}, []string{"status", "refNo"}},
+		{"empty refNo", url.Values{"status": {"success"}, "refNo": {""}}, []string{"refNo"}},
+		{"no base", url.Values{"status": {"success"}, "refNo": {"~x"}}, []string{"refNo"}},
+		{"two statuses", url.Values{"status": {"success", "failed"}, "refNo": {"A"}}, []string{"status"}},
+		{"two refNos", url.Values{"status": {"success"}, "refNo": {"A", "B"}}, []string{"refNo"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseCallback(tt.form)
+			var ve *ValidationError
+			require.ErrorAs(t, err, &ve)
+			var fields []string
+			for _, p := range ve.Problems {
+				fields = append(fields, p.Field)
+			}
+			require.Equal(t, tt.fields, fields)
+		})
+	}
 }
 
 // The handler's keys never print.

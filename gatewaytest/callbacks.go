@@ -43,25 +43,6 @@ func (s *Server) Callbacks() []Delivery {
 // Settle waits until no direct callback is being delivered or retried.
 func (s *Server) Settle() { s.pending.Wait() }
 
-// callbackFields are the fields of spec A2 for an order, unsigned.
-func (s *Server) callbackFields(o Order) url.Values {
-	_, extra, _ := strings.Cut(o.RefNo, "~")
-	fpx := fmt.Sprintf(`{"fpx_debit_auth_code":%q,"fpx_seller_order_no":%q,"fpx_txn_amount":%q,"fpx_fpx_txn_id":%q,"fpx_buyer_name":"SANDBOX BUYER"}`,
-		o.FPXCode, o.RefNo, o.Amount.String(), o.FPXTxnID)
-	return url.Values{
-		"status":     {string(o.Status)},
-		"orderNo":    {o.OrderNo},
-		"refNo":      {o.RefNo},
-		"amount":     {o.Amount.String()},
-		"addCharge":  {"0.00"},
-		"fpxTxnId":   {o.FPXTxnID},
-		"fpxTxnTime": {o.Paid.In(time.FixedZone("MYT", 8*3600)).Format("2006-01-02 15:04:05")},
-		"agency":     {o.Agency},
-		"extraData":  {extra},
-		"fpx":        {fpx},
-	}
-}
-
 // sendCallback starts the signed direct callback of an order's current
 // status: POSTed to returnUrl at once, then every RetryInterval until a 2xx,
 // up to MaxAttempts, or until the server closes.

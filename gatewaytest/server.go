@@ -64,6 +64,8 @@ type config struct {
 	latency       time.Duration
 	rand          func() float64
 	addr          string
+	refNoForm     RefNoForm
+	fpxShape      FPXShape
 }
 
 // Option configures a Server.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -85,7 +86,7 @@ func TestCheckoutPayFulfilsOnce(t *testing.T) {
 
 	require.NoError(t, sb.Pay("INV-1~cart", paygate.StatusSuccess))
 	sb.Settle()
-	require.Equal(t, map[string]int{"INV-1~cart": 1}, m.fulfilled)
+	require.Equal(t, map[string]int{"INV-1": 1}, m.fulfilled)
 	log := sb.Callbacks()
 	require.Len(t, log, 1)
 	require.True(t, log[0].Delivered)
@@ -97,6 +98,33 @@ func TestCheckoutPayFulfilsOnce(t *testing.T) {
 	var apiErr *paygate.APIError
 	require.ErrorAs(t, err, &apiErr)
 	require.Equal(t, http.StatusConflict, apiErr.StatusCode, "one order per refNo")
+}
+
+// Whatever form the refNo arrives in and whatever shape fpx has, the
+// merchant's handler fulfils the order once under its base reference.
+func TestCallbackShapes(t *testing.T) {
+	for _, form := range []RefNoForm{RefNoSplit, RefNoJoined} {
+		for _, shape := range []FPXShape{FPXDetailed, FPXAbsent, FPXWithoutCode, FPXEmptyCode, FPXNull, FPXNotJSON} {
+			t.Run(fmt.Sprint(form, shape), func(t *testing.T) {
+				sb := newSandbox(t, WithCallbackRefNo(form), WithCallbackFPX(shape))
+				m := newMerchant(t, sb)
+				client, _ := sb.Client()
+				_, err := client.CreateOrder(context.Background(), m.order("INV-S"))
+				require.NoError(t, err)
+				require.NoError(t, sb.Pay("INV-S~cart", paygate.StatusSuccess))
+				sb.Settle()
+				require.Equal(t, map[string]int{"INV-S": 1}, m.fulfilled)
+				f := sb.callbackFields(sb.Orders()[0])
+				if form == RefNoSplit {
+					require.Equal(t, "INV-S", f.Get("refNo"))
+				} else {
+					require.Equal(t, "INV-S~cart", f.Get("refNo"))
+				}
+				require.Equal(t, "cart", f.Get("extraData"))
+				require.Equal(t, shape != FPXAbsent, f.Has("fpx"))
+			})
+		}
+	}
 }
 
 func TestDirectCallbackRetriedUntil2xx(t *testing.T) {
@@ -111,7 +139,7 @@ func TestDirectCallbackRetriedUntil2xx(t *testing.T) {
 	log := sb.Callbacks()
 	require.Len(t, log[0].Attempts, 3)
 	require.Equal(t, []int{500, 500, 200}, []int{log[0].Attempts[0].StatusCode, log[0].Attempts[1].StatusCode, log[0].Attempts[2].StatusCode})
-	require.Equal(t, 1, m.fulfilled["INV-2~cart"])
+	require.Equal(t, 1, m.fulfilled["INV-2"])
 }
 
 func TestMaxAttempts(t *testing.T) {
@@ -136,11 +164,11 @@ func TestPendingThenComplete(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, sb.Pay("INV-3~cart", paygate.StatusPending))
 	sb.Settle()
-	require.Equal(t, []string{"INV-3~cart|pending"}, m.statuses)
+	require.Equal(t, []string{"INV-3|pending"}, m.statuses)
 	require.Empty(t, m.fulfilled)
 	require.NoError(t, sb.Complete("INV-3~cart", paygate.StatusSuccess))
 	sb.Settle()
-	require.Equal(t, 1, m.fulfilled["INV-3~cart"])
+	require.Equal(t, 1, m.fulfilled["INV-3"])
 	require.Error(t, sb.Complete("INV-3~cart", paygate.StatusFailed), "only a pending order completes")
 	require.Len(t, sb.Callbacks(), 2)
 }
@@ -221,7 +249,7 @@ func TestHostedPageFlow(t *testing.T) {
 	require.Contains(t, string(back), `name="status" value="success"`)
 	require.NotContains(t, string(back), `name="signature"`, "the browser return is unsigned")
 	sb.Settle()
-	require.Equal(t, 1, m.fulfilled["INV-5~cart"])
+	require.Equal(t, 1, m.fulfilled["INV-5"])
 
 	// What the browser posts back is display only.
 	fields := sb.callbackFields(sb.Orders()[0])
@@ -230,7 +258,7 @@ func TestHostedPageFlow(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, 200, resp.StatusCode)
 	require.Equal(t, 1, m.returns)
-	require.Equal(t, 1, m.fulfilled["INV-5~cart"])
+	require.Equal(t, 1, m.fulfilled["INV-5"])
 }
 
 func TestPayLinkAndQR(t *testing.T) {

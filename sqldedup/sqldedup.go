@@ -4,9 +4,17 @@
 // callback (or its retry, or a concurrent duplicate) reaches.
 //
 // The SQL is PostgreSQL's (9.5 or later: INSERT ... ON CONFLICT). The package
-// imports no driver; open the *sql.DB with the one you use (pgx's stdlib,
-// lib/pq). Times come from the database clock, so replicas with skewed
-// clocks still agree on when a lease ends.
+// imports no driver; open the *sql.DB with github.com/jackc/pgx/v5/stdlib
+// (what the tests use), whose statement cache makes every call one round
+// trip: a duplicate callback costs one statement, a new event two (claim,
+// complete), plus one renewal per third of the lease while a hook runs.
+// Times come from the database clock, so replicas with skewed clocks still
+// agree on when a lease ends.
+//
+// Size the pool for bursts of duplicate callbacks: set SetMaxIdleConns equal
+// to SetMaxOpenConns. database/sql keeps two idle connections by default, so
+// every burst otherwise opens (and PostgreSQL forks) new connections, and a
+// renewal that waits behind them can let a lease lapse.
 package sqldedup
 
 import (
@@ -26,7 +34,7 @@ import (
 const DefaultTable = "paygate_dedupe"
 
 // DefaultRetention is how long completed keys are kept.
-const DefaultRetention = 30 * 24 * time.Hour
+const DefaultRetention = paygate.DefaultRetention
 
 // Deduper implements paygate.Deduper on one table. Each call is a single
 // statement in its own implicit transaction: no transaction or row lock is
@@ -36,7 +44,7 @@ type Deduper struct {
 	table     string
 	retention time.Duration
 
-	claimSQL, stateSQL, completeSQL, releaseSQL, purgeSQL string
+	claimSQL, renewSQL, completeSQL, releaseSQL, purgeSQL string
 }
 
 // Option configures a Deduper.
@@ -81,67 +89,78 @@ func New(db *sql.DB, opts ...Option) (*Deduper, error) {
 		}
 	}
 	t := d.table
-	// One atomic statement: insert the key, or take it over when the
-	// existing claim's lease (or a completed key's retention) has ended.
-	d.claimSQL = `INSERT INTO ` + t + ` AS t (key, token, done, expires_at)
-VALUES ($1, $2, false, now() + $3 * interval '1 microsecond')
-ON CONFLICT (key) DO UPDATE
-SET token = EXCLUDED.token, done = false, expires_at = EXCLUDED.expires_at
-WHERE t.expires_at <= now()
-RETURNING token`
-	d.stateSQL = `SELECT done FROM ` + t + ` WHERE key = $1`
-	d.completeSQL = `UPDATE ` + t + ` SET done = true, token = NULL, expires_at = now() + $3 * interval '1 microsecond'
+	// One atomic statement, one round trip: insert the key, or take it over
+	// when the existing claim's lease (or a completed key's retention) has
+	// ended; otherwise return the live row's state. A row the statement's
+	// snapshot cannot see yet (a concurrent first claim) returns no row,
+	// which Claim reports as busy: the safe direction.
+	d.claimSQL = `WITH claimed AS (
+	INSERT INTO ` + t + ` AS t (key, token, done, result, expires_at)
+	VALUES ($1, $2, false, NULL, now() + $3::bigint * interval '1 microsecond')
+	ON CONFLICT (key) DO UPDATE
+	SET token = EXCLUDED.token, done = false, result = NULL, expires_at = EXCLUDED.expires_at
+	WHERE t.expires_at <= now()
+	RETURNING true AS acquired, false AS done, ''::text AS result
+)
+SELECT acquired, done, result FROM claimed
+UNION ALL
+SELECT false, s.done, coalesce(s.result, '') FROM ` + t + ` AS s
+WHERE s.key = $1 AND s.expires_at > now() AND NOT EXISTS (SELECT 1 FROM claimed)`
+	d.renewSQL = `UPDATE ` + t + ` SET expires_at = now() + $3::bigint * interval '1 microsecond'
+WHERE key = $1 AND token = $2 AND NOT done`
+	d.completeSQL = `UPDATE ` + t + ` SET done = true, token = NULL, result = $3, expires_at = now() + $4::bigint * interval '1 microsecond'
 WHERE key = $1 AND token = $2 AND NOT done`
 	d.releaseSQL = `DELETE FROM ` + t + ` WHERE key = $1 AND token = $2 AND NOT done`
 	d.purgeSQL = `DELETE FROM ` + t + ` WHERE expires_at <= now()`
 	return d, nil
 }
 
-// Migrate creates the table if it does not exist.
+// Migrate creates the table if it does not exist, and adds the result
+// column to a table made by an earlier version.
 func (d *Deduper) Migrate(ctx context.Context) error {
-	_, err := d.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+d.table+` (
+	for _, stmt := range []string{`CREATE TABLE IF NOT EXISTS ` + d.table + ` (
 	key        text PRIMARY KEY,
 	token      text,
 	done       boolean NOT NULL DEFAULT false,
+	result     text,
 	expires_at timestamptz NOT NULL
-)`)
-	if err != nil {
-		return fmt.Errorf("sqldedup: migrate: %w", err)
+)`, `ALTER TABLE ` + d.table + ` ADD COLUMN IF NOT EXISTS result text`} {
+		if _, err := d.db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("sqldedup: migrate: %w", err)
+		}
 	}
 	return nil
 }
 
-// Claim implements paygate.Deduper.
-func (d *Deduper) Claim(ctx context.Context, key string, lease time.Duration) (paygate.ClaimState, string, error) {
+// Claim implements paygate.Deduper in one statement.
+func (d *Deduper) Claim(ctx context.Context, key string, lease time.Duration) (paygate.ClaimResult, error) {
 	token, err := newToken()
 	if err != nil {
-		return 0, "", err
+		return paygate.ClaimResult{}, err
 	}
-	var got string
-	err = d.db.QueryRowContext(ctx, d.claimSQL, key, token, lease.Microseconds()).Scan(&got)
-	switch {
-	case err == nil && got == token:
-		return paygate.Claimed, token, nil
-	case err != nil && !errors.Is(err, sql.ErrNoRows):
-		return 0, "", fmt.Errorf("sqldedup: claim: %w", err)
-	}
-	// Held by someone else, or done: say which (a later change only makes
-	// the answer stale in the safe direction: Busy means "come back").
-	var done bool
-	switch err := d.db.QueryRowContext(ctx, d.stateSQL, key).Scan(&done); {
+	var acquired, done bool
+	var result string
+	switch err := d.db.QueryRowContext(ctx, d.claimSQL, key, token, lease.Microseconds()).Scan(&acquired, &done, &result); {
 	case errors.Is(err, sql.ErrNoRows):
-		return paygate.Busy, "", nil
+		return paygate.ClaimResult{State: paygate.ClaimBusy}, nil
 	case err != nil:
-		return 0, "", fmt.Errorf("sqldedup: claim state: %w", err)
+		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: claim: %w", err)
+	case acquired:
+		return paygate.ClaimResult{State: paygate.ClaimAcquired, Token: token}, nil
 	case done:
-		return paygate.Done, "", nil
+		return paygate.ClaimResult{State: paygate.ClaimDone, Result: result}, nil
 	}
-	return paygate.Busy, "", nil
+	return paygate.ClaimResult{State: paygate.ClaimBusy}, nil
+}
+
+// Renew implements paygate.Deduper.
+func (d *Deduper) Renew(ctx context.Context, key, token string, lease time.Duration) error {
+	return d.exactlyOne(ctx, "renew", d.renewSQL, key, token, lease.Microseconds())
 }
 
 // Complete implements paygate.Deduper.
-func (d *Deduper) Complete(ctx context.Context, key, token string) error {
-	return d.exactlyOne(ctx, "complete", d.completeSQL, key, token, d.retention.Microseconds())
+func (d *Deduper) Complete(ctx context.Context, key, token, result string) error {
+	return d.exactlyOne(ctx, "complete", d.completeSQL, key, token, result, d.retention.Microseconds())
 }
 
 // Release implements paygate.Deduper.

@@ -13,10 +13,11 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/lib/pq"
+	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/dedupetest"
 )
 
 // dsnVar names the environment variable with the test server's DSN.
@@ -26,17 +27,8 @@ const dsnVar = "PAYGATE_TEST_POSTGRES_DSN"
 // Without a DSN it skips on a developer's machine and fails in CI.
 func testDeduper(t *testing.T, opts ...Option) (*Deduper, *sql.DB) {
 	t.Helper()
-	dsn := os.Getenv(dsnVar)
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set: CI must run these tests against a real PostgreSQL (.ci/run starts one)", dsnVar)
-		}
-		t.Skipf("%s is not set: skipping the PostgreSQL tests (bash .ci/run starts a server and sets it)", dsnVar)
-	}
-	db, err := sql.Open("postgres", dsn)
-	require.NoError(t, err)
-	db.SetMaxOpenConns(20)
-	t.Cleanup(func() { db.Close() })
+	dsn := testDSN(t)
+	db := openDB(t, dsn)
 	table := fmt.Sprintf("paygate_dedupe_test_%d", rand.Uint32())
 	d, err := New(db, append([]Option{WithTable(table)}, opts...)...)
 	require.NoError(t, err)
@@ -46,58 +38,72 @@ func testDeduper(t *testing.T, opts ...Option) (*Deduper, *sql.DB) {
 	return d, db
 }
 
-func TestDeduperLifecycle(t *testing.T) {
-	ctx := context.Background()
-	d, _ := testDeduper(t)
-	s, tok, err := d.Claim(ctx, "fulfil|A", time.Minute)
+// openDB opens dsn with pgx's database/sql driver, closed after the test.
+func openDB(t *testing.T, dsn string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("pgx", dsn)
 	require.NoError(t, err)
-	require.Equal(t, paygate.Claimed, s)
-	s, _, err = d.Claim(ctx, "fulfil|A", time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, paygate.Busy, s)
-	require.ErrorIs(t, d.Complete(ctx, "fulfil|A", "other"), paygate.ErrClaimLost)
-	require.NoError(t, d.Release(ctx, "fulfil|A", tok))
-	require.ErrorIs(t, d.Release(ctx, "fulfil|A", tok), paygate.ErrClaimLost)
-
-	s, tok, err = d.Claim(ctx, "fulfil|A", time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, paygate.Claimed, s)
-	require.NoError(t, d.Complete(ctx, "fulfil|A", tok))
-	require.ErrorIs(t, d.Complete(ctx, "fulfil|A", tok), paygate.ErrClaimLost)
-	s, _, err = d.Claim(ctx, "fulfil|A", time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, paygate.Done, s)
+	db.SetMaxOpenConns(20)
+	db.SetMaxIdleConns(20)
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
-// A lapsed lease can be taken over, and the old token is then worthless.
-func TestDeduperExpiredLease(t *testing.T) {
-	ctx := context.Background()
-	d, _ := testDeduper(t)
-	s, old, err := d.Claim(ctx, "k", 50*time.Millisecond)
-	require.NoError(t, err)
-	require.Equal(t, paygate.Claimed, s)
-	time.Sleep(150 * time.Millisecond)
-	s, tok, err := d.Claim(ctx, "k", time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, paygate.Claimed, s)
-	require.ErrorIs(t, d.Complete(ctx, "k", old), paygate.ErrClaimLost)
-	require.NoError(t, d.Complete(ctx, "k", tok))
+// testDSN is the test server's DSN. Without one it skips on a developer's
+// machine and fails in CI.
+func testDSN(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv(dsnVar)
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set: CI must run these tests against a real PostgreSQL (.ci/run starts one)", dsnVar)
+		}
+		t.Skipf("%s is not set: skipping the PostgreSQL tests (bash .ci/run starts a server and sets it)", dsnVar)
+	}
+	return dsn
+}
+
+// The Deduper keeps the contract CallbackHandler relies on.
+func TestDeduperContract(t *testing.T) {
+	dedupetest.Run(t, func(t *testing.T) paygate.Deduper {
+		d, _ := testDeduper(t)
+		return d
+	})
 }
 
 // Completed keys are forgotten after retention; Purge removes them.
 func TestDeduperRetentionAndPurge(t *testing.T) {
 	ctx := context.Background()
 	d, _ := testDeduper(t, WithRetention(50*time.Millisecond))
-	_, tok, err := d.Claim(ctx, "k", time.Minute)
+	c, err := d.Claim(ctx, "k", time.Minute)
 	require.NoError(t, err)
-	require.NoError(t, d.Complete(ctx, "k", tok))
+	require.NoError(t, d.Complete(ctx, "k", c.Token, "GW1"))
 	time.Sleep(150 * time.Millisecond)
 	n, err := d.Purge(ctx)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n)
-	s, _, err := d.Claim(ctx, "k", time.Minute)
+	c, err = d.Claim(ctx, "k", time.Minute)
 	require.NoError(t, err)
-	require.Equal(t, paygate.Claimed, s)
+	require.Equal(t, paygate.ClaimAcquired, c.State)
+}
+
+// A table made by an earlier version (no result column) is migrated.
+func TestMigrateAddsResult(t *testing.T) {
+	ctx := context.Background()
+	_, db := testDeduper(t)
+	table := fmt.Sprintf("paygate_dedupe_old_%d", rand.Uint32())
+	_, err := db.Exec(`CREATE TABLE ` + table + ` (key text PRIMARY KEY, token text, done boolean NOT NULL DEFAULT false, expires_at timestamptz NOT NULL)`)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = db.Exec("DROP TABLE " + table) })
+	d, err := New(db, WithTable(table))
+	require.NoError(t, err)
+	require.NoError(t, d.Migrate(ctx))
+	c, err := d.Claim(ctx, "k", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, d.Complete(ctx, "k", c.Token, "GW1"))
+	c, err = d.Claim(ctx, "k", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, paygate.ClaimResult{State: paygate.ClaimDone, Result: "GW1"}, c)
 }
 
 // Two handlers (two replicas) share one PostgreSQL-backed deduper; 100
@@ -141,7 +147,7 @@ func TestTwoReplicasOneFulfilment(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
-	require.Equal(t, map[string]int{"INV-100~x": 1}, fulfilled)
+	require.Equal(t, map[string]int{"INV-100": 1}, fulfilled)
 	for _, c := range codes {
 		require.Contains(t, []int{http.StatusOK, http.StatusServiceUnavailable}, c)
 	}
@@ -153,9 +159,9 @@ func TestCrashedReplicaLeaseExpires(t *testing.T) {
 	ctx := context.Background()
 	d, _ := testDeduper(t)
 	key, _ := paygate.ParseKey("3f2504e0-4f89-11d3-9a0c-0305e82c3301")
-	s, _, err := d.Claim(ctx, "fulfil|INV-200", 100*time.Millisecond) // the crashed replica
+	c, err := d.Claim(ctx, "fulfil|INV-200", 100*time.Millisecond) // the crashed replica
 	require.NoError(t, err)
-	require.Equal(t, paygate.Claimed, s)
+	require.Equal(t, paygate.ClaimAcquired, c.State)
 	calls := 0
 	h := &paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: d, Fulfil: func(context.Context, *paygate.Callback) error {
 		calls++

@@ -114,7 +114,7 @@ func run(out io.Writer) error {
 	// A retry of the same signed callback changes nothing.
 	sb.Settle()
 	s.mu.Lock()
-	fulfilled := s.paid["INV-1001~cart-7"]
+	fulfilled := s.paid["INV-1001"] // the base reference, without the extra data
 	s.mu.Unlock()
 	if fulfilled != 1 {
 		return fmt.Errorf("fulfilled %d times", fulfilled)
@@ -148,6 +148,6 @@ func run(out io.Writer) error {
 		return fmt.Errorf("reconcile: %d rows, status %q, %v", rows, st.Status, err)
 	}
 	fmt.Fprintf(out, "; lookup says %s\n", st.Status)
-	fmt.Fprintln(out, "all five stages behaved as the spec says")
+	fmt.Fprintln(out, "all five stages behaved as docs/protocol.md says")
 	return nil
 }

@@ -1,0 +1,330 @@
+package paygate
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A verified success is fulfilled whatever the fields the protocol does not
+// define look like; what is odd is on the Callback and in a warning.
+func TestCallbackHandlerFulfilsOddSuccess(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	tests := []struct {
+		name  string
+		edit  func(f url.Values)
+		code  FPXCode
+		fault string // in the warning
+	}{
+		{"code 51", func(f url.Values) { f.Set("fpx", `{"fpx_debit_auth_code":"51"}`) }, "51", "fpx_debit_auth_code=51"},
+		{"empty code", func(f url.Values) { f.Set("fpx", `{"fpx_debit_auth_code":""}`) }, "", "inconsistent"},
+		{"null code", func(f url.Values) { f.Set("fpx", `{"fpx_debit_auth_code":null}`) }, "", "inconsistent"},
+		{"duplicate code", func(f url.Values) { f.Set("fpx", `{"fpx_debit_auth_code":"00","fpx_debit_auth_code":"00"}`) }, "", "more than once"},
+		{"fpx null", func(f url.Values) { f.Set("fpx", `null`) }, "", "not a JSON object"},
+		{"fpx array", func(f url.Values) { f.Set("fpx", `[]`) }, "", "not a JSON object"},
+		{"fpx not JSON", func(f url.Values) { f.Set("fpx", `{oops`) }, "", "not valid JSON"},
+		{"amount 10.000", func(f url.Values) { f.Set("amount", "10.000") }, "00", "amount"},
+		{"amount 1,000.00", func(f url.Values) { f.Set("amount", "1,000.00") }, "00", "amount"},
+		{"addCharge odd", func(f url.Values) { f.Set("addCharge", "RM0") }, "00", "addCharge"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			var got *Callback
+			h := &CallbackHandler{Keys: []Key{key}, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+				Fulfil: func(_ context.Context, cb *Callback) error { got = cb; return nil }}
+			f := callbackFields("INV-ODD", "GW1", StatusSuccess, "00")
+			tt.edit(f)
+			w := serve(h, signedRequest(t, key, f))
+			require.Equal(t, 200, w.Code, w.Body.String())
+			require.NotNil(t, got, "a verified success is fulfilled")
+			require.False(t, got.Consistent())
+			require.Equal(t, tt.code, got.FPX.DebitAuthCode)
+			require.Equal(t, f.Get("fpx"), got.FPX.Raw, "the raw value is kept")
+			require.Contains(t, logs.String(), "level=WARN")
+			require.Contains(t, logs.String(), tt.fault)
+			require.Equal(t, 200, serve(h, signedRequest(t, key, f)).Code, "a retry is a duplicate")
+		})
+	}
+}
+
+// A joined refNo ("INV-1~cart 7") and a split one ("INV-1" plus extraData)
+// are one order: fulfilled once, with the base reference.
+func TestCallbackHandlerJoinedAndSplitRefNo(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	rec := &recorder{}
+	h := rec.handler(key)
+	var extras []string
+	fulfil := h.Fulfil
+	h.Fulfil = func(ctx context.Context, cb *Callback) error {
+		extras = append(extras, cb.ExtraData)
+		return fulfil(ctx, cb)
+	}
+	joined := callbackFields("INV-J~cart 7", "GWJ", StatusSuccess, "00")
+	joined.Del("extraData")
+	split := callbackFields("INV-J", "GWJ", StatusSuccess, "00")
+	split.Set("extraData", "cart 7")
+	require.Equal(t, 200, serve(h, signedRequest(t, key, joined)).Code)
+	require.Equal(t, 200, serve(h, signedRequest(t, key, split)).Code)
+	require.Equal(t, []string{"INV-J"}, rec.fulfils)
+	require.Equal(t, []string{"cart 7"}, extras)
+	require.Empty(t, rec.statuses, "the second form is a plain duplicate, not a double payment")
+}
+
+// A middleware that parsed the form first (consuming the body) does not
+// turn a genuine callback into a 403.
+func TestCallbackHandlerFormParsedByMiddleware(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	rec := &recorder{}
+	h := rec.handler(key)
+	parseFirst := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		require.NoError(t, r.ParseForm())
+		h.ServeHTTP(w, r)
+	})
+	w := serve(parseFirst, signedRequest(t, key, callbackFields("INV-M", "GWM", StatusSuccess, "00")))
+	require.Equal(t, 200, w.Code, w.Body.String())
+	require.Equal(t, []string{"INV-M"}, rec.fulfils)
+
+	// The browser's unsigned return parsed by middleware is still display only.
+	r, err := NewReturnRequest("/r", callbackFields("INV-M2", "GWM2", StatusSuccess, "00"))
+	require.NoError(t, err)
+	require.Equal(t, 200, serve(parseFirst, r).Code)
+	require.Equal(t, 1, rec.returns)
+	require.Len(t, rec.fulfils, 1)
+}
+
+// A nil Logger logs through slog.Default(); an empty form (a middleware read
+// the body) is called out.
+func TestCallbackHandlerDefaultLogger(t *testing.T) {
+	var logs bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	key := mustKey(t, testKeyUUID)
+	h := &CallbackHandler{Keys: []Key{key}, Fulfil: func(context.Context, *Callback) error { return nil }}
+	ate := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = r.Body.Read(make([]byte, 1<<16)) // a middleware that eats the body
+		h.ServeHTTP(w, r)
+	})
+	require.Equal(t, 403, serve(ate, signedRequest(t, key, callbackFields("INV-L", "GWL", StatusSuccess, "00"))).Code)
+	require.Contains(t, logs.String(), "empty form")
+	require.Contains(t, logs.String(), "callback refused")
+
+	logs.Reset()
+	h.Logger = slog.New(slog.DiscardHandler)
+	require.Equal(t, 403, serve(h, rawRequest(t, http.MethodPost, "application/x-www-form-urlencoded", "status=success&refNo=A&signature=0000000000000000")).Code)
+	require.Empty(t, logs.String(), "a discarding Logger silences it")
+}
+
+// A second success for a fulfilled refNo under another orderNo is reported
+// once per orderNo and never fulfilled.
+func TestCallbackHandlerDoublePayment(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	rec := &recorder{}
+	h := rec.handler(key)
+	var logs bytes.Buffer
+	h.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	var doubles []string
+	h.OnDoublePayment = func(_ context.Context, cb *Callback, paid string) error {
+		doubles = append(doubles, cb.OrderNo+" after "+paid)
+		if len(doubles) == 1 {
+			return errors.New("refund queue down") // retried
+		}
+		return nil
+	}
+	deliver := func(orderNo string) int {
+		return serve(h, signedRequest(t, key, callbackFields("INV-D", orderNo, StatusSuccess, "00"))).Code
+	}
+	require.Equal(t, 200, deliver("GW1"))
+	require.Equal(t, 200, deliver("GW1"), "a retry of the first payment")
+	require.Equal(t, 500, deliver("GW2"), "the hook failed: the gateway retries")
+	require.Equal(t, 200, deliver("GW2"))
+	require.Equal(t, 200, deliver("GW2"), "reported once")
+	require.Equal(t, 200, deliver("GW3"))
+	require.Equal(t, 200, deliver("GW1"))
+	require.Equal(t, []string{"INV-D"}, rec.fulfils)
+	require.Equal(t, []string{"GW2 after GW1", "GW2 after GW1", "GW3 after GW1"}, doubles)
+	require.Contains(t, logs.String(), "second payment for a fulfilled refNo")
+
+	// Without the hook: a warning, once, and no fulfilment.
+	h.OnDoublePayment = nil
+	logs.Reset()
+	require.Equal(t, 200, deliver("GW4"))
+	require.Equal(t, 200, deliver("GW4"))
+	require.Equal(t, 1, strings.Count(logs.String(), "second payment for a fulfilled refNo"))
+	require.Len(t, rec.fulfils, 1)
+}
+
+// losingDeduper is a MemoryDeduper whose Renew says the claim is lost, and
+// whose calls fail on a done context, as a networked store's do.
+type losingDeduper struct {
+	MemoryDeduper
+	renewErr error
+}
+
+func (d *losingDeduper) Renew(ctx context.Context, key, token string, lease time.Duration) error {
+	if d.renewErr != nil {
+		return d.renewErr
+	}
+	return d.MemoryDeduper.Renew(ctx, key, token, lease)
+}
+
+func (d *losingDeduper) Complete(ctx context.Context, key, token, result string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return d.MemoryDeduper.Complete(ctx, key, token, result)
+}
+
+func (d *losingDeduper) Release(ctx context.Context, key, token string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return d.MemoryDeduper.Release(ctx, key, token)
+}
+
+// When renewal fails the hook's context is cancelled with the cause: lost at
+// once, a transient error once the lease could have lapsed.
+func TestCallbackHandlerRenewalFailureCancelsHook(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	for _, tt := range []struct {
+		name string
+		err  error
+	}{
+		{"claim lost", ErrClaimLost},
+		{"store down", errors.New("connection refused")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := &losingDeduper{renewErr: tt.err}
+			var cause error
+			h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: 150 * time.Millisecond, Logger: slog.New(slog.DiscardHandler),
+				Fulfil: func(ctx context.Context, _ *Callback) error {
+					select {
+					case <-ctx.Done():
+						cause = context.Cause(ctx)
+						return ctx.Err()
+					case <-time.After(10 * time.Second):
+						return nil
+					}
+				}}
+			require.Equal(t, 500, serve(h, signedRequest(t, key, callbackFields("INV-R", "GWR", StatusSuccess, "00"))).Code)
+			require.ErrorContains(t, cause, "claim")
+			require.ErrorIs(t, cause, tt.err)
+		})
+	}
+}
+
+// The hook's time limit is HookTimeout, not the lease.
+func TestCallbackHandlerHookTimeout(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	var limit time.Duration
+	h := &CallbackHandler{Keys: []Key{key}, Lease: time.Hour, HookTimeout: 3 * time.Second,
+		Fulfil: func(ctx context.Context, _ *Callback) error {
+			dl, _ := ctx.Deadline()
+			limit = time.Until(dl)
+			return nil
+		}}
+	require.Equal(t, 200, serve(h, signedRequest(t, key, callbackFields("INV-T", "GWT", StatusSuccess, "00"))).Code)
+	require.InDelta(t, 3*time.Second, limit, float64(time.Second))
+}
+
+// A hook that returns just as its context expires is recorded as done, on a
+// context of the handler's own: a retry is a duplicate, not a second
+// fulfilment.
+func TestCallbackHandlerCompletesOnFreshContext(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	d := &losingDeduper{}
+	calls := 0
+	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, HookTimeout: 50 * time.Millisecond,
+		Fulfil: func(ctx context.Context, _ *Callback) error {
+			calls++
+			<-ctx.Done() // the side effect lands at the deadline
+			return nil
+		}}
+	f := callbackFields("INV-F", "GWF", StatusSuccess, "00")
+	require.Equal(t, 200, serve(h, signedRequest(t, key, f)).Code)
+	require.Equal(t, 200, serve(h, signedRequest(t, key, f)).Code)
+	require.Equal(t, 1, calls)
+}
+
+// A body trickling in a byte a second is cut off after ReadTimeout.
+func TestCallbackHandlerSlowBody(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	h := &CallbackHandler{Keys: []Key{key}, ReadTimeout: 200 * time.Millisecond, Logger: slog.New(slog.DiscardHandler),
+		Fulfil: func(context.Context, *Callback) error { return nil }}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	_, err = fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n")
+	require.NoError(t, err)
+	answered := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(conn).ReadString('\n')
+		answered <- line
+	}()
+	// Trickle for at most 10 s; the handler must give up long before.
+	tick := time.NewTicker(time.Second / 10)
+	defer tick.Stop()
+	for i := 0; i < 100; i++ {
+		select {
+		case line := <-answered:
+			require.True(t, line == "" || strings.HasPrefix(line, "HTTP/1.1 400"), "answer %q", line)
+			return
+		case <-tick.C:
+			_, _ = conn.Write([]byte("a"))
+		}
+	}
+	t.Fatal("the handler was still reading a trickling body after 10 s")
+}
+
+// Concurrent duplicates of one order under a hook that panics once, across
+// two handlers sharing a MemoryDeduper: fulfilled once.
+func TestCallbackHandlerPanicThenDuplicates(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	d := &MemoryDeduper{}
+	var mu sync.Mutex
+	calls, fulfils := 0, 0
+	newHandler := func() *CallbackHandler {
+		return &CallbackHandler{Keys: []Key{key}, Deduper: d, Logger: slog.New(slog.DiscardHandler),
+			Fulfil: func(context.Context, *Callback) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if calls++; calls == 1 {
+					panic("first attempt")
+				}
+				fulfils++
+				return nil
+			}}
+	}
+	hs := []*CallbackHandler{newHandler(), newHandler()}
+	f := callbackFields("INV-PD", "GWPD", StatusSuccess, "00")
+	for i := 0; ; i++ {
+		var wg sync.WaitGroup
+		codes := make([]int, 10)
+		for j := range codes {
+			wg.Add(1)
+			go func() { defer wg.Done(); codes[j] = serve(hs[j%2], signedRequest(t, key, f)).Code }()
+		}
+		wg.Wait()
+		if strings.Count(fmt.Sprint(codes), "200") == len(codes) {
+			break
+		}
+		require.Less(t, i, 20, "never settled: %v", codes)
+	}
+	require.Equal(t, 1, fulfils)
+}

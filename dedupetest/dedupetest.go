@@ -1,0 +1,223 @@
+// Package dedupetest checks that a paygate.Deduper keeps the contract
+// CallbackHandler relies on for exactly-once fulfilment: one claimant at a
+// time, leases that lapse and can be renewed, tokens that fence out a
+// lapsed claimant, and completions that record their result.
+//
+// Run it from a test of your own Deduper (a Redis one, say):
+//
+//	func TestMyDeduper(t *testing.T) {
+//		dedupetest.Run(t, func(t *testing.T) paygate.Deduper { return newMyDeduper(t) })
+//	}
+//
+// MemoryDeduper and sqldedup.Deduper pass it. The lease checks sleep for a
+// few hundred milliseconds in all, on the deduper's own clock.
+package dedupetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paygate-go/paygate"
+)
+
+// Run runs every check, each on a fresh Deduper from newDeduper.
+func Run(t *testing.T, newDeduper func(t *testing.T) paygate.Deduper) {
+	t.Helper()
+	for _, c := range []struct {
+		name string
+		fn   func(*testing.T, paygate.Deduper)
+	}{
+		{"Lifecycle", lifecycle},
+		{"LapsedLease", lapsedLease},
+		{"RenewExtends", renewExtends},
+		{"ConcurrentClaims", concurrentClaims},
+		{"SlowHookRenewed", slowHookRenewed},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, newDeduper(t)) })
+	}
+}
+
+// claim claims key and fails the test on an error or an unexpected state.
+func claim(t *testing.T, d paygate.Deduper, key string, lease time.Duration, want paygate.ClaimState) paygate.ClaimResult {
+	t.Helper()
+	c, err := d.Claim(context.Background(), key, lease)
+	if err != nil {
+		t.Fatalf("Claim(%q): %v", key, err)
+	}
+	if c.State != want {
+		t.Fatalf("Claim(%q) = %v, want %v", key, c.State, want)
+	}
+	if (c.State == paygate.ClaimAcquired) != (c.Token != "") {
+		t.Fatalf("Claim(%q) = %v with token %q: a token comes with acquired claims only", key, c.State, c.Token)
+	}
+	return c
+}
+
+// lost fails the test unless err is ErrClaimLost.
+func lost(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, paygate.ErrClaimLost) {
+		t.Fatalf("%s = %v, want ErrClaimLost", what, err)
+	}
+}
+
+// ok fails the test on an error.
+func ok(t *testing.T, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func lifecycle(t *testing.T, d paygate.Deduper) {
+	ctx := context.Background()
+	c := claim(t, d, "fulfil|A", time.Minute, paygate.ClaimAcquired)
+	claim(t, d, "fulfil|A", time.Minute, paygate.ClaimBusy)
+	lost(t, "Complete with another token", d.Complete(ctx, "fulfil|A", "other", "GW1"))
+	lost(t, "Renew with another token", d.Renew(ctx, "fulfil|A", "other", time.Minute))
+	ok(t, "Release", d.Release(ctx, "fulfil|A", c.Token))
+	lost(t, "Release twice", d.Release(ctx, "fulfil|A", c.Token))
+
+	c = claim(t, d, "fulfil|A", time.Minute, paygate.ClaimAcquired)
+	ok(t, "Renew", d.Renew(ctx, "fulfil|A", c.Token, time.Minute))
+	ok(t, "Complete", d.Complete(ctx, "fulfil|A", c.Token, "GW1"))
+	lost(t, "Complete twice", d.Complete(ctx, "fulfil|A", c.Token, "GW2"))
+	lost(t, "Release after Complete", d.Release(ctx, "fulfil|A", c.Token))
+	lost(t, "Renew after Complete", d.Renew(ctx, "fulfil|A", c.Token, time.Minute))
+	if got := claim(t, d, "fulfil|A", time.Minute, paygate.ClaimDone); got.Result != "GW1" {
+		t.Fatalf("a completed claim's result = %q, want GW1", got.Result)
+	}
+	claim(t, d, "fulfil|B", time.Minute, paygate.ClaimAcquired) // keys are independent
+}
+
+// A lapsed lease can be taken over, and the old token is then worthless.
+func lapsedLease(t *testing.T, d paygate.Deduper) {
+	ctx := context.Background()
+	old := claim(t, d, "k", 50*time.Millisecond, paygate.ClaimAcquired)
+	time.Sleep(150 * time.Millisecond)
+	c := claim(t, d, "k", time.Minute, paygate.ClaimAcquired)
+	if c.Token == old.Token {
+		t.Fatal("a claim taken over reused the lapsed claim's token")
+	}
+	lost(t, "Renew with the lapsed token", d.Renew(ctx, "k", old.Token, time.Minute))
+	lost(t, "Complete with the lapsed token", d.Complete(ctx, "k", old.Token, "x"))
+	ok(t, "Complete", d.Complete(ctx, "k", c.Token, "y"))
+}
+
+// Renew keeps a claim past its first lease.
+func renewExtends(t *testing.T, d paygate.Deduper) {
+	ctx := context.Background()
+	c := claim(t, d, "k", 300*time.Millisecond, paygate.ClaimAcquired)
+	time.Sleep(200 * time.Millisecond)
+	ok(t, "Renew", d.Renew(ctx, "k", c.Token, 300*time.Millisecond))
+	time.Sleep(200 * time.Millisecond) // past the first lease, within the renewed one
+	claim(t, d, "k", time.Minute, paygate.ClaimBusy)
+	ok(t, "Complete", d.Complete(ctx, "k", c.Token, ""))
+	claim(t, d, "k", time.Minute, paygate.ClaimDone)
+}
+
+// Of many concurrent claims of one key, exactly one is acquired.
+func concurrentClaims(t *testing.T, d paygate.Deduper) {
+	const n = 50
+	var wg sync.WaitGroup
+	states := make([]paygate.ClaimState, n)
+	errs := make([]error, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			c, err := d.Claim(context.Background(), "race", time.Minute)
+			states[i], errs[i] = c.State, err
+		}()
+	}
+	close(start)
+	wg.Wait()
+	acquired := 0
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("concurrent Claim: %v", errs[i])
+		}
+		switch states[i] {
+		case paygate.ClaimAcquired:
+			acquired++
+		case paygate.ClaimBusy:
+		default:
+			t.Fatalf("concurrent Claim = %v, want acquired or busy", states[i])
+		}
+	}
+	if acquired != 1 {
+		t.Fatalf("%d of %d concurrent claims acquired the key, want 1", acquired, n)
+	}
+}
+
+// A CallbackHandler on the deduper, 20 orders, a 1 s lease and a Fulfil
+// that takes 1.5 s, with duplicate deliveries every 100 ms while it runs:
+// the renewed claim keeps every duplicate out, so each order is fulfilled
+// once (without renewal the lease lapses mid-hook and a duplicate runs
+// Fulfil again).
+func slowHookRenewed(t *testing.T, d paygate.Deduper) {
+	key, err := paygate.ParseKey("3f2504e0-4f89-11d3-9a0c-0305e82c3301")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	fulfilled := map[string]int{}
+	h := &paygate.CallbackHandler{
+		Keys: []paygate.Key{key}, Deduper: d, Lease: time.Second, Logger: slog.New(slog.NewTextHandler(tlog{t}, nil)),
+		Fulfil: func(_ context.Context, cb *paygate.Callback) error {
+			time.Sleep(1500 * time.Millisecond)
+			mu.Lock()
+			defer mu.Unlock()
+			fulfilled[cb.RefNo]++
+			return nil
+		},
+	}
+	const orders, deliveries = 20, 20
+	var wg sync.WaitGroup
+	for i := range orders {
+		fields := url.Values{"status": {"success"}, "refNo": {fmt.Sprintf("SLOW-%d", i)}, "orderNo": {fmt.Sprintf("GW-%d", i)}}
+		for j := range deliveries {
+			r, err := paygate.NewCallbackRequest(key, "/return", fields)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				time.Sleep(time.Duration(j) * 100 * time.Millisecond)
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				if w.Code != http.StatusOK && w.Code != http.StatusServiceUnavailable {
+					t.Errorf("delivery answered %d: %s", w.Code, w.Body)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if len(fulfilled) != orders {
+		t.Fatalf("%d of %d orders fulfilled", len(fulfilled), orders)
+	}
+	for ref, n := range fulfilled {
+		if n != 1 {
+			t.Errorf("%s fulfilled %d times, want once", ref, n)
+		}
+	}
+}
+
+// tlog writes log lines to the test's log.
+type tlog struct{ t *testing.T }
+
+func (l tlog) Write(p []byte) (int, error) {
+	l.t.Log(string(p))
+	return len(p), nil
+}

@@ -1,0 +1,88 @@
+package gatewaytest
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// RefNoForm is how the sandbox's callbacks carry the merchant's extra
+// reference. The protocol names both a joined convention (refNo~extra) and a
+// separate extraData field without saying which the callback uses; public
+// integrations show them split (docs/assumptions.md A-refno).
+// paygate.CallbackHandler accepts both as one order.
+type RefNoForm int
+
+const (
+	// RefNoSplit sends refNo without the extra reference and the extra
+	// reference in extraData (the default).
+	RefNoSplit RefNoForm = iota
+	// RefNoJoined sends refNo as received with the order (refNo~extra) and
+	// the extra reference in extraData too.
+	RefNoJoined
+)
+
+// WithCallbackRefNo sets how callbacks carry the extra reference (default
+// RefNoSplit).
+func WithCallbackRefNo(f RefNoForm) Option { return func(c *config) { c.refNoForm = f } }
+
+// FPXShape is what the sandbox's callbacks put in the `fpx` field, whose
+// inner structure the protocol does not show (docs/assumptions.md A-fpx).
+type FPXShape int
+
+const (
+	// FPXDetailed is a JSON object with fpx_debit_auth_code and a few other
+	// members (the default).
+	FPXDetailed FPXShape = iota
+	// FPXAbsent sends no fpx field (as card or DuitNow payments might).
+	FPXAbsent
+	// FPXWithoutCode is a JSON object without fpx_debit_auth_code.
+	FPXWithoutCode
+	// FPXEmptyCode is a JSON object whose fpx_debit_auth_code is "".
+	FPXEmptyCode
+	// FPXNull is the JSON literal null.
+	FPXNull
+	// FPXNotJSON is text that is not JSON.
+	FPXNotJSON
+)
+
+// WithCallbackFPX sets the shape of the callbacks' fpx field (default
+// FPXDetailed).
+func WithCallbackFPX(s FPXShape) Option { return func(c *config) { c.fpxShape = s } }
+
+// callbackFields are the payment callback's fields for an order, unsigned,
+// in the configured refNo form and fpx shape.
+func (s *Server) callbackFields(o Order) url.Values {
+	base, extra, _ := strings.Cut(o.RefNo, "~")
+	refNo := base
+	if s.cfg.refNoForm == RefNoJoined {
+		refNo = o.RefNo
+	}
+	f := url.Values{
+		"status":     {string(o.Status)},
+		"orderNo":    {o.OrderNo},
+		"refNo":      {refNo},
+		"amount":     {o.Amount.String()},
+		"addCharge":  {"0.00"},
+		"fpxTxnId":   {o.FPXTxnID},
+		"fpxTxnTime": {o.Paid.In(time.FixedZone("MYT", 8*3600)).Format("2006-01-02 15:04:05")},
+		"agency":     {o.Agency},
+		"extraData":  {extra},
+	}
+	detail := fmt.Sprintf(`"fpx_seller_order_no":%q,"fpx_txn_amount":%q,"fpx_fpx_txn_id":%q,"fpx_buyer_name":"SANDBOX BUYER"`,
+		o.RefNo, o.Amount.String(), o.FPXTxnID)
+	switch s.cfg.fpxShape {
+	case FPXDetailed:
+		f.Set("fpx", fmt.Sprintf(`{"fpx_debit_auth_code":%q,%s}`, o.FPXCode, detail))
+	case FPXWithoutCode:
+		f.Set("fpx", "{"+detail+"}")
+	case FPXEmptyCode:
+		f.Set("fpx", `{"fpx_debit_auth_code":"",`+detail+"}")
+	case FPXNull:
+		f.Set("fpx", "null")
+	case FPXNotJSON:
+		f.Set("fpx", "approved")
+	}
+	return f
+}
