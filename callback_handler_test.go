@@ -341,16 +341,21 @@ func TestMemoryDeduperExpiry(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ClaimAcquired, c.State, "a key past retention is claimed afresh")
 
-	for i := range 1000 {
-		_, err := d.Claim(ctx, fmt.Sprint("x", i), time.Second)
+	for i := range 1000 { // x999 lapses last
+		_, err := d.Claim(ctx, fmt.Sprint("x", i), time.Second+time.Duration(i)*time.Millisecond)
 		require.NoError(t, err)
 	}
 	require.Equal(t, 1001, d.Len())
 	now = now.Add(time.Minute) // every x key lapsed, k too
+	c, err = d.Claim(ctx, "x999", time.Second)
+	require.NoError(t, err)
+	require.Equal(t, ClaimAcquired, c.State, "a lapsed claim not yet dropped is taken over")
+	require.Equal(t, 1001-expirePerClaim, d.Len())
+	now = now.Add(time.Minute)
 	for i := 1; i <= 100; i++ {
 		_, err := d.Claim(ctx, fmt.Sprint("y", i), time.Hour)
 		require.NoError(t, err)
-		require.Equal(t, 1001+i-expirePerClaim*i, d.Len(), "claim %d drops exactly %d lapsed keys", i, expirePerClaim)
+		require.Equal(t, 999+i-expirePerClaim*i, d.Len(), "claim %d drops exactly %d lapsed keys", i, expirePerClaim)
 	}
 	for range 2000 {
 		_, _ = d.Claim(ctx, "y1", time.Hour) // a duplicate still drains lapsed keys

@@ -201,27 +201,31 @@ func (d *losingDeduper) Release(ctx context.Context, key, token string) error {
 func TestCallbackHandlerRenewalFailureCancelsHook(t *testing.T) {
 	key := mustKey(t, testKeyUUID)
 	for _, tt := range []struct {
-		name string
-		err  error
+		name  string
+		err   error
+		cause string
+		after time.Duration // earliest cancellation: the first renewal, or the lease's end
 	}{
-		{"claim lost", ErrClaimLost},
-		{"store down", errors.New("connection refused")},
+		{"claim lost", ErrClaimLost, "claim lost while the hook ran", 50 * time.Millisecond},
+		{"store down", errors.New("connection refused"), "renewal failed", 150 * time.Millisecond},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			d := &losingDeduper{renewErr: tt.err}
 			var cause error
 			h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: 150 * time.Millisecond, Logger: slog.New(slog.DiscardHandler),
 				Fulfil: func(ctx context.Context, _ *Callback) error {
+					start := time.Now()
 					select {
 					case <-ctx.Done():
 						cause = context.Cause(ctx)
+						require.GreaterOrEqual(t, time.Since(start), tt.after)
 						return ctx.Err()
 					case <-time.After(10 * time.Second):
 						return nil
 					}
 				}}
 			require.Equal(t, 500, serve(h, signedRequest(t, key, callbackFields("INV-R", "GWR", StatusSuccess, "00"))).Code)
-			require.ErrorContains(t, cause, "claim")
+			require.ErrorContains(t, cause, tt.cause)
 			require.ErrorIs(t, cause, tt.err)
 		})
 	}

@@ -27,8 +27,12 @@ const dsnVar = "PAYGATE_TEST_POSTGRES_DSN"
 // Without a DSN it skips on a developer's machine and fails in CI.
 func testDeduper(t *testing.T, opts ...Option) (*Deduper, *sql.DB) {
 	t.Helper()
-	dsn := testDSN(t)
-	db := openDB(t, dsn)
+	return testDeduperOn(t, openDB(t, testDSN(t)), opts...)
+}
+
+// testDeduperOn makes a fresh table on db, dropped afterwards.
+func testDeduperOn(t testing.TB, db *sql.DB, opts ...Option) (*Deduper, *sql.DB) {
+	t.Helper()
 	table := fmt.Sprintf("paygate_dedupe_test_%d", rand.Uint32())
 	d, err := New(db, append([]Option{WithTable(table)}, opts...)...)
 	require.NoError(t, err)
@@ -39,7 +43,7 @@ func testDeduper(t *testing.T, opts ...Option) (*Deduper, *sql.DB) {
 }
 
 // openDB opens dsn with pgx's database/sql driver, closed after the test.
-func openDB(t *testing.T, dsn string) *sql.DB {
+func openDB(t testing.TB, dsn string) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("pgx", dsn)
 	require.NoError(t, err)
@@ -51,7 +55,7 @@ func openDB(t *testing.T, dsn string) *sql.DB {
 
 // testDSN is the test server's DSN. Without one it skips on a developer's
 // machine and fails in CI.
-func testDSN(t *testing.T) string {
+func testDSN(t testing.TB) string {
 	t.Helper()
 	dsn := os.Getenv(dsnVar)
 	if dsn == "" {
