@@ -328,7 +328,7 @@ func TestCallbackHandlerExpiredLease(t *testing.T) {
 }
 
 // Retention, and expiry that is incremental: each Claim drops at most
-// expirePerClaim lapsed keys, so the store drains without a full sweep.
+// expirePerCall lapsed keys, so the store drains without a full sweep.
 func TestMemoryDeduperExpiry(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -341,8 +341,8 @@ func TestMemoryDeduperExpiry(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ClaimAcquired, c.State, "a key past retention is claimed afresh")
 
-	for i := range 1000 { // x999 lapses last
-		_, err := d.Claim(ctx, fmt.Sprint("x", i), time.Second+time.Duration(i)*time.Millisecond)
+	for i := range 1000 { // x999 lapses last: first in, first out
+		_, err := d.Claim(ctx, fmt.Sprint("x", i), time.Second)
 		require.NoError(t, err)
 	}
 	require.Equal(t, 1001, d.Len())
@@ -350,18 +350,54 @@ func TestMemoryDeduperExpiry(t *testing.T) {
 	c, err = d.Claim(ctx, "x999", time.Second)
 	require.NoError(t, err)
 	require.Equal(t, ClaimAcquired, c.State, "a lapsed claim not yet dropped is taken over")
-	require.Equal(t, 1001-expirePerClaim, d.Len())
+	require.Equal(t, 1001-expirePerCall, d.Len())
 	now = now.Add(time.Minute)
 	for i := 1; i <= 100; i++ {
 		_, err := d.Claim(ctx, fmt.Sprint("y", i), time.Hour)
 		require.NoError(t, err)
-		require.Equal(t, 999+i-expirePerClaim*i, d.Len(), "claim %d drops exactly %d lapsed keys", i, expirePerClaim)
+		require.Equal(t, 999+i-expirePerCall*i, d.Len(), "claim %d drops exactly %d lapsed keys", i, expirePerCall)
 	}
 	for range 2000 {
 		_, _ = d.Claim(ctx, "y1", time.Hour) // a duplicate still drains lapsed keys
 	}
 	require.Equal(t, 100, d.Len(), "only the live y keys remain")
-	require.Len(t, d.byTime, d.Len(), "heap and map agree")
+	live := 0
+	for _, q := range d.queues {
+		q.each(func(r expiryRecord) {
+			if !r.stale() {
+				live++
+			}
+		})
+	}
+	require.Equal(t, d.Len(), live, "one live record per key")
+}
+
+// Past maxExpiryQueues distinct leases, records share a queue out of time
+// order: keys may be dropped late, never early.
+func TestMemoryDeduperManyLeases(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	d := &MemoryDeduper{Now: func() time.Time { return now }}
+	const n = 3 * maxExpiryQueues
+	for i := n; i > 0; i-- { // longest lease first: the shared queue is out of order
+		c, err := d.Claim(ctx, fmt.Sprint("k", i), time.Duration(i)*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, ClaimAcquired, c.State)
+	}
+	require.Len(t, d.queues, maxExpiryQueues+1)
+	for i := 1; i <= n; i++ {
+		now = now.Add(time.Second) // k1..ki have lapsed, the rest not
+		for j := 1; j <= n; j++ {
+			c, err := d.Claim(ctx, fmt.Sprint("k", j), time.Hour)
+			require.NoError(t, err)
+			if j <= i {
+				require.Equal(t, ClaimAcquired, c.State, "k%d lapsed at %d s", j, i)
+				require.NoError(t, d.Release(ctx, fmt.Sprint("k", j), c.Token)) // lapsed again for the next round
+			} else {
+				require.Equal(t, ClaimBusy, c.State, "k%d has not lapsed at %d s", j, i)
+			}
+		}
+	}
 }
 
 func TestParseCallback(t *testing.T) {

@@ -1,7 +1,6 @@
 package paygate
 
 import (
-	"container/heap"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -83,10 +82,17 @@ const DefaultRetention = 30 * 24 * time.Hour
 
 // MemoryDeduper is the in-process Deduper, the default of CallbackHandler:
 // right for a merchant running one replica. Completed keys are kept for
-// Retention (default DefaultRetention), then forgotten. Expiry is
-// incremental: every Claim drops at most two lapsed keys, found through a
-// heap ordered by expiry, so no call ever scans the whole store and a claim
-// costs O(log n) in the number of stored keys. The zero value is ready.
+// Retention (default DefaultRetention), then forgotten. The zero value is
+// ready.
+//
+// Expiry is incremental: every Claim drops at most two lapsed keys (and a
+// few outdated index records), so no call ever scans the store and a claim
+// costs about the same at ten thousand keys as at a million. Lapsed keys are
+// found through one first-in-first-out queue per lease duration, which time
+// keeps in order; CallbackHandler uses two durations (its lease and the
+// retention). Beyond maxExpiryQueues distinct durations, records share one
+// queue that is not in time order, and their keys may be dropped late
+// (never early: a claim always checks the key's own expiry).
 type MemoryDeduper struct {
 	// Retention is how long a completed key is remembered.
 	Retention time.Duration
@@ -95,7 +101,7 @@ type MemoryDeduper struct {
 
 	mu      sync.Mutex
 	entries map[string]*dedupeEntry
-	byTime  expiryHeap
+	queues  map[time.Duration]*expiryQueue
 	prefix  string        // random per deduper, so tokens never repeat across instances
 	seq     atomic.Uint64 // token counter
 }
@@ -104,38 +110,131 @@ type MemoryDeduper struct {
 type dedupeEntry struct {
 	key     string
 	done    bool
+	gone    bool // dropped from the store
 	token   string
 	result  string
 	expires time.Time // lease end, or retention end once done
-	index   int       // position in the expiry heap
 }
 
-// expiryHeap orders entries by expiry, earliest first (container/heap).
-type expiryHeap []*dedupeEntry
-
-func (h expiryHeap) Len() int           { return len(h) }
-func (h expiryHeap) Less(i, j int) bool { return h[i].expires.Before(h[j].expires) }
-func (h expiryHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-func (h *expiryHeap) Push(x any) {
-	e := x.(*dedupeEntry)
-	e.index = len(*h)
-	*h = append(*h, e)
-}
-func (h *expiryHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return e
+// expiryRecord says that e expires at expires, unless e has changed since.
+type expiryRecord struct {
+	expires time.Time
+	e       *dedupeEntry
 }
 
-// expirePerClaim is how many lapsed keys one Claim drops at most. A Claim
-// adds at most one key, so two per call keep the store from growing with
-// lapsed keys while bounding every call's work.
-const expirePerClaim = 2
+// stale reports whether the record no longer describes its entry.
+func (r expiryRecord) stale() bool { return r.e.gone || !r.e.expires.Equal(r.expires) }
+
+// expiryQueue is a FIFO of records, all made with one duration: a linked
+// list of fixed-size blocks, so that no push or pop ever moves more than
+// one record.
+type expiryQueue struct {
+	head, tail *expiryBlock
+	first      int // next record to pop in head
+}
+
+// expiryBlock holds queued records; n of them are filled.
+type expiryBlock struct {
+	recs [256]expiryRecord
+	n    int
+	next *expiryBlock
+}
+
+func (q *expiryQueue) push(r expiryRecord) {
+	if q.tail == nil || q.tail.n == len(q.tail.recs) {
+		b := &expiryBlock{}
+		if q.tail == nil {
+			q.head, q.first = b, 0
+		} else {
+			q.tail.next = b
+		}
+		q.tail = b
+	}
+	q.tail.recs[q.tail.n] = r
+	q.tail.n++
+}
+
+func (q *expiryQueue) peek() (expiryRecord, bool) {
+	if q.head == nil || q.first == q.head.n {
+		return expiryRecord{}, false
+	}
+	return q.head.recs[q.first], true
+}
+
+func (q *expiryQueue) pop() {
+	q.head.recs[q.first] = expiryRecord{}
+	if q.first++; q.first == len(q.head.recs) {
+		q.head, q.first = q.head.next, 0
+		if q.head == nil {
+			q.tail = nil
+		}
+	}
+}
+
+// each calls f for every queued record, oldest first (for tests).
+func (q *expiryQueue) each(f func(expiryRecord)) {
+	for b, i := q.head, q.first; b != nil; b, i = b.next, 0 {
+		for ; i < b.n; i++ {
+			f(b.recs[i])
+		}
+	}
+}
+
+// Bounds of the incremental expiry.
+const (
+	// expirePerCall is how many lapsed keys one Claim drops at most. A
+	// Claim adds at most one key, so two keep the store from growing with
+	// lapsed keys while bounding every call's work.
+	expirePerCall = 2
+	// stalePerCall is how many outdated records (of renewed, completed or
+	// released claims) one Claim discards at most.
+	stalePerCall = 8
+	// maxExpiryQueues bounds the queues; further durations share one.
+	maxExpiryQueues = 8
+	// overflowQueue keys the shared queue.
+	overflowQueue = time.Duration(-1)
+)
+
+// track records that e expires after d; the lock is held.
+func (m *MemoryDeduper) track(e *dedupeEntry, d time.Duration) {
+	q := m.queues[d]
+	if q == nil {
+		if len(m.queues) >= maxExpiryQueues {
+			d = overflowQueue
+		}
+		if q = m.queues[d]; q == nil {
+			q = &expiryQueue{}
+			m.queues[d] = q
+		}
+	}
+	q.push(expiryRecord{expires: e.expires, e: e})
+}
+
+// expire drops up to expirePerCall lapsed keys, earliest first, and
+// discards up to stalePerCall outdated records on the way; the lock is held.
+func (m *MemoryDeduper) expire(now time.Time) {
+	dropped, discarded := 0, 0
+	for dropped < expirePerCall && discarded < stalePerCall {
+		var first *expiryQueue
+		var rec expiryRecord
+		for _, q := range m.queues {
+			if r, ok := q.peek(); ok && (first == nil || r.expires.Before(rec.expires)) {
+				first, rec = q, r
+			}
+		}
+		if first == nil || now.Before(rec.expires) {
+			return
+		}
+		first.pop()
+		if rec.stale() {
+			discarded++
+			continue
+		}
+		rec.e.gone = true
+		delete(m.entries, rec.e.key)
+		dropped++
+	}
+}
 
 // now reads the clock.
 func (m *MemoryDeduper) now() time.Time {
@@ -155,9 +254,7 @@ func (m *MemoryDeduper) Claim(_ context.Context, key string, lease time.Duration
 			return ClaimResult{}, err
 		}
 	}
-	for i := 0; i < expirePerClaim && len(m.byTime) > 0 && !now.Before(m.byTime[0].expires); i++ {
-		delete(m.entries, heap.Pop(&m.byTime).(*dedupeEntry).key)
-	}
+	m.expire(now)
 	e, ok := m.entries[key]
 	if ok && now.Before(e.expires) {
 		if e.done {
@@ -167,13 +264,13 @@ func (m *MemoryDeduper) Claim(_ context.Context, key string, lease time.Duration
 	}
 	token := m.prefix + strconv.FormatUint(m.seq.Add(1), 36)
 	if ok { // lapsed but not yet dropped: take it over
-		e.done, e.token, e.result, e.expires = false, token, "", now.Add(lease)
-		heap.Fix(&m.byTime, e.index)
+		e.done, e.token, e.result = false, token, ""
 	} else {
-		e = &dedupeEntry{key: key, token: token, expires: now.Add(lease)}
+		e = &dedupeEntry{key: key, token: token}
 		m.entries[key] = e
-		heap.Push(&m.byTime, e)
 	}
+	e.expires = now.Add(lease)
+	m.track(e, lease)
 	return ClaimResult{State: ClaimAcquired, Token: token}, nil
 }
 
@@ -185,6 +282,7 @@ func (m *MemoryDeduper) init() error {
 	}
 	m.prefix = hex.EncodeToString(b[:]) + "-"
 	m.entries = make(map[string]*dedupeEntry)
+	m.queues = make(map[time.Duration]*expiryQueue)
 	return nil
 }
 
@@ -209,7 +307,7 @@ func (m *MemoryDeduper) Renew(_ context.Context, key, token string, lease time.D
 		return ErrClaimLost
 	}
 	e.expires = now.Add(lease)
-	heap.Fix(&m.byTime, e.index)
+	m.track(e, lease)
 	return nil
 }
 
@@ -227,7 +325,7 @@ func (m *MemoryDeduper) Complete(_ context.Context, key, token, result string) e
 		return ErrClaimLost
 	}
 	e.done, e.token, e.result, e.expires = true, "", result, now.Add(retention)
-	heap.Fix(&m.byTime, e.index)
+	m.track(e, retention)
 	return nil
 }
 
@@ -239,8 +337,8 @@ func (m *MemoryDeduper) Release(_ context.Context, key, token string) error {
 	if e == nil {
 		return ErrClaimLost
 	}
+	e.gone = true
 	delete(m.entries, key)
-	heap.Remove(&m.byTime, e.index)
 	return nil
 }
 
