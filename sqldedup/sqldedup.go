@@ -89,14 +89,20 @@ func New(db *sql.DB, opts ...Option) (*Deduper, error) {
 		}
 	}
 	t := d.table
-	// One atomic statement, one round trip: insert the key, or take it over
-	// when the existing claim's lease (or a completed key's retention) has
-	// ended; otherwise return the live row's state. A row the statement's
-	// snapshot cannot see yet (a concurrent first claim) returns no row,
-	// which Claim reports as busy: the safe direction.
-	d.claimSQL = `WITH claimed AS (
+	// One atomic statement, one round trip. A live row (a claim within its
+	// lease, a completed key within retention) is only read: no row lock,
+	// so a duplicate commits without a WAL flush. Otherwise insert the key,
+	// or take it over when the existing row has lapsed. A row the
+	// statement's snapshot cannot see yet (a concurrent first claim) makes
+	// the insert conflict without taking over, and no row comes back, which
+	// Claim reports as busy: the safe direction.
+	d.claimSQL = `WITH live AS (
+	SELECT done, coalesce(result, '') AS result FROM ` + t + `
+	WHERE key = $1::text AND expires_at > now()
+), claimed AS (
 	INSERT INTO ` + t + ` AS t (key, token, done, result, expires_at)
-	VALUES ($1, $2, false, NULL, now() + $3::bigint * interval '1 microsecond')
+	SELECT $1::text, $2::text, false, NULL, now() + $3::bigint * interval '1 microsecond'
+	WHERE NOT EXISTS (SELECT 1 FROM live)
 	ON CONFLICT (key) DO UPDATE
 	SET token = EXCLUDED.token, done = false, result = NULL, expires_at = EXCLUDED.expires_at
 	WHERE t.expires_at <= now()
@@ -104,8 +110,7 @@ func New(db *sql.DB, opts ...Option) (*Deduper, error) {
 )
 SELECT acquired, done, result FROM claimed
 UNION ALL
-SELECT false, s.done, coalesce(s.result, '') FROM ` + t + ` AS s
-WHERE s.key = $1 AND s.expires_at > now() AND NOT EXISTS (SELECT 1 FROM claimed)`
+SELECT false, done, result FROM live`
 	d.renewSQL = `UPDATE ` + t + ` SET expires_at = now() + $3::bigint * interval '1 microsecond'
 WHERE key = $1 AND token = $2 AND NOT done`
 	d.completeSQL = `UPDATE ` + t + ` SET done = true, token = NULL, result = $3, expires_at = now() + $4::bigint * interval '1 microsecond'
