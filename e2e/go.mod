@@ -1,6 +1,6 @@
 module github.com/paygate-go/paygate/e2e
 
-go 1.25
+go 1.25.0
 
 require (
 	github.com/chromedp/chromedp v0.23.0
