@@ -241,11 +241,7 @@ func (c *Client) CreateOrder(ctx context.Context, o Order) (*CheckoutResult, err
 	if err != nil {
 		return nil, err
 	}
-	t := c.transport
-	noRedirect := *t.client
-	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	t.client = &noRedirect
-	resp, err := t.do(ctx, exchange{
+	resp, err := c.transport.do(ctx, exchange{
 		attempt:   c.signedPost(target, form),
 		retryable: retrySignedPost,
 		maxBody:   maxCheckoutBody,

@@ -3,8 +3,6 @@ package paygate
 import (
 	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -29,55 +27,64 @@ type Client struct {
 	transport   transport
 }
 
-// Option configures a Client.
-type Option func(*Client) error
+// Option configures a Client. The options that a Client and a
+// WebhookSender share (WithHTTPClient, WithLogger, WithRetry,
+// WithAttemptTimeout) are TransportOptions, which serve as both.
+type Option interface {
+	applyClient(*Client) error
+}
+
+// clientOption is an Option for a Client only.
+type clientOption func(*Client) error
+
+func (o clientOption) applyClient(c *Client) error { return o(c) }
 
 // WithAgency sets the agency identifier sent with every API-key request
 // (spec A1 and Authentication: the key is fixed to one agency).
 func WithAgency(agency string) Option {
-	return func(c *Client) error {
+	return clientOption(func(c *Client) error {
 		if agency == "" {
 			return errors.New("paygate: WithAgency: empty agency")
 		}
 		c.agency = agency
 		return nil
-	}
+	})
 }
 
 // WithAPIKey sets the agency's API key (a UUID), parsed here once; a
 // malformed key fails NewClient (the error does not echo it).
 func WithAPIKey(uuid string) Option {
-	return func(c *Client) error {
+	return clientOption(func(c *Client) error {
 		k, err := ParseKey(uuid)
 		if err != nil {
 			return err
 		}
 		c.key = k
 		return nil
-	}
+	})
 }
 
 // WithKey sets an already parsed API key.
 func WithKey(k Key) Option {
-	return func(c *Client) error {
+	return clientOption(func(c *Client) error {
 		if !k.valid() {
 			return errZeroKey
 		}
 		c.key = k
 		return nil
-	}
+	})
 }
 
 // WithAuthToken sets the Bearer AuthToken from the merchant dashboard, used
 // for reports and order lookup.
 func WithAuthToken(token string) Option {
-	return func(c *Client) error {
+	return clientOption(func(c *Client) error {
 		if token == "" || strings.ContainsAny(token, "\r\n ") {
 			return errors.New("paygate: WithAuthToken: empty, or holds white space")
 		}
 		c.authToken = newSecret(token)
 		return nil
-	}
+	})
 }
 
 // WithUserPassword is the deprecated token / username+password
@@ -86,99 +93,47 @@ func WithAuthToken(token string) Option {
 // Deprecated: the service refuses this method (spec, Authentication); use
 // WithAuthToken or WithAPIKey.
 func WithUserPassword(username, password string) Option {
-	return func(*Client) error { return ErrDeprecatedAuth }
+	return clientOption(func(*Client) error { return ErrDeprecatedAuth })
 }
 
 // WithCheckoutURL sets {checkout_url}, the order and checkout host.
 func WithCheckoutURL(u string) Option {
-	return func(c *Client) (err error) {
+	return clientOption(func(c *Client) (err error) {
 		c.checkoutURL, err = serviceURL("WithCheckoutURL", u)
 		return err
-	}
+	})
 }
 
 // WithReportsURL sets {reports_url}, the reporting and QR host.
 func WithReportsURL(u string) Option {
-	return func(c *Client) (err error) {
+	return clientOption(func(c *Client) (err error) {
 		c.reportsURL, err = serviceURL("WithReportsURL", u)
 		return err
-	}
-}
-
-// WithHTTPClient sets the HTTP client. Its CheckRedirect is respected except
-// by CreateOrder, which never follows redirects.
-func WithHTTPClient(hc *http.Client) Option {
-	return func(c *Client) error {
-		if hc == nil {
-			return errors.New("paygate: WithHTTPClient: nil client")
-		}
-		c.transport.client = hc
-		return nil
-	}
+	})
 }
 
 // WithClock sets the clock used for exp (tests, or a corrected clock).
 func WithClock(now func() time.Time) Option {
-	return func(c *Client) error {
+	return clientOption(func(c *Client) error {
 		if now == nil {
 			return errors.New("paygate: WithClock: nil clock")
 		}
 		c.now, c.transport.now = now, now
 		return nil
-	}
-}
-
-// WithLogger sets the logger: one debug line per attempt with method, host,
-// path, status, attempt and duration, and nothing else.
-func WithLogger(l *slog.Logger) Option {
-	return func(c *Client) error {
-		if l == nil {
-			return errors.New("paygate: WithLogger: nil logger")
-		}
-		c.transport.logger = l
-		return nil
-	}
-}
-
-// WithRetry sets the retry policy (DESIGN.md, Retries).
-func WithRetry(p RetryPolicy) Option {
-	return func(c *Client) error {
-		c.transport.retry = p.withDefaults()
-		return nil
-	}
-}
-
-// WithAttemptTimeout bounds each attempt of a call (default 30 s); the
-// call's context bounds the whole.
-func WithAttemptTimeout(d time.Duration) Option {
-	return func(c *Client) error {
-		if d <= 0 {
-			return fmt.Errorf("paygate: WithAttemptTimeout: %v, want > 0", d)
-		}
-		c.transport.attemptTimeout = d
-		return nil
-	}
+	})
 }
 
 // NewClient builds a Client. Which options are needed depends on the calls
 // made; a call that lacks what it needs fails with ErrNoCredential before any
 // request.
 func NewClient(opts ...Option) (*Client, error) {
-	c := &Client{
-		now: time.Now,
-		transport: transport{
-			client:         &http.Client{},
-			logger:         discardLogger(),
-			retry:          RetryPolicy{}.withDefaults(),
-			now:            time.Now,
-			attemptTimeout: 30 * time.Second,
-		},
-	}
+	c := &Client{now: time.Now, transport: defaultTransport()}
 	for _, o := range opts {
-		if err := o(c); err != nil {
+		if err := o.applyClient(c); err != nil {
 			return nil, err
 		}
 	}
+	c.transport.client = noRedirects(c.transport.client)
 	return c, nil
 }
 
@@ -223,12 +178,12 @@ func NewClientFromEnv(opts ...Option) (*Client, error) {
 
 // wrapEnv names the variable in an option's error.
 func wrapEnv(name string, o Option) Option {
-	return func(c *Client) error {
-		if err := o(c); err != nil {
+	return clientOption(func(c *Client) error {
+		if err := o.applyClient(c); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		return nil
-	}
+	})
 }
 
 // serviceURL parses a service base URL: absolute, https (or http to a
@@ -237,11 +192,11 @@ func serviceURL(opt, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
-		return nil, fmt.Errorf("paygate: %s %q: want an absolute http(s) URL", opt, raw)
+		return nil, fmt.Errorf("paygate: %s %q: want an absolute http(s) URL", opt, redactURL(raw))
 	case u.Scheme == "http" && !isLoopback(u.Hostname()):
-		return nil, fmt.Errorf("paygate: %s %q: plain http is allowed only to a loopback host", opt, raw)
+		return nil, fmt.Errorf("paygate: %s %q: plain http is allowed only to a loopback host", opt, redactURL(raw))
 	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
-		return nil, fmt.Errorf("paygate: %s %q: no query, fragment or user information", opt, raw)
+		return nil, fmt.Errorf("paygate: %s %q: no query, fragment or user information", opt, redactURL(raw))
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	u.RawPath = ""

@@ -116,14 +116,24 @@ const maxErrorBody = 4 << 10
 // error body shape is not specified, so the body is kept raw, capped at 4 KiB).
 // It never holds a query string, request body or credential.
 type APIError struct {
-	Method     string
-	Path       string
+	// Method is the request's method.
+	Method string
+	// Path is the request's path, never its query.
+	Path string
+	// StatusCode is the HTTP status of the answer.
 	StatusCode int
-	Body       []byte
+	// Body is the start of the answer's body, at most 4 KiB.
+	Body []byte
+	// Location is, for a redirect (3xx), the scheme and host it pointed to;
+	// the redirect was not followed (ErrRedirect).
+	Location string
 }
 
 // Error names the request and status and quotes the start of the body.
 func (e *APIError) Error() string {
+	if e.StatusCode/100 == 3 {
+		return fmt.Sprintf("paygate: %s %s: HTTP %d redirect to %s, not followed: the request carries credentials", e.Method, e.Path, e.StatusCode, e.Location)
+	}
 	body := e.Body
 	if len(body) > 512 {
 		body = body[:512]
@@ -131,9 +141,16 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("paygate: %s %s: HTTP %d: %q", e.Method, e.Path, e.StatusCode, body)
 }
 
-// Is makes errors.Is(err, ErrUnauthorized) true for 401 and 403.
+// Is makes errors.Is(err, ErrUnauthorized) true for 401 and 403, and
+// errors.Is(err, ErrRedirect) true for 3xx.
 func (e *APIError) Is(target error) bool {
-	return target == ErrUnauthorized && (e.StatusCode == 401 || e.StatusCode == 403)
+	switch target {
+	case ErrUnauthorized:
+		return e.StatusCode == 401 || e.StatusCode == 403
+	case ErrRedirect:
+		return e.StatusCode/100 == 3
+	}
+	return false
 }
 
 // ErrDeprecatedAuth: the older token / username+password authentication is

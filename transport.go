@@ -35,9 +35,12 @@ type response struct {
 	Attempts   int
 }
 
-// transport runs requests with retries, logging and error mapping (DESIGN.md,
-// Retries and Secrets). It never logs a query string, a body or a header.
+// transport runs requests with retries, logging and error mapping
+// (docs/protocol.md "Errors"). It never logs a query string, a body or a
+// header, and never follows a redirect: every request it makes carries a
+// credential.
 type transport struct {
+	// client never follows redirects (noRedirects).
 	client *http.Client
 	logger *slog.Logger
 	retry  RetryPolicy
@@ -115,10 +118,11 @@ func (t *transport) once(ctx context.Context, x exchange, n int) (*response, tim
 		slog.String("path", req.URL.Path), slog.Int("status", status),
 		slog.Int("attempt", n), slog.Duration("duration", t.now().Sub(start)))
 	if err != nil {
-		return nil, 0, &transportError{method: req.Method, path: req.URL.Path, err: err}
+		return nil, 0, &transportError{method: req.Method, path: req.URL.Path, err: redactTransportError(err)}
 	}
 	defer resp.Body.Close()
-	ok := resp.StatusCode/100 == 2 || x.accept3xx && resp.StatusCode/100 == 3
+	redirect := resp.StatusCode/100 == 3
+	ok := resp.StatusCode/100 == 2 || x.accept3xx && redirect
 	limit := int64(maxErrorBody)
 	if ok {
 		limit = x.maxBody
@@ -129,7 +133,11 @@ func (t *transport) once(ctx context.Context, x exchange, n int) (*response, tim
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
 	if !ok {
-		return nil, retryAfter(resp.Header, t.now()), &APIError{Method: req.Method, Path: req.URL.Path, StatusCode: resp.StatusCode, Body: []byte(body)}
+		apiErr := &APIError{Method: req.Method, Path: req.URL.Path, StatusCode: resp.StatusCode, Body: []byte(body)}
+		if redirect {
+			apiErr.Location = redirectHost(req, resp.Header.Get("Location"))
+		}
+		return nil, retryAfter(resp.Header, t.now()), apiErr
 	}
 	return &response{StatusCode: resp.StatusCode, Header: resp.Header, Body: body, Attempts: n}, 0, nil
 }

@@ -6,12 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 )
 
 // DefaultBatchSize is how many transactions one webhook request carries
@@ -28,50 +26,27 @@ type WebhookSender struct {
 	transport transport
 }
 
-// SenderOption configures a WebhookSender.
-type SenderOption func(*WebhookSender) error
-
-// WithSenderHTTPClient sets the HTTP client (default: one with a 30 s
-// timeout per attempt).
-func WithSenderHTTPClient(c *http.Client) SenderOption {
-	return func(s *WebhookSender) error {
-		if c == nil {
-			return errors.New("paygate: WithSenderHTTPClient: nil client")
-		}
-		s.transport.client = c
-		return nil
-	}
+// SenderOption configures a WebhookSender. The options it shares with a
+// Client (WithHTTPClient, WithLogger, WithRetry, WithAttemptTimeout) are
+// TransportOptions.
+type SenderOption interface {
+	applySender(*WebhookSender) error
 }
+
+// senderOption is a SenderOption for a WebhookSender only.
+type senderOption func(*WebhookSender) error
+
+func (o senderOption) applySender(s *WebhookSender) error { return o(s) }
 
 // WithBatchSize sets how many transactions go in one request (at least 1).
 func WithBatchSize(n int) SenderOption {
-	return func(s *WebhookSender) error {
+	return senderOption(func(s *WebhookSender) error {
 		if n < 1 {
 			return fmt.Errorf("paygate: WithBatchSize: %d, want at least 1", n)
 		}
 		s.batchSize = n
 		return nil
-	}
-}
-
-// WithSenderRetry sets the retry policy for 429, 5xx and network errors.
-func WithSenderRetry(p RetryPolicy) SenderOption {
-	return func(s *WebhookSender) error {
-		s.transport.retry = p.withDefaults()
-		return nil
-	}
-}
-
-// WithSenderLogger sets the logger for one debug line per attempt (method,
-// host, path, status, attempt, duration; never the body or the password).
-func WithSenderLogger(l *slog.Logger) SenderOption {
-	return func(s *WebhookSender) error {
-		if l == nil {
-			return errors.New("paygate: WithSenderLogger: nil logger")
-		}
-		s.transport.logger = l
-		return nil
-	}
+	})
 }
 
 // NewWebhookSender makes a sender for the service at webhookURL (the
@@ -82,10 +57,13 @@ func WithSenderLogger(l *slog.Logger) SenderOption {
 func NewWebhookSender(webhookURL, password string, opts ...SenderOption) (*WebhookSender, error) {
 	u, err := url.Parse(webhookURL)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return nil, fmt.Errorf("paygate: webhook URL %q: want an absolute http(s) URL", webhookURL)
+		return nil, fmt.Errorf("paygate: webhook URL %q: want an absolute http(s) URL", redactURL(webhookURL))
 	}
 	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
-		return nil, fmt.Errorf("paygate: webhook URL %q: plain http is allowed only to a loopback host; the password would travel in clear", webhookURL)
+		return nil, fmt.Errorf("paygate: webhook URL %q: plain http is allowed only to a loopback host; the password would travel in clear", redactURL(webhookURL))
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("paygate: webhook URL %q: no user information (the password goes in X-API-Password)", redactURL(webhookURL))
 	}
 	if password == "" || strings.ContainsAny(password, "\r\n") {
 		return nil, errors.New("paygate: webhook password: empty or holds a line break")
@@ -99,18 +77,14 @@ func NewWebhookSender(webhookURL, password string, opts ...SenderOption) (*Webho
 		endpoint:  u.String(),
 		password:  newSecret(password),
 		batchSize: DefaultBatchSize,
-		transport: transport{
-			client: &http.Client{Timeout: 30 * time.Second},
-			logger: discardLogger(),
-			retry:  RetryPolicy{}.withDefaults(),
-			now:    time.Now,
-		},
+		transport: defaultTransport(),
 	}
 	for _, o := range opts {
-		if err := o(s); err != nil {
+		if err := o.applySender(s); err != nil {
 			return nil, err
 		}
 	}
+	s.transport.client = noRedirects(s.transport.client)
 	return s, nil
 }
 

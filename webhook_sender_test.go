@@ -30,9 +30,9 @@ func newTestSender(t *testing.T, opts ...SenderOption) (*WebhookSender, *httpmoc
 	mt := httpmock.NewMockTransport()
 	logs := &bytes.Buffer{}
 	base := []SenderOption{
-		WithSenderHTTPClient(&http.Client{Transport: mt}),
-		WithSenderRetry(RetryPolicy{MaxAttempts: 4, BaseDelay: time.Millisecond, MaxDelay: 50 * time.Millisecond}),
-		WithSenderLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
+		WithHTTPClient(&http.Client{Transport: mt}),
+		WithRetry(RetryPolicy{MaxAttempts: 4, BaseDelay: time.Millisecond, MaxDelay: 50 * time.Millisecond}),
+		WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
 	}
 	s, err := NewWebhookSender(testWebhookBase, testPassword, append(base, opts...)...)
 	require.NoError(t, err)
@@ -183,7 +183,7 @@ func TestWebhookSenderRetryMatrix(t *testing.T) {
 // Retry-After is honoured: the wait before the retry is at least what the
 // service asked for.
 func TestWebhookSenderHonoursRetryAfter(t *testing.T) {
-	s, mt, _ := newTestSender(t, WithSenderRetry(RetryPolicy{MaxAttempts: 2, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Second}))
+	s, mt, _ := newTestSender(t, WithRetry(RetryPolicy{MaxAttempts: 2, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Second}))
 	var times []time.Time
 	mt.RegisterResponder(http.MethodPost, testWebhookURL, func(*http.Request) (*http.Response, error) {
 		times = append(times, time.Now())
@@ -217,7 +217,7 @@ func TestWebhookSenderStopsOnUnauthorized(t *testing.T) {
 // After the context ends nothing more is sent, and the wait for a retry ends
 // at once.
 func TestWebhookSenderCancel(t *testing.T) {
-	s, mt, _ := newTestSender(t, WithBatchSize(1), WithSenderRetry(RetryPolicy{MaxAttempts: 5, BaseDelay: time.Hour, MaxDelay: time.Hour}))
+	s, mt, _ := newTestSender(t, WithBatchSize(1), WithRetry(RetryPolicy{MaxAttempts: 5, BaseDelay: time.Hour, MaxDelay: time.Hour}))
 	ctx, cancel := context.WithCancel(context.Background())
 	mt.RegisterResponder(http.MethodPost, testWebhookURL, func(*http.Request) (*http.Response, error) {
 		time.AfterFunc(20*time.Millisecond, cancel)
@@ -235,7 +235,7 @@ func TestWebhookSenderCancel(t *testing.T) {
 // some after storing but before answering) still ends with every transaction
 // stored exactly once, counted by orderno on the server side.
 func TestWebhookSenderFlakyServerLosesNothing(t *testing.T) {
-	s, mt, _ := newTestSender(t, WithBatchSize(10), WithSenderRetry(RetryPolicy{MaxAttempts: 30, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}))
+	s, mt, _ := newTestSender(t, WithBatchSize(10), WithRetry(RetryPolicy{MaxAttempts: 30, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}))
 	rng := rand.New(rand.NewPCG(1, 2))
 	stored := map[string]int{}
 	var mu sync.Mutex
@@ -329,7 +329,7 @@ func TestNewWebhookSenderURLs(t *testing.T) {
 	require.Error(t, err)
 	_, err = NewWebhookSender("https://w.example", "pw", WithBatchSize(0))
 	require.Error(t, err)
-	_, err = NewWebhookSender("https://w.example", "pw", WithSenderHTTPClient(nil))
+	_, err = NewWebhookSender("https://w.example", "pw", WithHTTPClient(nil))
 	require.Error(t, err)
 }
 

@@ -388,7 +388,7 @@ func TestWebhookFaults(t *testing.T) {
 	flaky := func() float64 { mu.Lock(); defer mu.Unlock(); n++; return float64(n%2) * 0.99 } // every other request fails, from the second
 	sb := newSandbox(t, WithWebhookFaults(0.5, time.Millisecond, flaky))
 	sender, _ := paygate.NewWebhookSender(sb.URL, sb.WebhookPassword, paygate.WithBatchSize(5),
-		paygate.WithSenderRetry(paygate.RetryPolicy{MaxAttempts: 10, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}))
+		paygate.WithRetry(paygate.RetryPolicy{MaxAttempts: 10, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}))
 	report, err := sender.Send(context.Background(), testTxs(40))
 	require.NoError(t, err)
 	require.Len(t, report.Accepted, 40)

@@ -1,0 +1,88 @@
+package paygate
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// redactURL returns raw fit for an error or a log line: user information
+// dropped, and the values of query parameters that carry a credential
+// (signature, a token, a password or a key) replaced by
+// [REDACTED]. A string that does not parse as a URL is not repeated at all.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	return redactedURL(u)
+}
+
+// redactedURL is redactURL for a parsed URL; u is not changed.
+func redactedURL(u *url.URL) string {
+	c := *u
+	if c.User != nil {
+		c.User = url.User(redacted)
+	}
+	if c.RawQuery != "" {
+		q, err := url.ParseQuery(c.RawQuery)
+		if err != nil {
+			c.RawQuery = redacted
+		} else {
+			for k := range q {
+				if secretParam(k) {
+					q[k] = []string{redacted}
+				}
+			}
+			c.RawQuery = q.Encode()
+		}
+	}
+	return c.String()
+}
+
+// secretParam reports whether a query parameter carries a credential.
+func secretParam(name string) bool {
+	switch strings.ToLower(name) {
+	case "signature", "token", "auth_token", "authtoken", "password", "api_key", "apikey", "key":
+		return true
+	}
+	return false
+}
+
+// redactTransportError rewrites the URL inside a *url.Error (which net/http
+// puts in every transport error, query and all) so that the error can be
+// returned and printed.
+func redactTransportError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = redactURL(ue.URL)
+	}
+	return err
+}
+
+// ErrRedirect matches (errors.Is) an *APIError for a 3xx answer to a
+// credentialed request. Such requests never follow a redirect: the
+// credential (signature, Bearer token, webhook password) and the body would
+// go to wherever the redirect points. APIError.Location names the host it
+// pointed to.
+var ErrRedirect = errors.New("paygate: the service answered with a redirect, which is not followed")
+
+// noRedirects returns a copy of hc that never follows a redirect: the 3xx
+// answer comes back to the SDK, which refuses it (ErrRedirect) or, for
+// CreateOrder, returns it. hc itself is not changed.
+func noRedirects(hc *http.Client) *http.Client {
+	c := *hc
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &c
+}
+
+// redirectHost is the host a Location header points to, resolved against
+// the request's URL, for an error message; never its path or query.
+func redirectHost(req *http.Request, location string) string {
+	u, err := req.URL.Parse(location)
+	if err != nil || u.Host == "" {
+		return "(no valid Location)"
+	}
+	return u.Scheme + "://" + u.Host
+}
