@@ -156,10 +156,8 @@ var deprecatedEnv = [...]string{"PAYGATE_TOKEN", "PAYGATE_USERNAME", "PAYGATE_PA
 // PAYGATE_PASSWORD is set it refuses with ErrDeprecatedAuth: the deprecated
 // method must not be usable, not even by accident.
 func NewClientFromEnv(opts ...Option) (*Client, error) {
-	for _, name := range deprecatedEnv {
-		if _, set := os.LookupEnv(name); set {
-			return nil, fmt.Errorf("%w (%s is set; unset it)", ErrDeprecatedAuth, name)
-		}
+	if err := refuseDeprecatedEnv(); err != nil {
+		return nil, err
 	}
 	var env []Option
 	for _, e := range []struct {
@@ -174,6 +172,17 @@ func NewClientFromEnv(opts ...Option) (*Client, error) {
 		}
 	}
 	return NewClient(append(env, opts...)...)
+}
+
+// refuseDeprecatedEnv fails with ErrDeprecatedAuth when a variable of the
+// deprecated method is set.
+func refuseDeprecatedEnv() error {
+	for _, name := range deprecatedEnv {
+		if _, set := os.LookupEnv(name); set {
+			return fmt.Errorf("%w (%s is set; unset it)", ErrDeprecatedAuth, name)
+		}
+	}
+	return nil
 }
 
 // wrapEnv names the variable in an option's error.

@@ -26,17 +26,14 @@ func redactedURL(u *url.URL) string {
 		c.User = url.User(redacted)
 	}
 	if c.RawQuery != "" {
-		q, err := url.ParseQuery(c.RawQuery)
-		if err != nil {
-			c.RawQuery = redacted
-		} else {
-			for k := range q {
-				if secretParam(k) {
-					q[k] = []string{redacted}
-				}
+		parts := strings.Split(c.RawQuery, "&")
+		for i, part := range parts {
+			k, _, _ := strings.Cut(part, "=")
+			if name, err := url.QueryUnescape(k); err != nil || secretParam(name) {
+				parts[i] = k + "=" + redacted
 			}
-			c.RawQuery = q.Encode()
 		}
+		c.RawQuery = strings.Join(parts, "&")
 	}
 	return c.String()
 }

@@ -65,17 +65,22 @@ type exchange struct {
 // several attempts the error says how many.
 func (t *transport) do(ctx context.Context, x exchange) (*response, error) {
 	var lastErr error
+	earlierUnknown := false // an attempt before the last may have been acted on
+	fail := func(n int, err error) error {
+		return &attemptsError{attempts: n, earlierUnknown: earlierUnknown, err: err}
+	}
 	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
-			return nil, errors.Join(err, lastErr)
+			return nil, fail(n-1, errors.Join(err, lastErr))
 		}
 		resp, wait, err := t.once(ctx, x, n)
 		if err == nil {
 			return resp, nil
 		}
+		earlierUnknown = earlierUnknown || lastErr != nil && outcomeUnknown(lastErr)
 		lastErr = err
 		if ctx.Err() != nil {
-			return nil, errors.Join(ctx.Err(), lastErr)
+			return nil, fail(n, errors.Join(ctx.Err(), lastErr))
 		}
 		var apiErr *APIError
 		var status *http.Response
@@ -83,16 +88,29 @@ func (t *transport) do(ctx context.Context, x exchange) (*response, error) {
 			status = &http.Response{StatusCode: apiErr.StatusCode}
 		}
 		if !x.retryable(status, err) {
-			return nil, &attemptsError{n, lastErr}
+			return nil, fail(n, lastErr)
 		}
 		d, ok := t.retry.wait(n, wait)
 		if !ok {
-			return nil, &attemptsError{n, lastErr}
+			return nil, fail(n, lastErr)
 		}
 		if err := sleepCtx(ctx, d); err != nil {
-			return nil, errors.Join(err, lastErr)
+			return nil, fail(n, errors.Join(err, lastErr))
 		}
 	}
+}
+
+// outcomeUnknown reports whether a failed attempt may still have been acted
+// on by the service: an error after the request may have reached it (a
+// reset, a timeout, a lost answer) or a server error (5xx), which a service
+// can answer after storing. A failed dial, 429 and any other answer are
+// known: the request was not acted on.
+func outcomeUnknown(err error) bool {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.StatusCode >= 500
+	}
+	return !notSent(err)
 }
 
 // once makes attempt n; on an error answer it also returns the Retry-After
@@ -190,12 +208,15 @@ func discardLogger() *slog.Logger {
 // the last attempt's error.
 type attemptsError struct {
 	attempts int
-	err      error
+	// earlierUnknown: an attempt before the last one may have been acted on
+	// (outcomeUnknown), so the last answer cannot prove a rejection.
+	earlierUnknown bool
+	err            error
 }
 
 // Error names the attempt count when there was more than one.
 func (e *attemptsError) Error() string {
-	if e.attempts == 1 {
+	if e.attempts <= 1 {
 		return e.err.Error()
 	}
 	return fmt.Sprintf("%v (after %d attempts)", e.err, e.attempts)

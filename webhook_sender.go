@@ -9,6 +9,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -88,6 +91,34 @@ func NewWebhookSender(webhookURL, password string, opts ...SenderOption) (*Webho
 	return s, nil
 }
 
+// The environment variables NewWebhookSenderFromEnv reads.
+const (
+	EnvWebhookURL      = "PAYGATE_WEBHOOK_URL"
+	EnvWebhookPassword = "PAYGATE_WEBHOOK_PASSWORD"
+)
+
+// NewWebhookSenderFromEnv is NewWebhookSender with the URL from
+// PAYGATE_WEBHOOK_URL and the password from PAYGATE_WEBHOOK_PASSWORD (both
+// required), then opts. Like NewClientFromEnv it refuses with
+// ErrDeprecatedAuth when a variable of the deprecated method is set.
+func NewWebhookSenderFromEnv(opts ...SenderOption) (*WebhookSender, error) {
+	if err := refuseDeprecatedEnv(); err != nil {
+		return nil, err
+	}
+	u, pw := os.Getenv(EnvWebhookURL), os.Getenv(EnvWebhookPassword)
+	switch {
+	case u == "":
+		return nil, fmt.Errorf("%w: %s is not set", ErrNoCredential, EnvWebhookURL)
+	case pw == "":
+		return nil, fmt.Errorf("%w: %s is not set", ErrNoCredential, EnvWebhookPassword)
+	}
+	s, err := NewWebhookSender(u, pw, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%s/%s: %w", EnvWebhookURL, EnvWebhookPassword, err)
+	}
+	return s, nil
+}
+
 // isLoopback reports whether host names this machine.
 func isLoopback(host string) bool {
 	if host == "localhost" {
@@ -98,82 +129,188 @@ func isLoopback(host string) bool {
 }
 
 // SendReport says what became of every transaction of a Send, by orderno,
-// so that nothing is silently lost.
+// so that nothing is silently lost. Every transaction given to Send is in
+// exactly one of Accepted, Rejected, Unconfirmed and Invalid.
+//
+// The lists follow what the service's answers prove, not what they suggest
+// (docs/assumptions.md A-webhook-answers): once an attempt's outcome is
+// unknown (a lost answer, a timeout, a 5xx), a later 4xx cannot prove that
+// the batch was not stored, so its transactions are Unconfirmed, never
+// Rejected.
 type SendReport struct {
 	// Requests lists the requests in order, with the ordernos each carried.
 	Requests []RequestReport
 	// Accepted: in a request the service answered with 2xx.
 	Accepted []string
-	// Rejected: in a request the service refused (4xx other than 429);
-	// sending them again unchanged will not help.
+	// Rejected: in a request the service refused with a 4xx (other than 409
+	// and 429) to which no earlier attempt's outcome was unknown: none of
+	// them was stored. Sending them again unchanged will not help.
 	Rejected []string
-	// Unconfirmed: not acknowledged (retries exhausted, context ended, or not
-	// sent after the service refused the password). Safe to send again:
-	// orderno is unique, so the service does not double-count.
+	// Unconfirmed: stored or not, nothing proves which: retries exhausted,
+	// the context ended, a redirect, a 409 (the orderno may be stored
+	// already), a 4xx after an attempt whose outcome was unknown, or not
+	// sent after an earlier request stopped the send. RequestReport.Err says
+	// why. Safe to send again: orderno is unique, so the service does not
+	// store a transaction twice.
 	Unconfirmed []string
+	// Invalid lists the transactions that failed local validation; they
+	// were not sent. The others were.
+	Invalid []InvalidTransaction
+}
+
+// InvalidTransaction is a transaction Send did not send because it breaks a
+// rule of the webhook body (docs/protocol.md "Webhook transaction").
+type InvalidTransaction struct {
+	// Index is the transaction's position in the slice given to Send.
+	Index int
+	// OrderNo is the transaction's orderno (possibly empty).
+	OrderNo string
+	// Problems are the transaction's problems, by JSON pointer
+	// (/transactions/<Index>/...).
+	Problems []FieldError
 }
 
 // RequestReport is the outcome of one webhook request.
 type RequestReport struct {
-	OrderNos   []string
-	StatusCode int   // the last status seen; 0 if none
-	Attempts   int   // 0 when the request was never sent
-	Err        error // nil when accepted
+	// OrderNos are the transactions the request carried.
+	OrderNos []string
+	// StatusCode is the last status seen; 0 if none.
+	StatusCode int
+	// Attempts counts the attempts made; 0 when the request was never sent.
+	Attempts int
+	// Err is nil when accepted; otherwise what happened and, for
+	// Unconfirmed transactions, why nothing proves their fate.
+	Err error
 }
 
-// Send validates every transaction (ValidateTransactions) before sending
-// anything, then posts them in requests of the batch size, each retried on
-// 429, 5xx and network errors with backoff and Retry-After (safe: orderno is
-// unique per spec B2). A 400 or 422 rejects that request and Send goes on
-// with the next; 401/403 (errors.Is ErrUnauthorized) stops it, since every
-// later request would fail too; so does the end of ctx. The report is
-// returned whenever validation passed; the error joins every request's error.
+// Send checks every transaction (the rules of ValidateTransactions), then
+// posts the valid ones in requests of the batch size, each retried on 429,
+// 5xx and network errors with backoff and Retry-After (safe: orderno is
+// unique). Invalid transactions are listed in SendReport.Invalid with their
+// problems and not sent; they do not hold back the rest. A 401/403
+// (errors.Is ErrUnauthorized) or a redirect (ErrRedirect, never followed:
+// the password would go with it) stops the send, since every later request
+// would meet the same; so does the end of ctx. The report is always
+// returned; the error joins the validation error and every request's error.
 func (s *WebhookSender) Send(ctx context.Context, txs []Transaction) (*SendReport, error) {
-	if err := ValidateTransactions(txs); err != nil {
-		return nil, err
-	}
 	report := &SendReport{}
 	var errs []error
-	stopped := false
-	for start := 0; start < len(txs); start += s.batchSize {
-		chunk := txs[start:min(start+s.batchSize, len(txs))]
+	valid := txs
+	if err := ValidateTransactions(txs); err != nil {
+		var ve *ValidationError
+		if !errors.As(err, &ve) {
+			return report, err
+		}
+		report.Invalid = invalidTransactions(txs, ve)
+		errs = append(errs, fmt.Errorf("%d of %d transactions not sent: %w", len(report.Invalid), len(txs), err))
+		valid = make([]Transaction, 0, len(txs)-len(report.Invalid))
+		next := 0
+		for i := range txs {
+			if next < len(report.Invalid) && report.Invalid[next].Index == i {
+				next++
+				continue
+			}
+			valid = append(valid, txs[i])
+		}
+	}
+	var stopped error
+	for start := 0; start < len(valid); start += s.batchSize {
+		chunk := valid[start:min(start+s.batchSize, len(valid))]
 		rr := RequestReport{OrderNos: make([]string, len(chunk))}
 		for i := range chunk {
 			rr.OrderNos[i] = chunk[i].OrderNo
 		}
-		if stopped {
-			rr.Err = errors.New("paygate: not sent: an earlier request stopped the send")
+		if stopped != nil {
+			rr.Err = fmt.Errorf("paygate: not sent: an earlier request stopped the send: %w", stopped)
 			report.Unconfirmed = append(report.Unconfirmed, rr.OrderNos...)
 			report.Requests = append(report.Requests, rr)
 			continue
 		}
 		resp, err := s.post(ctx, chunk)
-		rr.Err = err
-		var apiErr *APIError
-		switch {
-		case err == nil:
+		if err == nil {
 			rr.StatusCode, rr.Attempts = resp.StatusCode, resp.Attempts
 			report.Accepted = append(report.Accepted, rr.OrderNos...)
-		case errors.As(err, &apiErr) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
+			report.Requests = append(report.Requests, rr)
+			continue
+		}
+		rr.Attempts = attemptsOf(err)
+		var apiErr *APIError
+		if errors.As(err, &apiErr) {
 			rr.StatusCode = apiErr.StatusCode
-			rr.Attempts = attemptsOf(err)
-			if apiErr.StatusCode == http.StatusTooManyRequests || apiErr.StatusCode >= 500 {
-				report.Unconfirmed = append(report.Unconfirmed, rr.OrderNos...)
-			} else {
-				report.Rejected = append(report.Rejected, rr.OrderNos...)
-			}
-			stopped = errors.Is(err, ErrUnauthorized)
-		default:
-			rr.Attempts = attemptsOf(err)
+		}
+		rr.Err = err
+		if why := unconfirmedBecause(ctx, err); why != "" {
+			rr.Err = fmt.Errorf("unconfirmed: %s: %w", why, err)
 			report.Unconfirmed = append(report.Unconfirmed, rr.OrderNos...)
-			stopped = ctx.Err() != nil
+		} else {
+			report.Rejected = append(report.Rejected, rr.OrderNos...)
 		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("request %d (%d transactions from orderno %q): %w", len(report.Requests), len(chunk), rr.OrderNos[0], err))
+		if ctx.Err() != nil || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrRedirect) {
+			stopped = err
 		}
+		errs = append(errs, fmt.Errorf("request %d (%d transactions from orderno %q): %w", len(report.Requests), len(chunk), rr.OrderNos[0], rr.Err))
 		report.Requests = append(report.Requests, rr)
 	}
 	return report, errors.Join(errs...)
+}
+
+// unconfirmedBecause says why a failed request's transactions may have been
+// stored after all, or "" when the service's answer proves they were not.
+func unconfirmedBecause(ctx context.Context, err error) string {
+	var apiErr *APIError
+	var ae *attemptsError
+	switch {
+	case ctx.Err() != nil:
+		return "the context ended before an answer proved the outcome"
+	case !errors.As(err, &apiErr):
+		return "no answer (the request may have reached the service)"
+	case apiErr.StatusCode/100 == 3:
+		return "the service redirected the request, which was not followed"
+	case apiErr.StatusCode == http.StatusTooManyRequests || apiErr.StatusCode >= 500:
+		return "retries exhausted on a temporary refusal or a server error"
+	case errors.As(err, &ae) && ae.earlierUnknown:
+		return fmt.Sprintf("an earlier attempt's outcome is unknown, so the later HTTP %d cannot prove the batch was not stored", apiErr.StatusCode)
+	case apiErr.StatusCode == http.StatusConflict:
+		return "HTTP 409: the service may hold these ordernos already"
+	}
+	return ""
+}
+
+// invalidTransactions groups the problems of ValidateTransactions by
+// transaction, in index order.
+func invalidTransactions(txs []Transaction, ve *ValidationError) []InvalidTransaction {
+	byIndex := map[int]*InvalidTransaction{}
+	var order []int
+	for _, p := range ve.Problems {
+		i, ok := pointerIndex(p.Field)
+		if !ok || i >= len(txs) {
+			continue
+		}
+		it := byIndex[i]
+		if it == nil {
+			it = &InvalidTransaction{Index: i, OrderNo: txs[i].OrderNo}
+			byIndex[i] = it
+			order = append(order, i)
+		}
+		it.Problems = append(it.Problems, p)
+	}
+	slices.Sort(order)
+	out := make([]InvalidTransaction, len(order))
+	for k, i := range order {
+		out[k] = *byIndex[i]
+	}
+	return out
+}
+
+// pointerIndex reads N from a JSON pointer /transactions/N/...
+func pointerIndex(ptr string) (int, bool) {
+	rest, ok := strings.CutPrefix(ptr, "/transactions/")
+	if !ok {
+		return 0, false
+	}
+	num, _, _ := strings.Cut(rest, "/")
+	i, err := strconv.Atoi(num)
+	return i, err == nil && i >= 0
 }
 
 // attemptsOf reads the attempt count from a transport error (1 if unknown).

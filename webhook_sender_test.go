@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"sync"
 	"testing"
@@ -94,25 +95,54 @@ func TestWebhookSenderHeadersBodyAndChunks(t *testing.T) {
 	}
 }
 
-func TestWebhookSenderValidatesBeforeSending(t *testing.T) {
+// Invalid transactions are reported with their problems and never sent;
+// the valid ones go out.
+func TestWebhookSenderSendsTheValidOnes(t *testing.T) {
 	s, mt, _ := newTestSender(t)
-	mt.RegisterResponder(http.MethodPost, testWebhookURL, httpmock.NewStringResponder(200, ""))
-	txs := validTxs(3)
+	var sent []string
+	mt.RegisterResponder(http.MethodPost, testWebhookURL, func(req *http.Request) (*http.Response, error) {
+		sent = append(sent, decodeBody(t, req)...)
+		return httpmock.NewStringResponse(200, ""), nil
+	})
+	txs := validTxs(5)
 	txs[2].Data.ICNo = "123"
+	txs[3].OrderNo = txs[0].OrderNo // a repeat: the first is sent, the repeat is not
+	txs[4].Amount = -1
 	report, err := s.Send(context.Background(), txs)
-	require.Nil(t, report)
-	probs := problemsOf(t, err)
-	requireProblem(t, probs, "/transactions/2/data/zakat_ic_no", ruleICNo)
-	require.Zero(t, mt.GetTotalCallCount(), "nothing reaches the network")
+	var ve *ValidationError
+	require.ErrorAs(t, err, &ve)
+	require.Len(t, ve.Problems, 3)
+	require.Equal(t, []string{"ORD-000000", "ORD-000001"}, sent, "only valid transactions reach the network")
+	require.Equal(t, sent, report.Accepted)
+	require.Len(t, report.Invalid, 3)
+	for k, want := range []int{2, 3, 4} {
+		it := report.Invalid[k]
+		require.Equal(t, want, it.Index)
+		require.Equal(t, txs[want].OrderNo, it.OrderNo)
+		require.NotEmpty(t, it.Problems)
+		for _, p := range it.Problems {
+			require.Contains(t, p.Field, fmt.Sprintf("/transactions/%d/", want))
+		}
+	}
+	require.Empty(t, report.Rejected)
+	require.Empty(t, report.Unconfirmed)
+
+	// All invalid: nothing is sent.
+	sent = nil
+	report, err = s.Send(context.Background(), txs[2:3])
+	require.Error(t, err)
+	require.Empty(t, sent)
+	require.Len(t, report.Invalid, 1)
+	require.Empty(t, report.Requests)
 
 	report, err = s.Send(context.Background(), nil)
 	require.NoError(t, err)
 	require.Empty(t, report.Requests)
-	require.Zero(t, mt.GetTotalCallCount())
 }
 
 func TestWebhookSenderRetryMatrix(t *testing.T) {
 	netErr := errors.New("connection reset by peer")
+	dialErr := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
 	tests := []struct {
 		name      string
 		answers   []any // int status or error, one per attempt; the last repeats
@@ -136,6 +166,14 @@ func TestWebhookSenderRetryMatrix(t *testing.T) {
 		{"401", []any{401}, "", 1, false, true, ErrUnauthorized, ""},
 		{"403", []any{403}, "", 1, false, true, ErrUnauthorized, ""},
 		{"Retry-After beyond the cap stops", []any{503, 200}, "3600", 1, false, false, nil, "HTTP 503"},
+		// Once an attempt's outcome is unknown, a later 4xx proves nothing.
+		{"500 then 409", []any{500, 409}, "", 2, false, false, nil, "earlier attempt's outcome is unknown"},
+		{"500 then 422", []any{500, 422}, "", 2, false, false, nil, "earlier attempt's outcome is unknown"},
+		{"lost answer then 422", []any{netErr, 422}, "", 2, false, false, nil, "cannot prove"},
+		{"409 at once", []any{409}, "", 1, false, false, nil, "may hold these ordernos"},
+		{"failed dial then 422", []any{dialErr, 422}, "", 2, false, true, nil, "bad field"},
+		{"429 then 400", []any{429, 400}, "0", 2, false, true, nil, "bad field"},
+		{"302 is not followed", []any{302}, "", 1, false, false, ErrRedirect, "not followed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,6 +186,9 @@ func TestWebhookSenderRetryMatrix(t *testing.T) {
 					return nil, err
 				}
 				resp := httpmock.NewStringResponse(a.(int), `{"error":"bad field orderno"}`)
+				if a.(int)/100 == 3 {
+					resp.Header.Set("Location", "http://elsewhere.example/steal?x=1")
+				}
 				if tt.retryHdr != "" {
 					resp.Header.Set("Retry-After", tt.retryHdr)
 				}
