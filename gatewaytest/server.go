@@ -51,6 +51,7 @@ type Server struct {
 	log      []*Delivery
 	webhook  map[string]paygate.Transaction
 	received int // webhook transactions received, repeats included
+	requests int // webhook requests received
 	pending  sync.WaitGroup
 	closed   chan struct{}
 }
@@ -60,9 +61,8 @@ type config struct {
 	retryInterval time.Duration
 	maxAttempts   int
 	now           func() time.Time
-	errorRate     float64
-	latency       time.Duration
-	rand          func() float64
+	faults        WebhookFaults
+	duplicates    DuplicateAnswer
 	addr          string
 	refNoForm     RefNoForm
 	fpxShape      FPXShape
@@ -80,13 +80,6 @@ func WithMaxAttempts(n int) Option { return func(c *config) { c.maxAttempts = n 
 
 // WithClock sets the clock used to check exp and stamp orders.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
-
-// WithWebhookFaults makes the webhook answer 503 to a share of requests
-// (before storing anything) and wait latency before each answer, to test a
-// sender's retries. rnd returns a number in [0, 1); nil uses crypto/rand.
-func WithWebhookFaults(errorRate float64, latency time.Duration, rnd func() float64) Option {
-	return func(c *config) { c.errorRate, c.latency, c.rand = errorRate, latency, rnd }
-}
 
 // WithAddr listens on addr (a loopback address such as 127.0.0.1:8085)
 // instead of a free port, for the command-line sandbox.
@@ -106,12 +99,12 @@ func NewServer(opts ...Option) *Server {
 // Start is NewServer with an error instead of a panic (a busy WithAddr, or
 // an address that is not loopback).
 func Start(opts ...Option) (*Server, error) {
-	cfg := config{retryInterval: 30 * time.Second, maxAttempts: 10, now: time.Now, rand: cryptoFloat}
+	cfg := config{retryInterval: 30 * time.Second, maxAttempts: 10, now: time.Now}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.rand == nil {
-		cfg.rand = cryptoFloat
+	if cfg.faults.Rand == nil {
+		cfg.faults.Rand = cryptoFloat
 	}
 	apiKey := newUUID()
 	key, err := paygate.ParseKey(apiKey)

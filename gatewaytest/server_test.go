@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -34,7 +35,8 @@ func newMerchant(t *testing.T, sb *Server) *merchant {
 	t.Helper()
 	m := &merchant{fulfilled: map[string]int{}}
 	h := &paygate.CallbackHandler{
-		Keys: []paygate.Key{sb.Key()},
+		Keys:   []paygate.Key{sb.Key()},
+		Logger: slog.New(slog.DiscardHandler),
 		Fulfil: func(_ context.Context, cb *paygate.Callback) error {
 			m.mu.Lock()
 			defer m.mu.Unlock()
@@ -386,7 +388,7 @@ func TestWebhookFaults(t *testing.T) {
 	n := 0
 	var mu sync.Mutex
 	flaky := func() float64 { mu.Lock(); defer mu.Unlock(); n++; return float64(n%2) * 0.99 } // every other request fails, from the second
-	sb := newSandbox(t, WithWebhookFaults(0.5, time.Millisecond, flaky))
+	sb := newSandbox(t, WithWebhookFaults(WebhookFaults{Error503: 0.5, RetryAfter: -1, Latency: time.Millisecond, Rand: flaky}))
 	sender, _ := paygate.NewWebhookSender(sb.URL, sb.WebhookPassword, paygate.WithBatchSize(5),
 		paygate.WithRetry(paygate.RetryPolicy{MaxAttempts: 10, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}))
 	report, err := sender.Send(context.Background(), testTxs(40))

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/paygate-go/paygate"
@@ -12,25 +13,114 @@ import (
 // maxWebhookBody caps a webhook request the sandbox reads.
 const maxWebhookBody = 32 << 20
 
-// receiveWebhook is POST /api/bank/webhook (spec, endpoint 7): the password
-// compared in constant time (401), the body checked with
-// paygate.ValidateBatchJSON (400 listing every problem), then each
-// transaction stored by orderno: a repeat of a stored orderno is accepted and
-// not stored twice. Faults from WithWebhookFaults come first.
-func (s *Server) receiveWebhook(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.latency > 0 {
-		select {
-		case <-time.After(s.cfg.latency):
-		case <-r.Context().Done():
-			return
+// WebhookFaults are the faults the sandbox's webhook injects, to test a
+// sender's retries and the truth of its report. Each rate is a share of
+// requests; one number is drawn per request and the faults are tried in the
+// order listed, so the rates add up (keep their sum below 1).
+type WebhookFaults struct {
+	// Latency is waited before every answer.
+	Latency time.Duration
+	// Error500 answers 500 before storing anything.
+	Error500 float64
+	// Error503 answers 503 with Retry-After before storing anything.
+	Error503 float64
+	// RetryAfter is the 503's Retry-After, in whole seconds (default 1 s;
+	// negative: no Retry-After).
+	RetryAfter time.Duration
+	// DropBeforeStore closes the connection before storing: no answer.
+	DropBeforeStore float64
+	// DropAfterStore stores the batch, then closes the connection: the
+	// answer is lost, and a retry meets the stored ordernos.
+	DropAfterStore float64
+	// SlowAfterStore stores the batch and answers only after Slow, so that
+	// a client with a shorter timeout gives up first.
+	SlowAfterStore float64
+	// Slow is SlowAfterStore's wait.
+	Slow time.Duration
+	// Rand returns a number in [0, 1); nil uses crypto/rand.
+	Rand func() float64
+}
+
+// WithWebhookFaults makes the webhook inject f.
+func WithWebhookFaults(f WebhookFaults) Option { return func(c *config) { c.faults = f } }
+
+// DuplicateAnswer is how the sandbox's webhook answers a batch holding an
+// orderno it has stored before. The protocol says orderno is unique and
+// prevents duplicates, not how a repeat is answered (docs/assumptions.md
+// A-webhook-duplicates).
+type DuplicateAnswer int
+
+const (
+	// DuplicateStoredOnce answers 200 and stores only the new ordernos (the
+	// default).
+	DuplicateStoredOnce DuplicateAnswer = iota
+	// DuplicateConflict answers 409 and stores nothing of the batch.
+	DuplicateConflict
+	// DuplicateUnprocessable answers 422 and stores nothing of the batch.
+	DuplicateUnprocessable
+)
+
+// WithWebhookDuplicates sets how a repeated orderno is answered (default
+// DuplicateStoredOnce).
+func WithWebhookDuplicates(d DuplicateAnswer) Option { return func(c *config) { c.duplicates = d } }
+
+// webhookFault is the fault drawn for one request.
+type webhookFault int
+
+const (
+	faultNone webhookFault = iota
+	fault500
+	fault503
+	faultDropBefore
+	faultDropAfter
+	faultSlowAfter
+)
+
+// draw picks the fault of one request.
+func (f WebhookFaults) draw() webhookFault {
+	r := f.Rand()
+	for _, c := range []struct {
+		rate  float64
+		fault webhookFault
+	}{{f.Error500, fault500}, {f.Error503, fault503}, {f.DropBeforeStore, faultDropBefore}, {f.DropAfterStore, faultDropAfter}, {f.SlowAfterStore, faultSlowAfter}} {
+		if r < c.rate {
+			return c.fault
 		}
+		r -= c.rate
+	}
+	return faultNone
+}
+
+// receiveWebhook is POST /api/bank/webhook (docs/protocol.md "Submit
+// transactions"): the password compared in constant time (401), the body
+// checked with paygate.ValidateBatchJSON (400 listing every problem), then
+// the batch stored by orderno as WithWebhookDuplicates says. Faults from
+// WithWebhookFaults are injected around the store.
+func (s *Server) receiveWebhook(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.requests++
+	s.mu.Unlock()
+	f := s.cfg.faults
+	if !sleepCtx(r, f.Latency) {
+		return
 	}
 	if !equalSecret(r.Header.Get("X-API-Password"), s.WebhookPassword) {
 		jsonError(w, http.StatusUnauthorized, "X-API-Password missing or wrong")
 		return
 	}
-	if s.cfg.errorRate > 0 && s.cfg.rand() < s.cfg.errorRate {
+	fault := f.draw()
+	switch fault {
+	case fault500:
+		jsonError(w, http.StatusInternalServerError, "injected fault")
+		return
+	case fault503:
+		if f.RetryAfter >= 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(max(1, int(f.RetryAfter/time.Second))))
+		}
 		jsonError(w, http.StatusServiceUnavailable, "injected fault")
+		return
+	case faultDropBefore:
+		drop(w)
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
@@ -49,17 +139,71 @@ func (s *Server) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"status": "ERROR", "errors": problems})
 		return
 	}
-	stored := 0
+	status, answer := s.storeBatch(batch)
+	switch fault {
+	case faultDropAfter:
+		drop(w)
+		return
+	case faultSlowAfter:
+		if !sleepCtx(r, f.Slow) {
+			return
+		}
+	}
+	writeJSON(w, status, answer)
+}
+
+// storeBatch stores a valid batch by orderno and returns the answer.
+func (s *Server) storeBatch(batch *paygate.Batch) (int, map[string]any) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.received += len(batch.Transactions)
+	if s.cfg.duplicates != DuplicateStoredOnce {
+		var dups []string
+		for _, tx := range batch.Transactions {
+			if _, dup := s.webhook[tx.OrderNo]; dup {
+				dups = append(dups, tx.OrderNo)
+			}
+		}
+		if len(dups) > 0 {
+			status := http.StatusConflict
+			if s.cfg.duplicates == DuplicateUnprocessable {
+				status = http.StatusUnprocessableEntity
+			}
+			return status, map[string]any{"status": "ERROR", "message": "orderno already stored", "duplicates": dups}
+		}
+	}
+	stored := 0
 	for _, tx := range batch.Transactions {
-		s.received++
 		if _, dup := s.webhook[tx.OrderNo]; !dup {
 			s.webhook[tx.OrderNo] = tx
 			stored++
 		}
 	}
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"status": "OK", "received": len(batch.Transactions), "stored": stored})
+	return http.StatusOK, map[string]any{"status": "OK", "received": len(batch.Transactions), "stored": stored}
+}
+
+// drop closes the connection without an answer.
+func drop(w http.ResponseWriter) {
+	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+		conn.Close()
+		return
+	}
+	panic(http.ErrAbortHandler) // not hijackable (HTTP/2): abort the stream
+}
+
+// sleepCtx waits d unless the request ends first; false when it did.
+func sleepCtx(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
 }
 
 // Transactions returns the stored webhook transactions, by orderno.
@@ -80,6 +224,14 @@ func (s *Server) Transactions() []paygate.Transaction {
 		return 0
 	})
 	return out
+}
+
+// WebhookRequests counts the webhook requests received, faulty ones
+// included.
+func (s *Server) WebhookRequests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests
 }
 
 // WebhookReceived counts the transactions received, repeats included.

@@ -1,0 +1,90 @@
+package gatewaytest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate-go/paygate"
+)
+
+// TestWebhookReportMatchesStore sends 10,000 transactions (2,000 with
+// -short) to a sandbox that injects every fault a bank meets: 500s, 503 with
+// Retry-After, connections dropped before and after storing, answers slower
+// than the sender's timeout, and repeats of a stored orderno answered 409 or
+// 422. Whatever happened, the report tells the truth: every Accepted
+// transaction is stored, no Rejected one is, everything else is
+// Unconfirmed, none is missing, and the request count is the server's.
+func TestWebhookReportMatchesStore(t *testing.T) {
+	n := 10_000
+	if testing.Short() {
+		n = 2_000
+	}
+	for _, dup := range []DuplicateAnswer{DuplicateConflict, DuplicateUnprocessable, DuplicateStoredOnce} {
+		t.Run(fmt.Sprint("duplicates=", dup), func(t *testing.T) {
+			var mu sync.Mutex
+			rng := rand.New(rand.NewPCG(uint64(dup), 42))
+			sb := newSandbox(t, WithWebhookDuplicates(dup), WithWebhookFaults(WebhookFaults{
+				Error500: 0.08, Error503: 0.04, RetryAfter: time.Second,
+				DropBeforeStore: 0.06, DropAfterStore: 0.10, SlowAfterStore: 0.04, Slow: 400 * time.Millisecond,
+				Rand: func() float64 { mu.Lock(); defer mu.Unlock(); return rng.Float64() },
+			}))
+			sender, err := paygate.NewWebhookSender(sb.URL, sb.WebhookPassword, paygate.WithBatchSize(100),
+				paygate.WithAttemptTimeout(200*time.Millisecond),
+				paygate.WithRetry(paygate.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Second}))
+			require.NoError(t, err)
+			txs := testTxs(n)
+			report, sendErr := sender.Send(context.Background(), txs)
+
+			stored := map[string]bool{}
+			for _, tx := range sb.Transactions() {
+				stored[tx.OrderNo] = true
+			}
+			seen := map[string]string{}
+			for list, ids := range map[string][]string{"accepted": report.Accepted, "rejected": report.Rejected, "unconfirmed": report.Unconfirmed} {
+				for _, id := range ids {
+					require.Empty(t, seen[id], "%s is both %s and %s", id, seen[id], list)
+					seen[id] = list
+				}
+			}
+			require.Len(t, seen, n, "every transaction is in exactly one list")
+			require.Empty(t, report.Invalid)
+			wrongAccepted, wrongRejected, unconfirmedStored := 0, 0, 0
+			for _, id := range report.Accepted {
+				if !stored[id] {
+					wrongAccepted++
+				}
+			}
+			for _, id := range report.Rejected {
+				if stored[id] {
+					wrongRejected++
+				}
+			}
+			for _, id := range report.Unconfirmed {
+				if stored[id] {
+					unconfirmedStored++
+				}
+			}
+			require.Zero(t, wrongAccepted, "accepted but not stored")
+			require.Zero(t, wrongRejected, "rejected but stored")
+			attempts := 0
+			for _, r := range report.Requests {
+				attempts += r.Attempts
+			}
+			require.Equal(t, sb.WebhookRequests(), attempts, "the attempts reported are the requests the server saw")
+			if len(report.Unconfirmed) > 0 {
+				require.Error(t, sendErr)
+			}
+			t.Logf("%d transactions in %d requests (%d attempts): accepted %d, rejected %d, unconfirmed %d (of which stored %d); the server stored %d",
+				n, len(report.Requests), attempts, len(report.Accepted), len(report.Rejected), len(report.Unconfirmed), unconfirmedStored, len(stored))
+			if dup != DuplicateStoredOnce {
+				require.Positive(t, unconfirmedStored, "a lost answer then a duplicate answer was met (the case the report must not call rejected)")
+			}
+		})
+	}
+}
