@@ -139,31 +139,34 @@ func (o Order) validate(defaultAgency string) (url.Values, error) {
 type CheckoutForm struct {
 	// Action is {checkout_url}/v2/checkout.
 	Action string
-	// Fields are the order fields with exp and signature.
+	// Fields are the order fields, with exp and signature when signed.
 	Fields url.Values
-	// Expires is when the signature stops being valid.
+	// Expires is when the signature stops being valid; zero when unsigned.
 	Expires time.Time
 	// CSPNonce, when set, is put on the auto-submit script so that a page
 	// with a Content-Security-Policy script-src 'nonce-...' runs it.
 	CSPNonce string
 }
 
-// CheckoutForm validates o and signs it for the buyer's browser. Nothing is
+// CheckoutForm validates o and, when the client has an API key, signs it
+// for the buyer's browser. Without a key the form is unsigned (no exp, no
+// signature, a zero Expires): the protocol asks for a signature only "when
+// using an API key" (docs/assumptions.md A-unsigned-orders). Nothing is
 // sent.
 func (c *Client) CheckoutForm(o Order) (*CheckoutForm, error) {
 	action, err := endpoint(c.checkoutURL, "WithCheckoutURL", CheckoutPath)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.needKey("CheckoutForm"); err != nil {
-		return nil, err
-	}
 	form, err := o.validate(c.agency)
 	if err != nil {
 		return nil, err
 	}
+	if !c.key.valid() {
+		return &CheckoutForm{Action: action, Fields: form}, nil
+	}
 	now := c.now()
-	signed, err := SignForm(c.key, form, now)
+	signed, err := c.signPOST(action, form, now)
 	if err != nil {
 		return nil, err
 	}
@@ -225,16 +228,15 @@ type CheckoutResult struct {
 // maxCheckoutBody caps the body CreateOrder keeps.
 const maxCheckoutBody = 64 << 10
 
-// CreateOrder validates o and POSTs it, signed, to {checkout_url}/v2/checkout
-// from the server (spec, endpoint 1). Redirects are not followed. The POST is
-// re-signed (fresh exp) on every attempt and repeated only when it provably
-// did not reach the gateway or the gateway answered 429 or 503.
+// CreateOrder validates o and POSTs it to {checkout_url}/v2/checkout from
+// the server (docs/protocol.md "Create order"), signed when the client has
+// an API key (unsigned otherwise, like CheckoutForm). Redirects are not
+// followed. The POST is re-signed (fresh exp) on every attempt and repeated
+// only when it provably did not reach the gateway or the gateway answered
+// 429 or 503.
 func (c *Client) CreateOrder(ctx context.Context, o Order) (*CheckoutResult, error) {
 	target, err := endpoint(c.checkoutURL, "WithCheckoutURL", CheckoutPath)
 	if err != nil {
-		return nil, err
-	}
-	if err := c.needKey("CreateOrder"); err != nil {
 		return nil, err
 	}
 	form, err := o.validate(c.agency)
@@ -253,14 +255,18 @@ func (c *Client) CreateOrder(ctx context.Context, o Order) (*CheckoutResult, err
 	return &CheckoutResult{StatusCode: resp.StatusCode, Location: resp.Header.Get("Location"), Header: resp.Header, Body: []byte(resp.Body)}, nil
 }
 
-// signedPost makes each attempt of a signed form POST, signed afresh.
+// signedPost makes each attempt of a form POST to target, signed afresh when
+// the client has an API key (callers that need one check first).
 func (c *Client) signedPost(target string, form url.Values) attemptFunc {
 	return func(ctx context.Context) (*http.Request, error) {
-		signed, err := SignForm(c.key, form, c.now())
-		if err != nil {
-			return nil, err
+		fields := form
+		if c.key.valid() {
+			var err error
+			if fields, err = c.signPOST(target, form, c.now()); err != nil {
+				return nil, err
+			}
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(signed.Encode()))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(fields.Encode()))
 		if err != nil {
 			return nil, err
 		}
@@ -268,6 +274,20 @@ func (c *Client) signedPost(target string, form url.Values) attemptFunc {
 		req.Header.Set("User-Agent", userAgent)
 		return req, nil
 	}
+}
+
+// signPOST signs a POST body for target under the client's rule: the query
+// alone (the protocol), or target's path, ?, and the query with
+// WithPOSTSignedWithPath.
+func (c *Client) signPOST(target string, form url.Values, now time.Time) (url.Values, error) {
+	if !c.postWithPath {
+		return SignForm(c.key, form, now)
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, fmt.Errorf("paygate: %w", err)
+	}
+	return SignFormWithPath(c.key, u.EscapedPath(), form, now)
 }
 
 // PayLink is a hosted pay URL (spec, endpoint 2).

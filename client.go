@@ -25,6 +25,8 @@ type Client struct {
 	reportsURL  *url.URL
 	now         func() time.Time
 	transport   transport
+	// postWithPath signs POSTs over <path>?<query> (WithPOSTSignedWithPath).
+	postWithPath bool
 }
 
 // Option configures a Client. The options that a Client and a
@@ -119,6 +121,18 @@ func WithClock(now func() time.Time) Option {
 			return errors.New("paygate: WithClock: nil clock")
 		}
 		c.now, c.transport.now = now, now
+		return nil
+	})
+}
+
+// WithPOSTSignedWithPath signs POST bodies (orders, QR requests) over
+// `<path>?<query>`, as the gateway's older public client does, instead of
+// the query alone, which is the protocol's rule and the default
+// (docs/assumptions.md A-post-path). It is a compatibility switch: use it
+// only if the service refuses the default signatures and accepts these.
+func WithPOSTSignedWithPath() Option {
+	return clientOption(func(c *Client) error {
+		c.postWithPath = true
 		return nil
 	})
 }

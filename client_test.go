@@ -529,8 +529,6 @@ func TestClientCredentials(t *testing.T) {
 	_, err = none.PaymentReportPage(ctx, ReportQuery{}, 0)
 	require.ErrorIs(t, err, ErrNoCredential)
 	urlsOnly, _ := NewClient(WithCheckoutURL(testCheckout), WithReportsURL(testReports))
-	_, err = urlsOnly.CreateOrder(ctx, testOrder())
-	require.ErrorIs(t, err, ErrNoCredential)
 	_, err = urlsOnly.LookupOrder(ctx, "INV-1")
 	require.ErrorIs(t, err, ErrNoCredential)
 	_, err = urlsOnly.GenerateQR(ctx, QRRequest{RefNo: "R", Amount: 100, Category: "fpx"})
@@ -549,6 +547,21 @@ func TestClientCredentials(t *testing.T) {
 	}
 	_, err = NewClient(WithUserPassword("merchant", "pw"))
 	require.ErrorIs(t, err, ErrDeprecatedAuth)
+}
+
+// Without an API key an order is unsigned: no exp, no signature (the
+// protocol asks for a signature only when using an API key).
+func TestUnsignedOrder(t *testing.T) {
+	c, err := NewClient(WithAgency(testAgency), WithCheckoutURL(testCheckout))
+	require.NoError(t, err)
+	form, err := c.CheckoutForm(testOrder())
+	require.NoError(t, err)
+	require.False(t, form.Fields.Has("signature"))
+	require.False(t, form.Fields.Has("exp"))
+	require.True(t, form.Expires.IsZero())
+	require.Equal(t, "INV-1001~cart 7", form.Fields.Get("refNo"))
+	_, err = c.GenerateQR(context.Background(), QRRequest{RefNo: "R", Amount: 100, Category: "fpx"})
+	require.ErrorIs(t, err, ErrNoCredential, "QR requests are always signed")
 }
 
 func TestNewClientFromEnv(t *testing.T) {

@@ -67,6 +67,21 @@ func SignURL(key Key, rawURL string, now time.Time) (string, error) {
 // form are replaced, fields with no value are left out, and a field with
 // several values is an error wrapping ErrMultipleValues.
 func SignForm(key Key, form url.Values, now time.Time) (url.Values, error) {
+	return signForm(key, "", form, now)
+}
+
+// SignFormWithPath signs an outbound POST body the way the gateway's older
+// public client does: the message is `<path>?<query>`, as for a GET, where
+// the protocol signs the query alone (docs/assumptions.md A-post-path). It is
+// a compatibility switch for a service that expects that form (Client:
+// WithPOSTSignedWithPath); SignForm is the protocol's rule. path is the
+// request's escaped path, such as /v2/checkout.
+func SignFormWithPath(key Key, path string, form url.Values, now time.Time) (url.Values, error) {
+	return signForm(key, path+"?", form, now)
+}
+
+// signForm signs prefix + the RFC 3986 query of form with exp.
+func signForm(key Key, prefix string, form url.Values, now time.Time) (url.Values, error) {
 	if !key.valid() {
 		return nil, errZeroKey
 	}
@@ -75,7 +90,8 @@ func SignForm(key Key, form url.Values, now time.Time) (url.Values, error) {
 	if err := s.collect(form, s.expValue(now)); err != nil {
 		return nil, err
 	}
-	s.buf = s.appendQuery(s.buf[:0], encRFC3986)
+	s.buf = append(s.buf[:0], prefix...)
+	s.buf = s.appendQuery(s.buf, encRFC3986)
 	var sig [16]byte
 	s.signature(&sig, s.buf)
 	return s.signedCopy(&sig), nil
@@ -178,6 +194,12 @@ func VerifySignedForm(form url.Values, now time.Time, keys ...Key) error {
 	return verifyOutbound("", form, now, keys)
 }
 
+// VerifySignedFormWithPath is VerifySignedForm for a POST signed with its
+// path (SignFormWithPath): the message is `<path>?<query>`.
+func VerifySignedFormWithPath(path string, form url.Values, now time.Time, keys ...Key) error {
+	return verifyOutbound(path+"?", form, now, keys)
+}
+
 // VerifySignedURL checks a signed GET as the service does: the message is
 // the escaped path, ?, and every query parameter but signature, sorted, RFC
 // 3986 encoded. Errors as VerifySignedForm.
@@ -267,6 +289,13 @@ func FormMessage(form url.Values, now time.Time) (SignedMessage, error) {
 		return SignedMessage{}, err
 	}
 	return SignedMessage{Encoding: encRFC3986.String(), Message: string(s.appendQuery(nil, encRFC3986))}, nil
+}
+
+// FormMessageWithPath returns the exact message SignFormWithPath signs.
+func FormMessageWithPath(path string, form url.Values, now time.Time) (SignedMessage, error) {
+	m, err := FormMessage(form, now)
+	m.Message = path + "?" + m.Message
+	return m, err
 }
 
 // CallbackMessages returns every message VerifyCallback tries for form, in

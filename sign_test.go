@@ -39,6 +39,11 @@ type vector struct {
 		Message   string `json:"message"`
 		Signature string `json:"signature"`
 	} `json:"post"`
+	PostWithPath struct {
+		Path      string `json:"path"`
+		Message   string `json:"message"`
+		Signature string `json:"signature"`
+	} `json:"post_with_path"`
 	Callback []struct {
 		Encoding  string `json:"encoding"`
 		Message   string `json:"message"`
@@ -101,6 +106,25 @@ func TestVectorsPOST(t *testing.T) {
 		in.Set("exp", fmt.Sprint(v.Now+60))
 		in.Set("signature", v.Post.Signature)
 		require.NoError(t, VerifySignedForm(in, now, key), "vector %d", i)
+	}
+}
+
+// The compatibility rule: a POST signed over <path>?<query>.
+func TestVectorsPOSTWithPath(t *testing.T) {
+	for i, v := range loadVectors(t) {
+		key := mustKey(t, v.Key)
+		now := time.Unix(v.Now, 0)
+		p := v.PostWithPath
+		require.NotEmpty(t, p.Path)
+		out, err := SignFormWithPath(key, p.Path, v.form(), now)
+		require.NoError(t, err, "vector %d", i)
+		require.Equal(t, p.Signature, out.Get("signature"), "vector %d", i)
+		require.NotEqual(t, v.Post.Signature, p.Signature, "the two rules differ, vector %d", i)
+		msg, err := FormMessageWithPath(p.Path, v.form(), now)
+		require.NoError(t, err)
+		require.Equal(t, p.Message, msg.Message, "vector %d", i)
+		require.NoError(t, VerifySignedFormWithPath(p.Path, out, now, key), "vector %d", i)
+		require.ErrorIs(t, VerifySignedForm(out, now, key), ErrSignatureMismatch, "vector %d", i)
 	}
 }
 

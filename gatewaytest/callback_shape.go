@@ -2,9 +2,12 @@ package gatewaytest
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/paygate-go/paygate"
 )
 
 // RefNoForm is how the sandbox's callbacks carry the merchant's extra
@@ -85,4 +88,25 @@ func (s *Server) callbackFields(o Order) url.Values {
 		f.Set("fpx", "approved")
 	}
 	return f
+}
+
+// WithPOSTSignedWithPath makes the sandbox check signed POSTs (orders, QR
+// requests) over `<path>?<query>`, the way the gateway's older public client
+// signs them, instead of the query alone, which the protocol says
+// (docs/assumptions.md A-post-path). Pair it with the Client's
+// paygate.WithPOSTSignedWithPath.
+func WithPOSTSignedWithPath() Option { return func(c *config) { c.postWithPath = true } }
+
+// WithUnsignedOrders makes the sandbox accept an order that carries neither
+// signature nor exp: the protocol asks for a signature only "when using an
+// API key" (docs/assumptions.md A-unsigned-orders). A signature that is
+// present must still verify.
+func WithUnsignedOrders() Option { return func(c *config) { c.unsignedOrders = true } }
+
+// verifyPOST checks a signed POST's form under the configured rule.
+func (s *Server) verifyPOST(r *http.Request, form url.Values) error {
+	if s.cfg.postWithPath {
+		return paygate.VerifySignedFormWithPath(r.URL.EscapedPath(), form, s.cfg.now(), s.key)
+	}
+	return paygate.VerifySignedForm(form, s.cfg.now(), s.key)
 }

@@ -145,7 +145,7 @@ func (s *Server) qr(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := r.PostForm
-	if !s.checkSigned(w, paygate.VerifySignedForm(f, s.cfg.now(), s.key)) {
+	if !s.checkSigned(w, s.verifyPOST(r, f)) {
 		return
 	}
 	_, problems := s.validateOrder(f.Get("agency"), f.Get("refno"), f.Get("amount"), "", "")

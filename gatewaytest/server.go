@@ -64,8 +64,10 @@ type config struct {
 	faults        WebhookFaults
 	duplicates    DuplicateAnswer
 	addr          string
-	refNoForm     RefNoForm
-	fpxShape      FPXShape
+	refNoForm      RefNoForm
+	fpxShape       FPXShape
+	postWithPath   bool
+	unsignedOrders bool
 }
 
 // Option configures a Server.

@@ -99,6 +99,11 @@ def vector(rng, i):
             "signed": HOST + get_msg + "&signature=" + sign(key, get_msg),
         },
         "post": {"message": post_msg, "signature": sign(key, post_msg)},
+        "post_with_path": {
+            "path": path,
+            "message": path + "?" + post_msg,
+            "signature": sign(key, path + "?" + post_msg),
+        },
         "callback": [
             {"encoding": enc, "message": m, "signature": sign(key, m)}
             for enc, m in variants.items()

@@ -1,0 +1,88 @@
+package gatewaytest
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate-go/paygate"
+)
+
+// A sandbox that checks POSTs signed with their path accepts a client with
+// WithPOSTSignedWithPath and refuses the protocol's default, and the other
+// way round: the two rules are told apart.
+func TestPOSTSigningModes(t *testing.T) {
+	for _, tt := range []struct {
+		name           string
+		sandboxPath    bool
+		clientPath     bool
+		wantOrder, qrc int
+	}{
+		{"both the protocol's rule", false, false, http.StatusSeeOther, http.StatusOK},
+		{"both with the path", true, true, http.StatusSeeOther, http.StatusOK},
+		{"client with path, sandbox without", false, true, http.StatusForbidden, http.StatusForbidden},
+		{"client without path, sandbox with", true, false, http.StatusForbidden, http.StatusForbidden},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var opts []Option
+			if tt.sandboxPath {
+				opts = append(opts, WithPOSTSignedWithPath())
+			}
+			sb := newSandbox(t, opts...)
+			var copts []paygate.Option
+			if tt.clientPath {
+				copts = append(copts, paygate.WithPOSTSignedWithPath())
+			}
+			client, err := sb.Client(copts...)
+			require.NoError(t, err)
+			order := paygate.Order{RefNo: "INV-P", Amount: 1000, Email: "a@example.com", ReturnURL: "http://127.0.0.1:1/return"}
+			res, err := client.CreateOrder(context.Background(), order)
+			if tt.wantOrder == http.StatusSeeOther {
+				require.NoError(t, err)
+				require.Equal(t, tt.wantOrder, res.StatusCode)
+			} else {
+				var apiErr *paygate.APIError
+				require.ErrorAs(t, err, &apiErr)
+				require.Equal(t, tt.wantOrder, apiErr.StatusCode)
+			}
+			_, err = client.GenerateQR(context.Background(), paygate.QRRequest{RefNo: "INV-Q", Amount: 1000, Category: "fpx"})
+			if tt.qrc == http.StatusOK {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, paygate.ErrUnauthorized)
+			}
+		})
+	}
+}
+
+// Unsigned orders (a client without an API key) are accepted only by a
+// sandbox told to, and a present signature must still verify there.
+func TestUnsignedOrders(t *testing.T) {
+	for _, accept := range []bool{false, true} {
+		var opts []Option
+		if accept {
+			opts = append(opts, WithUnsignedOrders())
+		}
+		sb := newSandbox(t, opts...)
+		client, err := paygate.NewClient(paygate.WithAgency(sb.Agency), paygate.WithCheckoutURL(sb.URL))
+		require.NoError(t, err)
+		order := paygate.Order{RefNo: "INV-U", Amount: 1000, Email: "a@example.com", ReturnURL: "http://127.0.0.1:1/return"}
+		res, err := client.CreateOrder(context.Background(), order)
+		if accept {
+			require.NoError(t, err)
+			require.Equal(t, http.StatusSeeOther, res.StatusCode)
+		} else {
+			require.ErrorIs(t, err, paygate.ErrUnauthorized)
+		}
+		form, err := client.CheckoutForm(order)
+		require.NoError(t, err)
+		form.Fields.Set("signature", "0000000000000000")
+		form.Fields.Set("exp", "9999999999")
+		resp, err := http.PostForm(form.Action, form.Fields)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusForbidden, resp.StatusCode, "a wrong signature is refused even where unsigned orders are accepted")
+	}
+}
