@@ -58,12 +58,12 @@ type Server struct {
 
 // config holds the options.
 type config struct {
-	retryInterval time.Duration
-	maxAttempts   int
-	now           func() time.Time
-	faults        WebhookFaults
-	duplicates    DuplicateAnswer
-	addr          string
+	retryInterval  time.Duration
+	maxAttempts    int
+	now            func() time.Time
+	faults         WebhookFaults
+	duplicates     DuplicateAnswer
+	addr           string
 	refNoForm      RefNoForm
 	fpxShape       FPXShape
 	postWithPath   bool
