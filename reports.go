@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"iter"
 	"net/http"
 	"net/url"
@@ -32,11 +33,26 @@ const DefaultItemsPerPage = 20
 // maxReportPage caps the body of one report page.
 const maxReportPage = 64 << 20
 
-// ReportQuery selects payments for the payment report (spec, endpoint 4).
+// MalaysiaTime is the gateway's time zone, UTC+08:00 (Malaysia has kept no
+// daylight saving since 1982), as a fixed zone that needs no tzdata.
+func MalaysiaTime() *time.Location { return time.FixedZone("MYT", 8*60*60) }
+
+// ReportQuery selects payments for the payment report (docs/protocol.md
+// "Payment report").
 type ReportQuery struct {
-	// Start and End bound the range, sent as YYYY-MM-DD; zero means unset.
+	// Start and End bound the range, sent as YYYY-MM-DD in Malaysia time
+	// (MalaysiaTime), the gateway's days, whatever zone the time.Time has:
+	// 2026-11-21T20:00Z is 2026-11-22 in Kuala Lumpur. Zero means unset. To
+	// ask for a calendar day, pass time.Date(y, m, d, 0, 0, 0, 0,
+	// paygate.MalaysiaTime()).
 	Start time.Time `url:"start,omitempty" layout:"2006-01-02"`
-	End   time.Time `url:"end,omitempty" layout:"2006-01-02"`
+	// End is the last day of the range; see Start.
+	End time.Time `url:"end,omitempty" layout:"2006-01-02"`
+	// Agency filters on one agency, for an AuthToken that spans several
+	// (docs/assumptions.md A-report-filters). With API-key signing the
+	// agency is always the client's and Agency must be empty or equal to
+	// it.
+	Agency string `url:"agency,omitempty"`
 	// ApprovedOnly sends is_approved=1.
 	ApprovedOnly bool `url:"is_approved,int,omitempty"`
 	// ItemsPerPage is rows per page (items); 0 means DefaultItemsPerPage.
@@ -61,8 +77,15 @@ func (q ReportQuery) values(page int) (url.Values, int, error) {
 	if page < 0 {
 		v.add("page", "must be >= 0 (the first page is 0)", strconv.Itoa(page))
 	}
-	if !q.Start.IsZero() && !q.End.IsZero() && q.End.Before(q.Start) {
-		v.add("end", "must not be before start", q.End.Format(time.DateOnly))
+	myt := MalaysiaTime()
+	if !q.Start.IsZero() {
+		q.Start = q.Start.In(myt)
+	}
+	if !q.End.IsZero() {
+		q.End = q.End.In(myt)
+	}
+	if !q.Start.IsZero() && !q.End.IsZero() && q.End.Format(time.DateOnly) < q.Start.Format(time.DateOnly) {
+		v.add("end", "must not be before start (Malaysia time)", q.End.Format(time.DateOnly))
 	}
 	for k := range q.Extra {
 		switch k {
@@ -152,11 +175,16 @@ func parseReport(body string, p *ReportPage) (status string, err error) {
 	return status, err
 }
 
-// PaymentReportPage fetches one page (from 0) of the payment report (spec,
-// endpoint 4), with the AuthToken when set, else signed with the API key
-// (agency added). A status other than OK is an error matching
-// ErrReportStatus. GETs are retried on network errors, 429 and 5xx.
+// PaymentReportPage fetches one page (from 0) of the payment report
+// (docs/protocol.md "Payment report"), with the AuthToken when set, else
+// signed with the API key (agency added). A status other than OK is an
+// error matching ErrReportStatus. GETs are retried on network errors, 429
+// and 5xx.
 func (c *Client) PaymentReportPage(ctx context.Context, q ReportQuery, page int) (*ReportPage, error) {
+	if q.Agency != "" && c.authToken.s == nil && q.Agency != c.agency {
+		return nil, &ValidationError{Problems: []FieldError{newFieldError("agency",
+			"must be the client's agency when the report is signed with its API key (filter other agencies with an AuthToken)", q.Agency)}}
+	}
 	vals, items, err := q.values(page)
 	if err != nil {
 		return nil, err
@@ -176,14 +204,24 @@ func (c *Client) PaymentReportPage(ctx context.Context, q ReportQuery, page int)
 	return p, nil
 }
 
-// Payments walks the payment report from page 0 (spec, endpoint 4 paging
-// rule): it stops after a page with fewer rows than the page size, and also
-// at an empty page and after stats.total_pages pages, so a misbehaving server
-// cannot keep it looping. The next page is fetched while the caller consumes
-// the current one, so memory stays at about two pages whatever the report's
-// size. An error is yielded once, then the walk ends. Leaving the loop early
-// cancels the fetch in flight and waits for it: no goroutine outlives the
-// loop.
+// ErrReportPaging matches (errors.Is) a report that cannot be walked to
+// its end truthfully: a page that repeats the previous one (a server that
+// ignores page would otherwise be read for ever), or a short page before the
+// last page stats.total_pages announced (the report would be cut short
+// silently).
+var ErrReportPaging = errors.New("paygate: payment report paging is inconsistent")
+
+// Payments walks the payment report from page 0 (docs/protocol.md "Payment
+// report" paging rule): it ends after a page with fewer rows than the page
+// size, or after the last page stats.total_pages announced. It never loops
+// or truncates silently: a page whose rows repeat the previous page's, or a
+// short page before the announced last page, ends the walk with an error
+// matching ErrReportPaging (after the rows that came). The next page is
+// fetched while the caller consumes the current one, so memory stays at
+// about two pages whatever the report's size. ctx is checked between rows as
+// well as between pages. An error is yielded once, then the walk ends.
+// Leaving the loop early cancels the fetch in flight and waits for it: no
+// goroutine outlives the loop.
 func (c *Client) Payments(ctx context.Context, q ReportQuery) iter.Seq2[ReportRow, error] {
 	return func(yield func(ReportRow, error) bool) {
 		if _, _, err := q.values(0); err != nil {
@@ -204,32 +242,66 @@ func (c *Client) Payments(ctx context.Context, q ReportQuery) iter.Seq2[ReportRo
 			}()
 			return ch
 		}
-		next := fetch(0)
+		var next <-chan result
+		stop := func() { // end the walk with the prefetch finished
+			if next != nil {
+				cancel()
+				<-next
+			}
+		}
+		next = fetch(0)
+		seed := maphash.MakeSeed()
+		var prev uint64
 		for n := 0; ; n++ {
 			r := <-next
+			next = nil
 			if r.err != nil {
 				yield(ReportRow{}, r.err)
 				return
 			}
 			p := r.page
-			last := len(p.Rows) < p.Items || (p.TotalPages > 0 && n+1 >= p.TotalPages)
-			if !last {
+			digest := p.digest(seed)
+			if n > 0 && len(p.Rows) > 0 && digest == prev {
+				yield(ReportRow{}, fmt.Errorf("%w: page %d repeats page %d (does the server ignore page?)", ErrReportPaging, n, n-1))
+				return
+			}
+			prev = digest
+			short := len(p.Rows) < p.Items
+			announcedLast := p.TotalPages > 0 && n+1 >= p.TotalPages
+			if !short && !announcedLast {
 				next = fetch(n + 1)
 			}
 			for _, row := range p.Rows {
+				if err := ctx.Err(); err != nil {
+					stop()
+					yield(ReportRow{}, err)
+					return
+				}
 				if !yield(row, nil) {
-					if !last {
-						cancel()
-						<-next
-					}
+					stop()
 					return
 				}
 			}
-			if last {
+			switch {
+			case short && p.TotalPages > 0 && n+1 < p.TotalPages:
+				yield(ReportRow{}, fmt.Errorf("%w: page %d has %d of %d rows, but stats.total_pages says %d pages: the report is cut short", ErrReportPaging, n, len(p.Rows), p.Items, p.TotalPages))
+				return
+			case short || announcedLast:
 				return
 			}
 		}
 	}
+}
+
+// digest identifies a page's rows under seed, to tell a repeated page.
+func (p *ReportPage) digest(seed maphash.Seed) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	for _, r := range p.Rows {
+		h.WriteString(r.raw)
+		h.WriteByte(0)
+	}
+	return h.Sum64()
 }
 
 // OrderRecord is the answer of LookupOrder: the fpxrequest object kept raw,
@@ -241,19 +313,32 @@ type OrderRecord struct {
 // Decode unmarshals the record into v.
 func (r *OrderRecord) Decode(v any) error { return json.Unmarshal(r.Raw, v) }
 
-// LookupOrder finds one order by the merchant's reference for reconciliation
-// (spec, endpoint 5): GET /api/report/v1/fpxrequest?fpx_seller_order_no=...
-// answered by {"status":"OK","fpxrequest":{...}}. A 404, or an answer
-// without a record, matches ErrOrderNotFound; another status matches
-// ErrReportStatus.
-func (c *Client) LookupOrder(ctx context.Context, refNo string) (*OrderRecord, error) {
-	if refNo == "" {
-		return nil, &ValidationError{Problems: []FieldError{newFieldError("refNo", ruleRequired, "")}}
+// LookupOrder finds one order for reconciliation by the merchant's
+// reference as the payment network knows it (docs/protocol.md "Single order
+// lookup"): GET /api/report/v1/fpxrequest?fpx_seller_order_no=... answered
+// by {"status":"OK","fpxrequest":{...}} (docs/assumptions.md A-lookup). A
+// 404, or an answer without a record, matches ErrOrderNotFound; another
+// status matches ErrReportStatus.
+func (c *Client) LookupOrder(ctx context.Context, sellerOrderNo string) (*OrderRecord, error) {
+	return c.lookup(ctx, "fpx_seller_order_no", sellerOrderNo)
+}
+
+// LookupOrderByRefNo is LookupOrder by the refno the order was created with
+// (refNo~extraData when it had extra data), the other parameter the
+// gateway's older public client uses: GET ...fpxrequest?refno=...
+func (c *Client) LookupOrderByRefNo(ctx context.Context, refNo string) (*OrderRecord, error) {
+	return c.lookup(ctx, "refno", refNo)
+}
+
+// lookup asks the fpxrequest endpoint for the order whose param is ref.
+func (c *Client) lookup(ctx context.Context, param, ref string) (*OrderRecord, error) {
+	if ref == "" {
+		return nil, &ValidationError{Problems: []FieldError{newFieldError(param, ruleRequired, "")}}
 	}
-	body, err := c.reportGET(ctx, FPXRequestPath, url.Values{"fpx_seller_order_no": {refNo}})
+	body, err := c.reportGET(ctx, FPXRequestPath, url.Values{param: {ref}})
 	var apiErr *APIError
 	if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound {
-		return nil, fmt.Errorf("%w: %q", ErrOrderNotFound, refNo)
+		return nil, fmt.Errorf("%w: %s %q", ErrOrderNotFound, param, ref)
 	}
 	if err != nil {
 		return nil, err
@@ -266,11 +351,11 @@ func (c *Client) LookupOrder(ctx context.Context, refNo string) (*OrderRecord, e
 		return nil, fmt.Errorf("paygate: order lookup: %w", err)
 	}
 	if a.Status != "OK" {
-		return nil, fmt.Errorf("%w: order lookup %q: status %q", ErrReportStatus, refNo, a.Status)
+		return nil, fmt.Errorf("%w: order lookup %s %q: status %q", ErrReportStatus, param, ref, a.Status)
 	}
 	switch string(bytes.TrimSpace(a.FPXRequest)) {
 	case "", "null", "{}", "[]":
-		return nil, fmt.Errorf("%w: %q", ErrOrderNotFound, refNo)
+		return nil, fmt.Errorf("%w: %s %q", ErrOrderNotFound, param, ref)
 	}
 	return &OrderRecord{Raw: a.FPXRequest}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"runtime"
 	"strconv"
 	"sync"
@@ -91,6 +92,87 @@ func TestPaymentsStopRules(t *testing.T) {
 			require.Equal(t, tt.calls, calls.Load())
 		})
 	}
+}
+
+// A server that ignores page, or pages that end before total_pages says,
+// ends the walk with ErrReportPaging instead of looping or truncating
+// silently.
+func TestPaymentsPagingGuards(t *testing.T) {
+	tests := []struct {
+		name  string
+		page  func(n int) string
+		want  []int
+		calls int32
+		err   string
+	}{
+		{"page ignored, no total_pages", func(int) string { return reportBody(0, 3, 0) }, seq(0, 3), 2, "page 1 repeats page 0"},
+		{"page ignored, total_pages not a number", func(int) string {
+			return `{"status":"OK","data":[{"id":0},{"id":1},{"id":2}],"stats":{"total_pages":"many"}}`
+		}, seq(0, 3), 2, "repeats"},
+		{"page ignored, total_pages huge", func(int) string { return reportBody(0, 3, 1000000) }, seq(0, 3), 2, "repeats"},
+		{"short page before total_pages", func(n int) string {
+			if n == 1 {
+				return reportBody(3, 2, 4)
+			}
+			return reportBody(n*3, 3, 4)
+		}, seq(0, 5), 2, "page 1 has 2 of 3 rows, but stats.total_pages says 4 pages"},
+		{"empty page before total_pages", func(n int) string {
+			if n == 2 {
+				return reportBody(0, 0, 5)
+			}
+			return reportBody(n*3, 3, 5)
+		}, seq(0, 6), 3, "page 2 has 0 of 3 rows"},
+		{"a full last page as total_pages says", func(n int) string { return reportBody(n*3, 3, 3) }, seq(0, 9), 3, ""},
+		{"a short last page as total_pages says", func(n int) string {
+			if n == 2 {
+				return reportBody(6, 1, 3)
+			}
+			return reportBody(n*3, 3, 3)
+		}, seq(0, 7), 3, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newTestClient(t)
+			calls := pagedServer(t, f, func(_ *http.Request, n int) (*http.Response, error) {
+				return httpmock.NewStringResponse(200, tt.page(n)), nil
+			})
+			ids, errs := collectRows(t, f.c, ReportQuery{ItemsPerPage: 3})
+			require.Equal(t, tt.want, ids)
+			require.Equal(t, tt.calls, calls.Load())
+			if tt.err == "" {
+				require.Empty(t, errs)
+				return
+			}
+			require.Len(t, errs, 1)
+			require.ErrorIs(t, errs[0], ErrReportPaging)
+			require.ErrorContains(t, errs[0], tt.err)
+		})
+	}
+}
+
+// Cancelling the context mid-page ends the walk at the next row, not at the
+// end of a 1,000-row page.
+func TestPaymentsCancelBetweenRows(t *testing.T) {
+	f := newTestClient(t)
+	pagedServer(t, f, func(_ *http.Request, n int) (*http.Response, error) {
+		return httpmock.NewStringResponse(200, reportBody(n*1000, 1000, 5)), nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rows := 0
+	var errs []error
+	for _, err := range f.c.Payments(ctx, ReportQuery{ItemsPerPage: 1000}) {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if rows++; rows == 10 {
+			cancel()
+		}
+	}
+	require.Equal(t, 10, rows)
+	require.Len(t, errs, 1)
+	require.ErrorIs(t, errs[0], context.Canceled)
 }
 
 // An error mid-way is yielded once, after the rows before it, and ends the
@@ -315,4 +397,68 @@ func FuzzParseReport(f *testing.F) {
 		}
 		require.GreaterOrEqual(t, p.TotalPages, 0)
 	})
+}
+
+// Report dates are the gateway's days: Malaysia time, whatever zone the
+// time.Time is in.
+func TestReportDatesInMalaysiaTime(t *testing.T) {
+	utc := time.Date(2026, 11, 21, 20, 0, 0, 0, time.UTC) // 04:00 on the 22nd in Kuala Lumpur
+	ny := time.Date(2026, 11, 22, 10, 0, 0, 0, time.FixedZone("EST", -5*3600))
+	tests := []struct {
+		name       string
+		start, end time.Time
+		want       [2]string
+	}{
+		{"UTC evening is the next Malaysian day", utc, utc, [2]string{"2026-11-22", "2026-11-22"}},
+		{"another zone", ny, ny, [2]string{"2026-11-22", "2026-11-22"}},
+		{"a calendar day in Malaysia time", time.Date(2026, 11, 1, 0, 0, 0, 0, MalaysiaTime()), time.Date(2026, 11, 30, 23, 59, 0, 0, MalaysiaTime()), [2]string{"2026-11-01", "2026-11-30"}},
+		{"local midnight before UTC midnight", time.Date(2026, 11, 22, 0, 30, 0, 0, MalaysiaTime()).UTC(), time.Date(2026, 11, 22, 0, 30, 0, 0, MalaysiaTime()).UTC(), [2]string{"2026-11-22", "2026-11-22"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vals, _, err := ReportQuery{Start: tt.start, End: tt.end}.values(0)
+			require.NoError(t, err)
+			require.Equal(t, tt.want, [2]string{vals.Get("start"), vals.Get("end")})
+		})
+	}
+	// The order check is by Malaysian day too.
+	_, _, err := ReportQuery{Start: utc, End: time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)}.values(0) // 23:00 on the 21st there
+	require.ErrorContains(t, err, "must not be before start")
+}
+
+// An order can be looked up by either reference; a multi-agency AuthToken
+// can filter the report by agency, a single-agency signature cannot.
+func TestLookupByEitherReferenceAndAgencyFilter(t *testing.T) {
+	f := newTestClient(t, WithAuthToken(testAuthToken))
+	var queries []url.Values
+	f.mt.RegisterResponder(http.MethodGet, testReports+FPXRequestPath, func(req *http.Request) (*http.Response, error) {
+		queries = append(queries, req.URL.Query())
+		return httpmock.NewStringResponse(200, `{"status":"OK","fpxrequest":{"id":1}}`), nil
+	})
+	f.mt.RegisterResponder(http.MethodGet, testReports+PaymentReportPath, func(req *http.Request) (*http.Response, error) {
+		queries = append(queries, req.URL.Query())
+		return httpmock.NewStringResponse(200, reportBody(0, 0, 0)), nil
+	})
+	ctx := context.Background()
+	_, err := f.c.LookupOrder(ctx, "INV-1")
+	require.NoError(t, err)
+	_, err = f.c.LookupOrderByRefNo(ctx, "INV-1~cart 7")
+	require.NoError(t, err)
+	_, err = f.c.PaymentReportPage(ctx, ReportQuery{Agency: "OTHER-AGENCY"}, 0)
+	require.NoError(t, err)
+	require.Len(t, queries, 3)
+	require.Equal(t, "INV-1", queries[0].Get("fpx_seller_order_no"))
+	require.False(t, queries[0].Has("refno"))
+	require.Equal(t, "INV-1~cart 7", queries[1].Get("refno"))
+	require.False(t, queries[1].Has("fpx_seller_order_no"))
+	require.Equal(t, "OTHER-AGENCY", queries[2].Get("agency"))
+
+	signed := newTestClient(t)
+	_, err = signed.c.PaymentReportPage(ctx, ReportQuery{Agency: "OTHER-AGENCY"}, 0)
+	var ve *ValidationError
+	require.ErrorAs(t, err, &ve)
+	require.Equal(t, "agency", ve.Problems[0].Field)
+	require.Zero(t, signed.mt.GetTotalCallCount(), "nothing sent")
+	_, err = signed.c.LookupOrderByRefNo(ctx, "")
+	require.ErrorAs(t, err, &ve)
 }
