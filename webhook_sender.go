@@ -158,6 +158,16 @@ type SendReport struct {
 	Invalid []InvalidTransaction
 }
 
+// Attempts counts the HTTP requests Send made: every attempt of every
+// request, retries included.
+func (r *SendReport) Attempts() int {
+	n := 0
+	for _, rr := range r.Requests {
+		n += rr.Attempts
+	}
+	return n
+}
+
 // InvalidTransaction is a transaction Send did not send because it breaks a
 // rule of the webhook body (docs/protocol.md "Webhook transaction").
 type InvalidTransaction struct {

@@ -72,10 +72,7 @@ func TestWebhookReportMatchesStore(t *testing.T) {
 			}
 			require.Zero(t, wrongAccepted, "accepted but not stored")
 			require.Zero(t, wrongRejected, "rejected but stored")
-			attempts := 0
-			for _, r := range report.Requests {
-				attempts += r.Attempts
-			}
+			attempts := report.Attempts()
 			require.Equal(t, sb.WebhookRequests(), attempts, "the attempts reported are the requests the server saw")
 			if len(report.Unconfirmed) > 0 {
 				require.Error(t, sendErr)

@@ -199,7 +199,7 @@ func TestWebhookSend(t *testing.T) {
 	sb := useSandbox(t)
 	code, out, errOut := runCLI(t, "", "webhook", "send", "-batch", "2", "../../testdata/webhook/valid-batch.json")
 	require.Equal(t, exitOK, code, errOut)
-	require.Equal(t, "../../testdata/webhook/valid-batch.json: 3 accepted, 0 rejected, 0 unconfirmed in 2 requests\n", out)
+	require.Equal(t, "../../testdata/webhook/valid-batch.json: 3 accepted, 0 rejected, 0 unconfirmed; 2 batches in 2 HTTP requests (retries included)\n", out)
 	require.Len(t, sb.Transactions(), 3)
 
 	code, out, _ = runCLI(t, "", "webhook", "send", "../../testdata/webhook/invalid-batch.json")

@@ -124,10 +124,16 @@ func runWebhookSend(e env, args []string) int {
 	}
 	report, err := sender.Send(e.ctx, batch.Transactions)
 	if report != nil {
-		fmt.Fprintf(e.stdout, "%s: %d accepted, %d rejected, %d unconfirmed in %d requests\n",
-			fs.Arg(0), len(report.Accepted), len(report.Rejected), len(report.Unconfirmed), len(report.Requests))
+		fmt.Fprintf(e.stdout, "%s: %d accepted, %d rejected, %d unconfirmed; %d batches in %d HTTP requests (retries included)\n",
+			fs.Arg(0), len(report.Accepted), len(report.Rejected), len(report.Unconfirmed), len(report.Requests), report.Attempts())
 		for _, id := range report.Rejected {
 			fmt.Fprintf(e.stdout, "  rejected %s\n", id)
+		}
+		for _, rr := range report.Requests {
+			if rr.Err == nil || len(rr.OrderNos) == 0 {
+				continue
+			}
+			fmt.Fprintf(e.stdout, "  batch from %s (%d transactions): %v\n", rr.OrderNos[0], len(rr.OrderNos), rr.Err)
 		}
 		for _, id := range report.Unconfirmed {
 			fmt.Fprintf(e.stdout, "  unconfirmed %s (safe to send again)\n", id)
