@@ -409,3 +409,33 @@ func TestRetryPolicyWait(t *testing.T) {
 	d, _ = big.wait(80, 0)
 	require.LessOrEqual(t, d, time.Minute, "no overflow at high attempt numbers")
 }
+
+func TestNewWebhookSenderFromEnv(t *testing.T) {
+	t.Setenv(EnvWebhookURL, testWebhookBase)
+	t.Setenv(EnvWebhookPassword, testPassword)
+	s, err := NewWebhookSenderFromEnv(WithBatchSize(7))
+	require.NoError(t, err)
+	require.Equal(t, testWebhookURL, s.endpoint)
+	require.Equal(t, 7, s.batchSize)
+	require.NotContains(t, fmt.Sprintf("%v %+v %#v", s, s, s), testPassword)
+
+	t.Setenv(EnvWebhookURL, "http://user:hunter2@remote.example")
+	_, err = NewWebhookSenderFromEnv()
+	require.ErrorContains(t, err, EnvWebhookURL)
+	requireNoSecret(t, err.Error())
+
+	t.Setenv(EnvWebhookURL, "")
+	_, err = NewWebhookSenderFromEnv()
+	require.ErrorIs(t, err, ErrNoCredential)
+	require.ErrorContains(t, err, EnvWebhookURL)
+
+	t.Setenv(EnvWebhookURL, testWebhookBase)
+	t.Setenv(EnvWebhookPassword, "")
+	_, err = NewWebhookSenderFromEnv()
+	require.ErrorContains(t, err, EnvWebhookPassword)
+
+	t.Setenv(EnvWebhookPassword, testPassword)
+	t.Setenv("PAYGATE_USERNAME", "old")
+	_, err = NewWebhookSenderFromEnv()
+	require.ErrorIs(t, err, ErrDeprecatedAuth)
+}

@@ -76,6 +76,8 @@ func TestWebhookReportMatchesStore(t *testing.T) {
 			require.Equal(t, sb.WebhookRequests(), attempts, "the attempts reported are the requests the server saw")
 			if len(report.Unconfirmed) > 0 {
 				require.Error(t, sendErr)
+				require.NotContains(t, sendErr.Error(), sb.WebhookPassword)
+				require.NotContains(t, fmt.Sprintf("%+v", report), sb.WebhookPassword)
 			}
 			t.Logf("%d transactions in %d requests (%d attempts): accepted %d, rejected %d, unconfirmed %d (of which stored %d); the server stored %d",
 				n, len(report.Requests), attempts, len(report.Accepted), len(report.Rejected), len(report.Unconfirmed), unconfirmedStored, len(stored))
