@@ -8,12 +8,12 @@ import (
 
 // Amount is a sum of money in sen (1/100 ringgit), held in an int64 so that
 // no float ever touches money. Its String form always has exactly two
-// decimals, which is the order `amount` format of spec A1 ("decimal with
-// exactly 2 decimal places"); in JSON it is a number (webhook `amount`, spec
+// decimals, which is the order `amount` format of docs/protocol.md A1 ("decimal with
+// exactly 2 decimal places"); in JSON it is a number (webhook `amount`, docs/protocol.md
 // B2). Amount(1230) is RM 12.30.
 type Amount int64
 
-// MinOrderAmount is the smallest order amount the gateway takes (spec, Limits:
+// MinOrderAmount is the smallest order amount the gateway takes (docs/protocol.md "Limits":
 // "Minimum order amount 1.00").
 const MinOrderAmount Amount = 100
 
@@ -67,12 +67,12 @@ func (a Amount) appendText(b []byte) []byte {
 }
 
 // MarshalJSON writes a as a JSON number with two decimals (12.30), the
-// webhook `amount` of spec B2.
+// webhook `amount` of docs/protocol.md B2.
 func (a Amount) MarshalJSON() ([]byte, error) {
 	return a.appendText(make([]byte, 0, 24)), nil
 }
 
-// UnmarshalJSON reads a JSON number that is >= 0 and exact in sen (spec B2:
+// UnmarshalJSON reads a JSON number that is >= 0 and exact in sen (docs/protocol.md B2:
 // "amount in RM, >= 0"). Strings, negative numbers, fractions finer than a sen
 // and values beyond int64 sen are errors wrapping ErrInvalidAmount; trailing
 // zeros (12.300), exponents (1.5e2) and negative zero (-0.00) are read exactly. JSON null leaves a

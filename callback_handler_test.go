@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// callbackFields is a direct callback of spec A2 for refNo with status.
+// callbackFields is a direct callback of docs/protocol.md A2 for refNo with status.
 func callbackFields(refNo, orderNo string, status Status, code string) url.Values {
 	f := url.Values{
 		"status": {string(status)}, "orderNo": {orderNo}, "refNo": {refNo}, "amount": {"149.90"},

@@ -19,7 +19,7 @@ func NewCallbackRequest(key Key, target string, fields url.Values) (*http.Reques
 }
 
 // NewReturnRequest builds a form POST of fields to target as they are: with
-// unsigned fields, the buyer's browser return (spec A2: display only).
+// unsigned fields, the buyer's browser return (docs/protocol.md A2: display only).
 func NewReturnRequest(target string, fields url.Values) (*http.Request, error) {
 	if target == "" {
 		target = "/"

@@ -15,21 +15,21 @@ import (
 	"github.com/google/go-querystring/query"
 )
 
-// CheckoutPath is the order creation and hosted checkout path (spec,
+// CheckoutPath is the order creation and hosted checkout path (docs/protocol.md
 // endpoint 1).
 const CheckoutPath = "/v2/checkout"
 
-// maxOrderField is the spec's limit on every order field (A1: "at most 255
+// maxOrderField is the limit on every order field (docs/protocol.md (A1: "at most 255
 // bytes each", ASCII).
 const maxOrderField = 255
 
-// Order is a payment order (spec A1).
+// Order is a payment order (docs/protocol.md A1).
 type Order struct {
 	// Agency defaults to the client's (WithAgency).
 	Agency string
 	// RefNo is the merchant's reference; it must not contain ~.
 	RefNo string
-	// ExtraData, when set, is sent as refNo~extraData (spec A1 convention);
+	// ExtraData, when set, is sent as refNo~extraData (docs/protocol.md A1 convention);
 	// it must not contain ~ either.
 	ExtraData string
 	// Amount is at least MinOrderAmount (RM 1.00).
@@ -40,7 +40,7 @@ type Order struct {
 	ReturnURL string
 }
 
-// orderWire is the order as its form fields (spec A1).
+// orderWire is the order as its form fields (docs/protocol.md A1).
 type orderWire struct {
 	Agency    string `url:"agency"`
 	RefNo     string `url:"refNo"`
@@ -49,7 +49,7 @@ type orderWire struct {
 	ReturnURL string `url:"returnUrl"`
 }
 
-// composeRef joins a reference and its extra data with ~ (spec A1).
+// composeRef joins a reference and its extra data with ~ (docs/protocol.md A1).
 func composeRef(refNo, extra string) string {
 	if extra == "" {
 		return refNo
@@ -57,7 +57,7 @@ func composeRef(refNo, extra string) string {
 	return refNo + "~" + extra
 }
 
-// checkRef records the rules of refNo and extraData (spec A1).
+// checkRef records the rules of refNo and extraData (docs/protocol.md A1).
 func checkRef(v *ValidationError, refNo, extra string) {
 	if refNo == "" {
 		v.add("refNo", ruleRequired, "")
@@ -70,7 +70,7 @@ func checkRef(v *ValidationError, refNo, extra string) {
 	}
 }
 
-// checkOrderAmount records the amount rule (spec A1, Limits: >= 1.00).
+// checkOrderAmount records the amount rule (docs/protocol.md A1, Limits: >= 1.00).
 func checkOrderAmount(v *ValidationError, a Amount) {
 	if a < MinOrderAmount {
 		v.add("amount", "must be at least 1.00", a.String())
@@ -99,7 +99,7 @@ func checkWireFields(v *ValidationError, form url.Values) {
 	}
 }
 
-// validate checks every rule of spec A1 at once and returns the form fields.
+// validate checks every rule of docs/protocol.md A1 at once and returns the form fields.
 func (o Order) validate(defaultAgency string) (url.Values, error) {
 	var v ValidationError
 	w := orderWire{Agency: o.Agency, RefNo: composeRef(o.RefNo, o.ExtraData), Amount: o.Amount, Email: o.Email, ReturnURL: o.ReturnURL}
@@ -133,8 +133,8 @@ func (o Order) validate(defaultAgency string) (url.Values, error) {
 }
 
 // CheckoutForm is a signed order for the buyer's browser to POST to the
-// hosted checkout (spec, payment flow stage 1). The signature's exp is 60 s
-// after signing (spec, Authentication): render it and let the browser submit
+// hosted checkout (docs/protocol.md "Payment flow", stage 1). The signature's exp is 60 s
+// after signing (docs/protocol.md "Authentication"): render it and let the browser submit
 // it at once; a form posted after Expires is refused by the gateway.
 type CheckoutForm struct {
 	// Action is {checkout_url}/v2/checkout.
@@ -214,7 +214,7 @@ func (f *CheckoutForm) WriteHTML(w io.Writer) error {
 	}{f.Action, fields, f.CSPNonce})
 }
 
-// CheckoutResult is the gateway's answer to CreateOrder. The spec does not
+// CheckoutResult is the gateway's answer to CreateOrder. The protocol does not
 // show the response shape, so it is kept as received: the status (2xx or a
 // redirect, which is not followed), the Location header, and the body
 // (capped at 64 KiB).
@@ -290,15 +290,15 @@ func (c *Client) signPOST(target string, form url.Values, now time.Time) (url.Va
 	return SignFormWithPath(c.key, u.EscapedPath(), form, now)
 }
 
-// PayLink is a hosted pay URL (spec, endpoint 2).
+// PayLink is a hosted pay URL (docs/protocol.md endpoint 2).
 type PayLink struct {
 	Agency    string // defaults to the client's
-	Category  string // paymentCategory; allowed values are not in the spec
+	Category  string // paymentCategory; allowed values are not published (docs/assumptions.md A-pay-url)
 	RefNo     string
 	ExtraData string // sent as refNo~extraData
 	Amount    Amount // at least 1.00
 	// Signed adds exp and signature with SignURL (whether the gateway
-	// requires it is not in the spec; it needs the API key).
+	// requires it is not published (docs/assumptions.md A-pay-url); it needs the API key).
 	Signed bool
 }
 

@@ -10,10 +10,10 @@ import (
 )
 
 // Client calls the gateway for a merchant (an agency): orders and hosted
-// checkout, pay URLs, QR codes, reports and order lookup (spec A,
+// checkout, pay URLs, QR codes, reports and order lookup (docs/protocol.md
 // endpoints 1-5). Build it with NewClient; it is safe for concurrent use.
 //
-// Credentials (spec, Authentication): the API key signs orders, QR requests
+// Credentials (docs/protocol.md "Authentication"): the API key signs orders, QR requests
 // and pay URLs, and reports when no AuthToken is set; the AuthToken (Bearer)
 // is preferred for reports because it spans related agencies. The deprecated
 // token / username+password method is refused (ErrDeprecatedAuth).
@@ -42,7 +42,7 @@ type clientOption func(*Client) error
 func (o clientOption) applyClient(c *Client) error { return o(c) }
 
 // WithAgency sets the agency identifier sent with every API-key request
-// (spec A1 and Authentication: the key is fixed to one agency).
+// (docs/protocol.md A1 and Authentication: the key is fixed to one agency).
 func WithAgency(agency string) Option {
 	return clientOption(func(c *Client) error {
 		if agency == "" {
@@ -92,7 +92,7 @@ func WithAuthToken(token string) Option {
 // WithUserPassword is the deprecated token / username+password
 // authentication. It always fails with ErrDeprecatedAuth.
 //
-// Deprecated: the service refuses this method (spec, Authentication); use
+// Deprecated: the service refuses this method (docs/protocol.md "Authentication"); use
 // WithAuthToken or WithAPIKey.
 func WithUserPassword(username, password string) Option {
 	return clientOption(func(*Client) error { return ErrDeprecatedAuth })

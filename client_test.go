@@ -34,7 +34,7 @@ const (
 // testNow is the fixed clock of the client tests.
 var testNow = time.Unix(1_800_000_000, 0)
 
-// independentSign recomputes a signature the way the spec describes it,
+// independentSign recomputes a signature the way docs/protocol.md describes it,
 // without calling the code under test: sorted keys, RFC 3986 through
 // url.QueryEscape (space as %20), HMAC-SHA256 keyed with the hex of the UUID.
 func independentSign(t *testing.T, prefix string, params url.Values) string {

@@ -5,8 +5,8 @@ import (
 	"slices"
 )
 
-// queryEncoding is one way of percent-encoding a query string. The spec
-// (Authentication step 4) names two: RFC 3986 for outbound requests and
+// queryEncoding is one way of percent-encoding a query string.
+// docs/protocol.md "Signature algorithm" (step 4) names two: RFC 3986 for outbound requests and
 // form-style for callbacks. Form-style is ambiguous in practice, so the
 // callback verifier also knows the variants that common encoders produce.
 type queryEncoding uint8

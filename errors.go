@@ -10,8 +10,8 @@ import (
 // Sentinel errors. Callers branch on them with errors.Is; the SDK wraps them
 // with context but never replaces them.
 var (
-	// ErrSignatureMissing: the callback carries no `signature` field (spec,
-	// Authentication step 8: a missing signature means invalid).
+	// ErrSignatureMissing: the callback carries no `signature` field (docs/protocol.md
+	// "Authentication" step 8: a missing signature means invalid).
 	ErrSignatureMissing = errors.New("paygate: signature missing")
 	// ErrSignatureMismatch: the callback signature is not the HMAC of its
 	// fields under any of the configured keys, or is not 16 hex characters.
@@ -19,8 +19,8 @@ var (
 	// ErrInvalidKey: an API key that is not a UUID (32 hex digits, dashes
 	// optional). The message says what is wrong without echoing the key.
 	ErrInvalidKey = errors.New("paygate: invalid API key")
-	// ErrSignatureExpired: an outbound signature whose exp has passed (spec,
-	// Authentication: valid for 60 s through exp).
+	// ErrSignatureExpired: an outbound signature whose exp has passed (docs/protocol.md
+	// "Authentication": valid for 60 s through exp).
 	ErrSignatureExpired = errors.New("paygate: signature expired")
 	// ErrMultipleValues: a signed field set holds a key with several values;
 	// the gateway's fields are single-valued, so such a set cannot be signed
@@ -69,7 +69,7 @@ func newFieldError(field, rule, value string) FieldError {
 }
 
 // ValidationError lists every problem found in one input, so that a caller can
-// fix them all at once (spec, Errors: bad input is rejected before anything
+// fix them all at once (docs/protocol.md "Errors": bad input is rejected before anything
 // is signed or sent). Retrieve it with errors.As.
 type ValidationError struct {
 	Problems []FieldError
@@ -112,7 +112,7 @@ var ErrUnauthorized = errors.New("paygate: unauthorized")
 // maxErrorBody caps how much of a response body an APIError keeps.
 const maxErrorBody = 4 << 10
 
-// APIError is an HTTP answer outside 2xx from the service (spec, Errors: the
+// APIError is an HTTP answer outside 2xx from the service (docs/protocol.md "Errors": the
 // error body shape is not specified, so the body is kept raw, capped at 4 KiB).
 // It never holds a query string, request body or credential.
 type APIError struct {
@@ -154,7 +154,7 @@ func (e *APIError) Is(target error) bool {
 }
 
 // ErrDeprecatedAuth: the older token / username+password authentication is
-// deprecated and must not be used (spec, Authentication and Versioning). The
+// deprecated and must not be used (docs/protocol.md "Authentication" and "Versioning"). The
 // SDK refuses it wherever it could be configured.
 var ErrDeprecatedAuth = errors.New("paygate: the token / username+password authentication is deprecated; use an AuthToken (WithAuthToken) or an API key (WithAPIKey)")
 
@@ -165,5 +165,5 @@ var ErrNoCredential = errors.New("paygate: missing credential or setting")
 // ErrOrderNotFound: LookupOrder found no order for the reference.
 var ErrOrderNotFound = errors.New("paygate: order not found")
 
-// ErrReportStatus: a report answer whose status is not OK (spec A3).
+// ErrReportStatus: a report answer whose status is not OK (docs/protocol.md A3).
 var ErrReportStatus = errors.New("paygate: report status not OK")

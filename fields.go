@@ -33,7 +33,7 @@ const (
 )
 
 // collect puts into s.fields, sorted byte-wise by key, the fields of form
-// that take part in the message (spec, Authentication steps 1-3): all but
+// that take part in the message (docs/protocol.md "Signature algorithm", steps 1-3): all but
 // signature, keys with no value left out, and exp (with the value exp) when
 // exp is not empty (outbound). A key with several values is an error naming
 // it (the first in sorted order, when there are more).

@@ -1,10 +1,10 @@
 package paygate
 
-// Status is a payment status (spec, States and transitions): the callback
+// Status is a payment status (docs/protocol.md "States"): the callback
 // `status` field (A2) and the webhook transaction `status` (B2).
 type Status string
 
-// The payment status values the spec lists.
+// The payment status values docs/protocol.md "States" lists.
 const (
 	// StatusSuccess: approved; the receiver may fulfil (A2 table).
 	StatusSuccess Status = "success"
@@ -19,11 +19,11 @@ func (s Status) Valid() bool {
 	return s == StatusSuccess || s == StatusPending || s == StatusFailed
 }
 
-// FPXCode is an `fpx_debit_auth_code` from the `fpx` JSON of a callback (spec
-// A2). Codes are strings such as "00", "1C" or "XA", never integers.
+// FPXCode is an `fpx_debit_auth_code` from the `fpx` JSON of a callback
+// (docs/protocol.md A2). Codes are strings such as "00", "1C" or "XA", never integers.
 type FPXCode string
 
-// Status maps the code to a payment status per the spec's callback table:
+// Status maps the code to a payment status per the table of docs/protocol.md A2:
 // "00" is success; empty, "09", "76" and "99" are pending; every other code is
 // failed.
 func (c FPXCode) Status() Status {

@@ -11,7 +11,7 @@ import (
 )
 
 // Every code of the public table (a copy of shared/fpx-codes.tsv) has its
-// reason text, and maps to a status per the spec's A2 table.
+// reason text, and maps to a status per the table of docs/protocol.md A2.
 func TestFPXCodesTable(t *testing.T) {
 	f, err := os.Open("testdata/fpx-codes.tsv")
 	require.NoError(t, err)

@@ -13,7 +13,7 @@ import (
 // redacted is what every secret prints as.
 const redacted = "[REDACTED]"
 
-// Key is a parsed API key (spec, Authentication step 5: the UUID with dashes
+// Key is a parsed API key (docs/protocol.md "Signature algorithm", step 5: the UUID with dashes
 // removed, hex-decoded into 16 raw bytes). Parse it once with ParseKey and
 // reuse it: a Key keeps a pool of HMAC states so that signing and verifying
 // allocate almost nothing.
@@ -48,7 +48,7 @@ type signState struct {
 }
 
 // ParseKey parses an API key: a UUID in upper or lower case, with or without
-// its four dashes (spec, Authentication step 5). Any other input is an error
+// its four dashes (docs/protocol.md "Signature algorithm", steps 5). Any other input is an error
 // wrapping ErrInvalidKey that says what is wrong (length, or the position of a
 // non-hex character) without echoing the key.
 func ParseKey(uuid string) (Key, error) {
@@ -117,7 +117,7 @@ func (k Key) put(s *signState) {
 	k.k.pool.Put(s)
 }
 
-// signature computes the 16-hex signature of msg into dst (spec, Authentication
+// signature computes the 16-hex signature of msg into dst (docs/protocol.md "Authentication"
 // steps 6-7: HMAC-SHA256, hex, first 16 characters).
 func (s *signState) signature(dst *[16]byte, msg []byte) {
 	s.mac.Reset()

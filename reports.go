@@ -17,7 +17,7 @@ import (
 	"github.com/google/go-querystring/query"
 )
 
-// Paths of the reporting API (spec, endpoints 3-5; the QR paths and the
+// Paths of the reporting API (docs/protocol.md endpoint 3-5; the QR paths and the
 // lookup parameter come from the gateway's older public client).
 const (
 	PaymentReportPath = "/api/report/v1/payment"
@@ -59,7 +59,7 @@ type ReportQuery struct {
 	ItemsPerPage int `url:"-"`
 	// SellerOrderNo filters on one merchant reference.
 	SellerOrderNo string `url:"seller_order_no,omitempty"`
-	// Extra holds further filters the spec does not list; it may not set
+	// Extra holds further filters the protocol does not list (docs/assumptions.md A-report-filters); it may not set
 	// output, page, items or the signing fields.
 	Extra url.Values `url:"-"`
 }
@@ -109,7 +109,7 @@ func (q ReportQuery) values(page int) (url.Values, int, error) {
 	return vals, items, nil
 }
 
-// ReportRow is one row of a report. The spec does not show the fields of a
+// ReportRow is one row of a report. The protocol does not show the fields of a
 // row, so the raw JSON is kept (as a slice of its page's body, not a copy);
 // Decode reads it into a type of your own.
 type ReportRow struct {
@@ -122,7 +122,7 @@ func (r ReportRow) Raw() json.RawMessage { return json.RawMessage(r.raw) }
 // Decode unmarshals the row into v.
 func (r ReportRow) Decode(v any) error { return json.NewDecoder(strings.NewReader(r.raw)).Decode(v) }
 
-// ReportPage is one page of the payment report (spec A3).
+// ReportPage is one page of the payment report (docs/protocol.md A3).
 type ReportPage struct {
 	Rows []ReportRow
 	// TotalPages is stats.total_pages (0 when absent).
@@ -133,7 +133,7 @@ type ReportPage struct {
 	Items int
 }
 
-// parseReport reads the answer of spec A3 in one pass: status, the rows of
+// parseReport reads the answer of docs/protocol.md A3 in one pass: status, the rows of
 // data as slices of body, and stats.total_pages.
 func parseReport(body string, p *ReportPage) (status string, err error) {
 	sc := &jsonScanner{s: body}
@@ -305,7 +305,7 @@ func (p *ReportPage) digest(seed maphash.Seed) uint64 {
 }
 
 // OrderRecord is the answer of LookupOrder: the fpxrequest object kept raw,
-// since the spec does not show its fields.
+// since the protocol does not show its fields (docs/assumptions.md A-lookup).
 type OrderRecord struct {
 	Raw json.RawMessage
 }
@@ -404,7 +404,7 @@ func (c *Client) reportGET(ctx context.Context, path string, vals url.Values) (s
 	return resp.Body, nil
 }
 
-// QRRequest asks for a payment QR code (spec, endpoint 3).
+// QRRequest asks for a payment QR code (docs/protocol.md endpoint 3).
 type QRRequest struct {
 	Agency    string // defaults to the client's
 	RefNo     string
@@ -417,7 +417,7 @@ type QRRequest struct {
 }
 
 // QRCode is the generator's answer, returned raw (its shape is not in the
-// spec): the body and its content type.
+// docs/assumptions.md A-qr): the body and its content type.
 type QRCode struct {
 	ContentType string
 	Body        []byte

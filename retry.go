@@ -9,7 +9,7 @@ import (
 )
 
 // RetryPolicy says how often and how long a request is retried where a retry
-// is safe (DESIGN.md, Retries): exponential backoff with full jitter, capped,
+// is safe (docs/protocol.md "Retries"): exponential backoff with full jitter, capped,
 // Retry-After honoured, every wait ended by the context. The zero value means
 // the defaults: 4 attempts, 250 ms base, 30 s cap.
 type RetryPolicy struct {

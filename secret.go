@@ -8,7 +8,7 @@ import (
 
 // secret holds a credential the SDK sends (AuthToken, webhook password). Like
 // Key, it prints as [REDACTED] under every fmt verb and in slog, so that no
-// error, log line or %v of an SDK value can carry it (DESIGN.md, Secrets).
+// error, log line or %v of an SDK value can carry it (docs/protocol.md "Authentication").
 type secret struct {
 	s *string
 }

@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// SignatureTTL is how long an outbound signature stays valid (spec,
-// Authentication: "An outbound signature is valid for 60 s through exp").
+// SignatureTTL is how long an outbound signature stays valid (docs/protocol.md
+// "Authentication": "An outbound signature is valid for 60 s through exp").
 // Signing sets exp to now + SignatureTTL, in Unix seconds.
 const SignatureTTL = 60 * time.Second
 
@@ -24,7 +24,7 @@ const (
 // errZeroKey is returned when a function is handed the zero Key.
 var errZeroKey = fmt.Errorf("%w: zero Key (use ParseKey)", ErrInvalidKey)
 
-// SignURL signs an outbound GET request (spec, Authentication, "outbound
+// SignURL signs an outbound GET request (docs/protocol.md "Authentication", "outbound
 // GET"). It takes every query parameter of rawURL, sets exp to now + 60 s,
 // sorts the keys byte-wise, and signs `<path>?<query>` with the query RFC 3986
 // encoded (A-Z a-z 0-9 - . _ ~ kept, everything else %XX, space %20). It
@@ -60,7 +60,7 @@ func SignURL(key Key, rawURL string, now time.Time) (string, error) {
 	return string(s.buf), nil
 }
 
-// SignForm signs an outbound POST body (spec, Authentication, "outbound
+// SignForm signs an outbound POST body (docs/protocol.md "Authentication", "outbound
 // POST"): the same as SignURL but the message is the RFC 3986 query alone,
 // with no path. It returns a copy of form holding exp (now + 60 s) and
 // signature; form itself is not modified. Fields named exp or signature in
@@ -97,8 +97,8 @@ func signForm(key Key, prefix string, form url.Values, now time.Time) (url.Value
 	return s.signedCopy(&sig), nil
 }
 
-// SignCallback signs a callback form the way the gateway does (spec,
-// Authentication, "callback verification", seen from the sender): every field
+// SignCallback signs a callback form the way the gateway does (docs/protocol.md
+// "Authentication", "callback verification", seen from the sender): every field
 // but signature, sorted, form-encoded with space as +, no exp. It returns a
 // copy of form with the signature field set. It exists for tests and sandboxes
 // that play the gateway; merchants verify with VerifyCallback.
@@ -118,7 +118,7 @@ func SignCallback(key Key, form url.Values) (url.Values, error) {
 }
 
 // VerifyCallback checks the signature of a callback the gateway POSTed to the
-// merchant's returnUrl (spec, Authentication, "callback verification"): every
+// merchant's returnUrl (docs/protocol.md "Signature algorithm", callback): every
 // field but signature, sorted byte-wise, form-encoded (space as +), no exp
 // added; HMAC-SHA256 under each of keys (several keys allow rotation); the
 // first 16 hex characters compared in constant time with hmac.Equal.
@@ -185,7 +185,7 @@ func receivedSignature(want *[16]byte, form url.Values, keys []Key, who string) 
 }
 
 // VerifySignedForm checks an outbound-style signed POST as the service does
-// (spec, Authentication, "outbound POST", seen from the receiver): every
+// (docs/protocol.md "Signature algorithm", outbound POST, seen from the receiver): every
 // field but signature, exp included, sorted, RFC 3986 encoded, no path. It
 // returns ErrSignatureExpired when exp is missing, not a number, or before
 // now, and otherwise nil, ErrSignatureMissing or ErrSignatureMismatch. It is

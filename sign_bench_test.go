@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// benchOrder is a typical order: the fields of spec A1, whose table has seven
+// benchOrder is a typical order: the fields of docs/protocol.md A1, whose table has seven
 // rows: agency, refNo, amount, email, returnUrl, and the exp and signature
 // that signing adds.
 func benchOrder() url.Values {
@@ -26,7 +26,7 @@ func benchOrder() url.Values {
 	}
 }
 
-// benchCallback is a typical direct callback: the 11 fields of spec A2, the
+// benchCallback is a typical direct callback: the 11 fields of docs/protocol.md A2, the
 // fpx field a ~400-byte JSON string.
 func benchCallback(b *testing.B, key Key) url.Values {
 	fpx := `{"fpx_debit_auth_code":"00","fpx_credit_auth_code":"00","fpx_buyer_bank_id":"MB2U0227",` +

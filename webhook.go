@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// WebhookPath is the path of the bank transaction webhook (spec, endpoint 7).
+// WebhookPath is the path of the bank transaction webhook (docs/protocol.md endpoint 7).
 const WebhookPath = "/api/bank/webhook"
 
-// Batch is the webhook request body (spec B1).
+// Batch is the webhook request body (docs/protocol.md B1).
 type Batch struct {
 	// Schema is the optional JSON Schema reference ($schema).
 	Schema string `json:"$schema,omitempty"`
@@ -17,7 +17,7 @@ type Batch struct {
 	Transactions []Transaction `json:"transactions"`
 }
 
-// Transaction is one zakat payment record (spec B2).
+// Transaction is one zakat payment record (docs/protocol.md B2).
 type Transaction struct {
 	Agency  Agency `json:"agency"`
 	OrderNo string `json:"orderno"` // unique per transaction
@@ -30,7 +30,7 @@ type Transaction struct {
 	Data   ZakatData `json:"data"`
 }
 
-// ZakatData is the transaction `data` object (spec B3): all fields optional
+// ZakatData is the transaction `data` object (docs/protocol.md B3): all fields optional
 // strings; an empty field is left out of the JSON.
 type ZakatData struct {
 	Email      string     `json:"email,omitempty"`
@@ -48,10 +48,10 @@ type ZakatData struct {
 	Dependants string     `json:"zakat_dependant,omitempty"` // whole number; fitrah only
 }
 
-// Agency is the zakat agency a transaction is posted to (spec B2 `agency`).
+// Agency is the zakat agency a transaction is posted to (docs/protocol.md B2 `agency`).
 type Agency string
 
-// The agencies the spec lists.
+// The agencies docs/protocol.md B2 lists.
 const (
 	// AgencyLZS: payment to the Selangor zakat agency via the bank.
 	AgencyLZS Agency = "BANKLZS"
@@ -61,16 +61,16 @@ const (
 	AgencyTest Agency = "BANK"
 )
 
-// Agencies lists every Agency value the spec allows.
+// Agencies lists every Agency value docs/protocol.md B2 allows.
 func Agencies() []Agency { return []Agency{AgencyLZS, AgencyPPZ, AgencyTest} }
 
-// Valid reports whether a is one of the spec's agencies.
+// Valid reports whether a is one of the agencies of docs/protocol.md B2.
 func (a Agency) Valid() bool { return slices.Contains(Agencies(), a) }
 
-// ZakatState is a `zakat_state` value (spec B3).
+// ZakatState is a `zakat_state` value (docs/protocol.md B3).
 type ZakatState string
 
-// The states the spec lists.
+// The states docs/protocol.md B3 lists.
 const (
 	StateJohor          ZakatState = "johor"
 	StateKedah          ZakatState = "kedah"
@@ -90,7 +90,7 @@ const (
 	StatePutrajaya      ZakatState = "putrajaya"
 )
 
-// ZakatStates lists every ZakatState value the spec allows.
+// ZakatStates lists every ZakatState value docs/protocol.md B3 allows.
 func ZakatStates() []ZakatState {
 	return []ZakatState{
 		StateJohor, StateKedah, StateKelantan, StateMelaka, StateNegeriSembilan, StatePahang,
@@ -99,13 +99,13 @@ func ZakatStates() []ZakatState {
 	}
 }
 
-// Valid reports whether s is one of the spec's states.
+// Valid reports whether s is one of the states of docs/protocol.md B3.
 func (s ZakatState) Valid() bool { return slices.Contains(ZakatStates(), s) }
 
-// ZakatType is a `zakat_type` value (spec B3).
+// ZakatType is a `zakat_type` value (docs/protocol.md B3).
 type ZakatType string
 
-// The zakat types the spec lists.
+// The zakat types docs/protocol.md B3 lists.
 const (
 	TypeFitrah      ZakatType = "fitrah"
 	TypeEmas        ZakatType = "zakat_emas"
@@ -123,7 +123,7 @@ const (
 	TypeTernakan    ZakatType = "zakat_ternakan"
 )
 
-// ZakatTypes lists every ZakatType value the spec allows.
+// ZakatTypes lists every ZakatType value docs/protocol.md B3 allows.
 func ZakatTypes() []ZakatType {
 	return []ZakatType{
 		TypeFitrah, TypeEmas, TypeZakatFitrah, TypeKWSP, TypePadi, TypePendapatan, TypePerak,
@@ -131,18 +131,18 @@ func ZakatTypes() []ZakatType {
 	}
 }
 
-// Valid reports whether t is one of the spec's types.
+// Valid reports whether t is one of the types of docs/protocol.md B3.
 func (t ZakatType) Valid() bool { return slices.Contains(ZakatTypes(), t) }
 
 // IsFitrah reports whether t is a fitrah type (`fitrah` or `zakat_fitrah`),
-// the only types that may carry zakat_rate and zakat_dependant (spec B3).
+// the only types that may carry zakat_rate and zakat_dependant (docs/protocol.md B3).
 func (t ZakatType) IsFitrah() bool { return t == TypeFitrah || t == TypeZakatFitrah }
 
 //go:embed testdata/webhook/schema.json
 var webhookSchema []byte
 
 // WebhookSchema returns the JSON Schema (draft 2020-12) of the webhook body,
-// for banks' own tooling. It expresses every per-field rule of spec B1-B3; the
+// for banks' own tooling. It expresses every per-field rule of docs/protocol.md B1-B3; the
 // cross-item rules (unique orderno, the fitrah product) are named in its
 // $comment and checked by ValidateBatchJSON.
 func WebhookSchema() []byte { return slices.Clone(webhookSchema) }

@@ -16,12 +16,12 @@ import (
 )
 
 // DefaultBatchSize is how many transactions one webhook request carries
-// unless WithBatchSize says otherwise. The spec gives no maximum (Limits:
+// unless WithBatchSize says otherwise. The protocol gives no maximum (docs/assumptions.md A-limits:
 // "not shown"); 100 records keep a request near 50 KiB.
 const DefaultBatchSize = 100
 
-// WebhookSender posts zakat transactions to the bank webhook (spec, endpoint
-// 7) with X-API-Password. Safe for concurrent use.
+// WebhookSender posts zakat transactions to the bank webhook
+// (docs/protocol.md endpoint 7) with X-API-Password. Safe for concurrent use.
 type WebhookSender struct {
 	endpoint  string
 	password  secret

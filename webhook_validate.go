@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// The rules a webhook field can break (spec B2, B3, Errors). FieldError.Rule
+// The rules a webhook field can break (docs/protocol.md B2, B3, Errors). FieldError.Rule
 // holds one of these texts.
 const (
 	ruleRequired      = "required"
@@ -20,8 +20,8 @@ const (
 	ruleArray         = "must be an array"
 	ruleAgency        = "must be one of BANKLZS, BANKPPZ, BANK"
 	ruleStatus        = "must be one of success, pending, failed"
-	ruleState         = "must be one of the zakat_state values of spec B3"
-	ruleType          = "must be one of the zakat_type values of spec B3"
+	ruleState         = "must be one of johor, kedah, kelantan, melaka, negeri_sembilan, pahang, pulau_pinang, perak, perlis, sabah, sarawak, selangor, terengganu, kuala_lumpur, labuan, putrajaya"
+	ruleType          = "must be one of fitrah, zakat_emas, zakat_fitrah, zakat_kwsp, zakat_padi, zakat_pendapatan, zakat_perak, zakat_perniagaan, zakat_pertanian, zakat_qada, zakat_rikaz, zakat_saham, zakat_simpanan, zakat_ternakan"
 	ruleUnique        = "must be unique in the batch"
 	ruleAmountMin     = "must be >= 0"
 	ruleAmountSen     = "must be exact in sen (at most 2 decimals)"
@@ -54,10 +54,10 @@ const (
 	txAll uint16 = 1<<iota - 1
 )
 
-// txFields names the fields of spec B2 in the order of their bits.
+// txFields names the fields of docs/protocol.md B2 in the order of their bits.
 var txFields = [...]string{"agency", "orderno", "amount", "name", "email", "time", "status", "data"}
 
-// zakatField is one string field of the data object (spec B3) with its rule.
+// zakatField is one string field of the data object (docs/protocol.md B3) with its rule.
 type zakatField struct {
 	name  string
 	ptr   func(*ZakatData) *string
@@ -90,7 +90,7 @@ const (
 	zdDependant = 1 << 12
 )
 
-// ValidateTransactions checks typed transactions against every rule of spec
+// ValidateTransactions checks typed transactions against every rule of docs/protocol.md
 // B2, B3 and Errors, reporting all problems at once in a *ValidationError
 // whose fields are JSON pointers (/transactions/3/data/zakat_ic_no). An empty
 // string (or zero Time) counts as absent: required fields must be set,
@@ -185,7 +185,7 @@ func checkTransaction(v *ValidationError, i int, tx *Transaction, present, repor
 	}
 }
 
-// fitrahMatches reports whether amount == rate x dependants exactly (spec B3,
+// fitrahMatches reports whether amount == rate x dependants exactly (docs/protocol.md B3,
 // fitrah rule), given a decimal rate and a whole dependants count: with s
 // the rate's decimals, rate x 10^s x dependants x 100 must equal amount in
 // sen x 10^s. Integer arithmetic, with exact big.Rat arithmetic when a
@@ -330,7 +330,7 @@ func cutByte(s string, c byte) (before, after string, found bool) {
 	return s, "", false
 }
 
-// ValidateBatchJSON reads a raw webhook body (spec B1) and checks every rule
+// ValidateBatchJSON reads a raw webhook body (docs/protocol.md B1) and checks every rule
 // of B1-B3 and Errors, reporting all problems at once, each named by its JSON
 // pointer: a field of the wrong JSON type is a problem of that field, not a
 // failure of the whole decode, and unknown fields are tolerated. Keys match

@@ -318,3 +318,28 @@ func TestHasSpecialByte(t *testing.T) {
 		require.Equal(t, want, hasSpecialByte(load64(w, 0)), "%q", w)
 	}
 }
+
+// The enum rules list exactly the allowed values, in the messages a bank's
+// operator reads.
+func TestEnumRulesListTheirValues(t *testing.T) {
+	for _, tt := range []struct {
+		rule   string
+		values []string
+	}{
+		{ruleState, func() (v []string) {
+			for _, s := range ZakatStates() {
+				v = append(v, string(s))
+			}
+			return v
+		}()},
+		{ruleType, func() (v []string) {
+			for _, z := range ZakatTypes() {
+				v = append(v, string(z))
+			}
+			return v
+		}()},
+	} {
+		listed := strings.Split(strings.TrimPrefix(tt.rule, "must be one of "), ", ")
+		require.ElementsMatch(t, tt.values, listed)
+	}
+}

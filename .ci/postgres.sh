@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sourced by .ci/run: installs PostgreSQL from Debian if it is missing, starts
-# a throw-away server on 127.0.0.1:55432 (loopback only, trust auth, data in a
+# a throw-away server on 127.0.0.1:55432 or a free port (loopback only, trust auth, data in a
 # temporary directory) and exports PAYGATE_TEST_POSTGRES_DSN for the sqldedup
 # tests. The server is stopped when the calling shell exits.
 
@@ -13,7 +13,14 @@ if [ -z "$(pg_bin)" ]; then
   apt-get install -y -qq postgresql >/dev/null
 fi
 PGBIN=$(pg_bin)
-PGPORT=55432
+# 55432 unless something already listens there (a developer's own server).
+PGPORT=$(python3 -c 'import socket
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", 55432))
+except OSError:
+    s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])')
 PGDATA_DIR=$(mktemp -d /tmp/paygate-pg.XXXXXX)
 chown postgres:postgres "$PGDATA_DIR"
 chmod 700 "$PGDATA_DIR"

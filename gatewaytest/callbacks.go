@@ -12,7 +12,7 @@ import (
 	"github.com/paygate-go/paygate"
 )
 
-// Delivery is one direct callback event and its attempts (spec, Events).
+// Delivery is one direct callback event and its attempts (docs/protocol.md "Events and callback delivery").
 type Delivery struct {
 	OrderNo   string
 	RefNo     string

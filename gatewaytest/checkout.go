@@ -13,7 +13,7 @@ import (
 	"github.com/paygate-go/paygate"
 )
 
-// Order is an order the sandbox holds (spec A1 fields plus the gateway's
+// Order is an order the sandbox holds (docs/protocol.md A1 fields plus the gateway's
 // own number and state).
 type Order struct {
 	OrderNo   string
@@ -57,8 +57,8 @@ func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/checkout/"+o.OrderNo, http.StatusSeeOther)
 }
 
-// payLink is GET /pay/{agency}/{category}/{refNo}/{amount} (spec, endpoint
-// 2): the same order without a form. A signature, when present, must verify.
+// payLink is GET /pay/{agency}/{category}/{refNo}/{amount}
+// (docs/protocol.md endpoint 2): the same order without a form. A signature, when present, must verify.
 func (s *Server) payLink(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Has("signature") && !s.checkSigned(w, paygate.VerifySignedURL(r.URL, s.cfg.now(), s.key)) {
 		return
@@ -96,7 +96,7 @@ type problem struct {
 	Rule  string `json:"rule"`
 }
 
-// validateOrder applies spec A1 to received fields. email and returnURL are
+// validateOrder applies docs/protocol.md A1 to received fields. email and returnURL are
 // checked when not empty (a pay link has neither).
 func (s *Server) validateOrder(agency, refNo, amount, email, returnURL string) (*Order, []problem) {
 	var ps []problem
@@ -250,7 +250,7 @@ func (s *Server) Pay(refNo string, status paygate.Status) error {
 }
 
 // Complete settles a pending order as success or failed and sends the
-// follow-up callback (spec, Events: a pending result may be followed by
+// follow-up callback (docs/protocol.md "Events and callback delivery": a pending result may be followed by
 // another direct callback).
 func (s *Server) Complete(refNo string, status paygate.Status) error {
 	return s.decideRef(refNo, status, true)

@@ -10,7 +10,7 @@ import (
 	"github.com/paygate-go/paygate"
 )
 
-// reportRow is one payment as the sandbox's report shows it (the spec does
+// reportRow is one payment as the sandbox's report shows it (the protocol does
 // not show a row's fields; these mirror the FPX names the gateway uses).
 type reportRow struct {
 	OrderNo       string `json:"order_no"`
@@ -44,7 +44,7 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// paymentReport is GET /api/report/v1/payment (spec, endpoint 4, A3):
+// paymentReport is GET /api/report/v1/payment (docs/protocol.md endpoint 4, A3):
 // filters is_approved, start, end (YYYY-MM-DD, Malaysian time),
 // seller_order_no; paging by items (default 20, -1 for all) and page from 0.
 func (s *Server) paymentReport(w http.ResponseWriter, r *http.Request) {
@@ -136,7 +136,7 @@ func (s *Server) fpxRequest(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"status": "OK", "fpxrequest": rowOf(snapshot)})
 }
 
-// qr is the QR generators (spec, endpoint 3): a signed form of agency,
+// qr is the QR generators (docs/protocol.md endpoint 3): a signed form of agency,
 // amount, refno and paymentCategory. The answer is the pay URL the QR code
 // would carry, as JSON; the sandbox does not draw the image.
 func (s *Server) qr(w http.ResponseWriter, r *http.Request) {

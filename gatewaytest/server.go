@@ -1,5 +1,5 @@
 // Package gatewaytest is an in-process sandbox of the whole payment service
-// (SPEC.md A and B), in the style of net/http/httptest: NewServer starts it
+// (docs/protocol.md), in the style of net/http/httptest: NewServer starts it
 // on loopback with fresh credentials, and merchants and banks test their
 // integration against it without an account.
 //

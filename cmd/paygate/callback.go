@@ -28,7 +28,7 @@ func runCallback(e env, args []string) int {
 // merchant's returnUrl on this machine.
 func runCallbackSend(e env, args []string) int {
 	fs := newFlags(e, "callback send", "-url URL -refno REF [flags]",
-		"Posts a direct callback (spec A2) signed with PAYGATE_API_KEY to a local returnUrl; -unsigned sends the browser's return instead.")
+		"Posts a direct callback (docs/protocol.md A2) signed with PAYGATE_API_KEY to a local returnUrl; -unsigned sends the browser's return instead.")
 	target := fs.String("url", "", "the merchant's returnUrl (loopback only)")
 	refNo := fs.String("refno", "", "refNo")
 	orderNo := fs.String("orderno", "CLI-TEST-1", "orderNo")

@@ -12,7 +12,7 @@
 //	callback send            send a signed (or unsigned) test callback to a local URL
 //	report                   the payment report for a date range, as CSV or JSON lines
 //	lookup REFNO             one order, for reconciliation
-//	webhook validate FILE... check webhook batch files against spec B1-B3
+//	webhook validate FILE... check webhook batch files against docs/protocol.md B1-B3
 //	webhook send FILE        validate and send a batch with X-API-Password
 //
 // Configuration comes from flags and the PAYGATE_* variables (PAYGATE_AGENCY,

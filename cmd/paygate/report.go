@@ -14,7 +14,7 @@ import (
 // configuration in PAYGATE_* variables.
 func runReport(e env, args []string) int {
 	fs := newFlags(e, "report", "-from YYYY-MM-DD -to YYYY-MM-DD [-approved] [-format csv|json]",
-		"Writes the payment report (spec endpoint 4) for a date range to standard output, page by page.")
+		"Writes the payment report (docs/protocol.md endpoint 4) for a date range to standard output, page by page.")
 	from := fs.String("from", "", "first day, YYYY-MM-DD")
 	to := fs.String("to", "", "last day, YYYY-MM-DD")
 	approved := fs.Bool("approved", false, "approved payments only")
@@ -97,7 +97,7 @@ func runReport(e env, args []string) int {
 
 // runLookup prints one order's record as JSON.
 func runLookup(e env, args []string) int {
-	fs := newFlags(e, "lookup", "REFNO", "Looks up one order by the merchant's reference (spec endpoint 5) and prints its record.")
+	fs := newFlags(e, "lookup", "REFNO", "Looks up one order by the merchant's reference (docs/protocol.md endpoint 5) and prints its record.")
 	if st, ok := parse(fs, args); !ok {
 		return st
 	}

@@ -38,7 +38,7 @@ func runWebhookValidate(e env, args []string) int {
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "usage: paygate webhook validate FILE...")
-		fmt.Fprintln(e.stderr, "Checks each webhook batch (spec B1-B3) and prints FILE: ok or FILE: N problems.")
+		fmt.Fprintln(e.stderr, "Checks each webhook batch (docs/protocol.md B1-B3) and prints FILE: ok or FILE: N problems.")
 		fmt.Fprintln(e.stderr, "Exit status: 0 all valid, 1 any invalid, 2 usage or I/O error. FILE - reads standard input.")
 	}
 	if err := fs.Parse(args); err != nil {
@@ -96,7 +96,7 @@ func readInput(e env, name string) ([]byte, error) {
 // runWebhookSend validates a batch file and sends it to PAYGATE_WEBHOOK_URL
 // with PAYGATE_WEBHOOK_PASSWORD, then prints what became of each orderno.
 func runWebhookSend(e env, args []string) int {
-	fs := newFlags(e, "webhook send", "[-batch N] FILE", "Validates a webhook batch and posts it (spec endpoint 7); exit 0 only if every transaction was accepted.")
+	fs := newFlags(e, "webhook send", "[-batch N] FILE", "Validates a webhook batch and posts it (docs/protocol.md endpoint 7); exit 0 only if every transaction was accepted.")
 	batchSize := fs.Int("batch", paygate.DefaultBatchSize, "transactions per request")
 	if st, ok := parse(fs, args); !ok {
 		return st

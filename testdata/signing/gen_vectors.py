@@ -2,7 +2,7 @@
 """Signature test vectors for paygate, computed independently of the Go code.
 
 Uses only Python's standard urllib.parse (urlencode, quote, quote_plus) and
-hmac/hashlib, following SPEC.md "Signature algorithm":
+hmac/hashlib, following docs/protocol.md "Signature algorithm":
 
   GET      message = <path>?<query>, query RFC 3986 encoded (quote, safe='')
   POST     message = <query>, RFC 3986 encoded
@@ -10,7 +10,7 @@ hmac/hashlib, following SPEC.md "Signature algorithm":
   key      = bytes.fromhex(uuid without dashes)
   sig      = hex(HMAC-SHA256(key, message))[:16]
 
-Callback encoder variants (DESIGN.md): Python's quote_plus always keeps '~',
+Callback encoder variants (README, Signing): Python's quote_plus always keeps '~',
 so the PHP variant (urlencode: '~' -> %7E) replaces '~' in its output, which is
 exact because every other byte of a percent-encoded string is either kept as an
 unreserved character or written as %XX / '+'. The WHATWG variant (browsers,
