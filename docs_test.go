@@ -46,7 +46,7 @@ var (
 	// A Markdown link.
 	mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	// A heading, and an HTML anchor.
-	mdHeading = regexp.MustCompile(`(?m)^#+ (.+)$`)
+	mdHeading  = regexp.MustCompile(`(?m)^#+ (.+)$`)
 	htmlAnchor = regexp.MustCompile(`<a id="([^"]+)">`)
 )
 
