@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"io"
 	"net/http"
-	"net/mail"
 	"net/url"
 	"slices"
 	"strings"
@@ -34,7 +33,7 @@ type Order struct {
 	ExtraData string
 	// Amount is at least MinOrderAmount (RM 1.00).
 	Amount Amount
-	// Email is the buyer's address: a bare addr-spec, no display name.
+	// Email is the buyer's address, by ValidEmail's rule.
 	Email string
 	// ReturnURL receives the callbacks: an absolute http(s) URL.
 	ReturnURL string
@@ -113,8 +112,8 @@ func (o Order) validate(defaultAgency string) (url.Values, error) {
 	checkOrderAmount(&v, o.Amount)
 	if o.Email == "" {
 		v.add("email", ruleRequired, "")
-	} else if a, err := mail.ParseAddress(o.Email); err != nil || a.Name != "" || a.Address != o.Email {
-		v.add("email", "must be a bare e-mail address (no display name)", o.Email)
+	} else if !ValidEmail(o.Email) {
+		v.add("email", ruleEmail, o.Email)
 	}
 	if o.ReturnURL == "" {
 		v.add("returnUrl", ruleRequired, "")

@@ -107,7 +107,7 @@ func ExampleWebhookSender_Send() {
 		panic(err)
 	}
 	report, err := sender.Send(context.Background(), []paygate.Transaction{{
-		Agency: paygate.AgencyLZS, OrderNo: "A1", Amount: 2500, Name: "Ali", Email: "ali@example.com",
+		Agency: paygate.ZakatAgencyLZS, OrderNo: "A1", Amount: 2500, Name: "Ali", Email: "ali@example.com",
 		Time:   time.Date(2026, 11, 22, 10, 30, 0, 0, time.FixedZone("MYT", 8*3600)),
 		Status: paygate.StatusSuccess,
 		Data:   paygate.ZakatData{Type: paygate.TypePendapatan, State: paygate.StateSelangor},

@@ -9,15 +9,16 @@ import (
 )
 
 // RetryPolicy says how often and how long a request is retried where a retry
-// is safe (docs/protocol.md "Retries"): exponential backoff with full jitter, capped,
+// is safe (docs/protocol.md "Retries"): exponential backoff with equal jitter
+// (each wait between half and all of its backoff), capped,
 // Retry-After honoured, every wait ended by the context. The zero value means
 // the defaults: 4 attempts, 250 ms base, 30 s cap.
 type RetryPolicy struct {
 	// MaxAttempts counts every attempt, the first included; 1 disables
 	// retries.
 	MaxAttempts int
-	// BaseDelay is the wait before the first retry; each later wait doubles
-	// it, and a random part of it is taken (jitter).
+	// BaseDelay is the backoff before the first retry; each later backoff
+	// doubles it, and the wait is a random time between half and all of it.
 	BaseDelay time.Duration
 	// MaxDelay caps each wait. A Retry-After longer than MaxDelay ends the
 	// retries instead (the service asked for a longer pause than the caller
@@ -53,7 +54,8 @@ func (p RetryPolicy) wait(n int, retryAfter time.Duration) (time.Duration, bool)
 	if shift := n - 1; shift < 30 && p.BaseDelay<<shift < p.MaxDelay {
 		d = p.BaseDelay << shift
 	}
-	// Full jitter over the upper half: spread the herd, keep a floor.
+	// Equal jitter: a random wait in the upper half of the backoff spreads
+	// the herd and keeps a floor.
 	return d/2 + rand.N(d/2+1), true
 }
 

@@ -19,7 +19,7 @@ type Batch struct {
 
 // Transaction is one zakat payment record (docs/protocol.md B2).
 type Transaction struct {
-	Agency  Agency `json:"agency"`
+	Agency  ZakatAgency `json:"agency"`
 	OrderNo string `json:"orderno"` // unique per transaction
 	Amount  Amount `json:"amount"`  // RM as a JSON number, >= 0
 	Name    string `json:"name"`
@@ -48,24 +48,26 @@ type ZakatData struct {
 	Dependants string     `json:"zakat_dependant,omitempty"` // whole number; fitrah only
 }
 
-// Agency is the zakat agency a transaction is posted to (docs/protocol.md B2 `agency`).
-type Agency string
+// ZakatAgency is the zakat agency a transaction is posted to
+// (docs/protocol.md B2 `agency`). It is not the merchant's agency of the
+// payment gateway, which is a plain string (WithAgency, Order.Agency).
+type ZakatAgency string
 
 // The agencies docs/protocol.md B2 lists.
 const (
-	// AgencyLZS: payment to the Selangor zakat agency via the bank.
-	AgencyLZS Agency = "BANKLZS"
-	// AgencyPPZ: payment to the federal-territory zakat agency via the bank.
-	AgencyPPZ Agency = "BANKPPZ"
-	// AgencyTest: live test entries, to check that data is posted correctly.
-	AgencyTest Agency = "BANK"
+	// ZakatAgencyLZS: payment to the Selangor zakat agency via the bank.
+	ZakatAgencyLZS ZakatAgency = "BANKLZS"
+	// ZakatAgencyPPZ: payment to the federal-territory zakat agency via the bank.
+	ZakatAgencyPPZ ZakatAgency = "BANKPPZ"
+	// ZakatAgencyTest: live test entries, to check that data is posted correctly.
+	ZakatAgencyTest ZakatAgency = "BANK"
 )
 
-// Agencies lists every Agency value docs/protocol.md B2 allows.
-func Agencies() []Agency { return []Agency{AgencyLZS, AgencyPPZ, AgencyTest} }
+// ZakatAgencies lists every ZakatAgency value docs/protocol.md B2 allows.
+func ZakatAgencies() []ZakatAgency { return []ZakatAgency{ZakatAgencyLZS, ZakatAgencyPPZ, ZakatAgencyTest} }
 
 // Valid reports whether a is one of the agencies of docs/protocol.md B2.
-func (a Agency) Valid() bool { return slices.Contains(Agencies(), a) }
+func (a ZakatAgency) Valid() bool { return slices.Contains(ZakatAgencies(), a) }
 
 // ZakatState is a `zakat_state` value (docs/protocol.md B3).
 type ZakatState string

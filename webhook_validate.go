@@ -25,7 +25,7 @@ const (
 	ruleUnique        = "must be unique in the batch"
 	ruleAmountMin     = "must be >= 0"
 	ruleAmountSen     = "must be exact in sen (at most 2 decimals)"
-	ruleEmail         = "must be a valid e-mail address"
+	ruleEmail         = "must be a plain e-mail address (name@example.com: no display name, quotes or [address] literal)"
 	ruleTime          = "must be ISO 8601 (RFC 3339) with a timezone offset, e.g. 2026-11-22T10:30:00+08:00"
 	ruleICNo          = "must be 12 digits"
 	ruleYear          = "must be 4 digits"
@@ -68,7 +68,7 @@ type zakatField struct {
 // zakatFields lists the data fields in JSON order; bit i of a data mask is
 // zakatFields[i]. Read-only.
 var zakatFields = [...]zakatField{
-	{"email", func(d *ZakatData) *string { return &d.Email }, validEmail, ruleEmail},
+	{"email", func(d *ZakatData) *string { return &d.Email }, ValidEmail, ruleEmail},
 	{"zakat_name", func(d *ZakatData) *string { return &d.Name }, nil, ""},
 	{"zakat_ic_no", func(d *ZakatData) *string { return &d.ICNo }, digits(12, 12), ruleICNo},
 	{"zakat_state", func(d *ZakatData) *string { return (*string)(&d.State) }, func(s string) bool { return ZakatState(s).Valid() }, ruleState},
@@ -140,7 +140,7 @@ func checkTransaction(v *ValidationError, i int, tx *Transaction, present, repor
 	if failed(txName, tx.Name != "") {
 		v.add(txPointer(i, "name"), ruleNotEmpty, "")
 	}
-	if failed(txEmail, validEmail(tx.Email)) {
+	if failed(txEmail, ValidEmail(tx.Email)) {
 		v.add(txPointer(i, "email"), ruleEmail, tx.Email)
 	}
 	if failed(txStatus, tx.Status.Valid()) {
@@ -255,13 +255,16 @@ func dataPointer(i int, name string) string {
 	return "/transactions/" + strconv.Itoa(i) + "/data/" + name
 }
 
-// validEmail accepts a bare addr-spec (RFC 5322 section 3.4.1) in its common
+// ValidEmail is the SDK's one e-mail rule, for orders (docs/protocol.md A1
+// `email`) and webhook records (B2 and B3 `email`), since the protocol says
+// only "valid e-mail format" (docs/assumptions.md A-email). It accepts a
+// bare addr-spec (RFC 5322 section 3.4.1) in its common
 // form: a dot-atom local part of 1 to 64 characters, @, and a domain of
 // dot-separated labels of letters, digits and inner hyphens; 254 characters at
 // most. Quoted local parts, comments, display names and address literals are
 // refused: the records are read by people and systems that expect a plain
 // address.
-func validEmail(s string) bool {
+func ValidEmail(s string) bool {
 	at := strings.LastIndexByte(s, '@')
 	if len(s) > 254 || at < 1 || at > 64 {
 		return false
@@ -517,7 +520,7 @@ func decodeTransaction(p *jsonScanner, i int, tx *Transaction, v *ValidationErro
 			present |= b
 			switch s := p.str(); b {
 			case txAgency:
-				tx.Agency = Agency(s)
+				tx.Agency = ZakatAgency(s)
 			case txOrderNo:
 				tx.OrderNo = s
 			case txName:

@@ -14,7 +14,7 @@ import (
 // validTx is a transaction that passes every rule; tests change one thing.
 func validTx(i int) Transaction {
 	return Transaction{
-		Agency:  AgencyLZS,
+		Agency:  ZakatAgencyLZS,
 		OrderNo: fmt.Sprintf("ORD-%06d", i),
 		Amount:  1050,
 		Name:    "Ahmad bin Ali",
@@ -71,7 +71,7 @@ func TestValidateTransactionsRules(t *testing.T) {
 	}{
 		{"valid", func(*Transaction) {}, "", ""},
 		{"valid: zero amount", func(tx *Transaction) { tx.Amount = 0; tx.Data.Rate = ""; tx.Data.Dependants = "" }, "", ""},
-		{"valid: test agency", func(tx *Transaction) { tx.Agency = AgencyTest }, "", ""},
+		{"valid: test agency", func(tx *Transaction) { tx.Agency = ZakatAgencyTest }, "", ""},
 		{"valid: minimal data", func(tx *Transaction) { tx.Data = ZakatData{} }, "", ""},
 		{"valid: fitrah type", func(tx *Transaction) { tx.Data.Type = TypeFitrah }, "", ""},
 		{"valid: non-fitrah without rate", func(tx *Transaction) {

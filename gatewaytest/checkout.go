@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
-	"net/mail"
 	"net/url"
 	"strings"
 	"time"
@@ -118,7 +117,7 @@ func (s *Server) validateOrder(agency, refNo, amount, email, returnURL string) (
 		add("amount", "at least 1.00")
 	}
 	if email != "" {
-		if m, err := mail.ParseAddress(email); err != nil || m.Address != email {
+		if !paygate.ValidEmail(email) {
 			add("email", "a valid e-mail address")
 		}
 	}

@@ -345,7 +345,7 @@ func testTxs(n int) []paygate.Transaction {
 	txs := make([]paygate.Transaction, n)
 	for i := range txs {
 		txs[i] = paygate.Transaction{
-			Agency: paygate.AgencyTest, OrderNo: "BANK-" + string(rune('A'+i%26)) + strings.Repeat("x", i/26), Amount: paygate.Amount(100 * (i + 1)),
+			Agency: paygate.ZakatAgencyTest, OrderNo: "BANK-" + string(rune('A'+i%26)) + strings.Repeat("x", i/26), Amount: paygate.Amount(100 * (i + 1)),
 			Name: "Ali", Email: "ali@example.com", Time: time.Date(2026, 11, 22, 10, 0, 0, 0, time.FixedZone("", 8*3600)),
 			Status: paygate.StatusSuccess, Data: paygate.ZakatData{Type: paygate.TypePendapatan},
 		}
