@@ -191,7 +191,7 @@ func TestOrderValidation(t *testing.T) {
 		{"email missing", func(o *Order) { o.Email = "" }, "email", ruleRequired},
 		{"email with display name", func(o *Order) { o.Email = "Ali <ali@example.com>" }, "email", "must be a plain e-mail"},
 		{"email bad", func(o *Order) { o.Email = "ali.example.com" }, "email", "must be a plain e-mail"},
-		{"email address literal (one rule with the webhook)", func(o *Order) { o.Email = "a@[127.0.0.1]"}, "email", "must be a plain e-mail"},
+		{"email address literal (one rule with the webhook)", func(o *Order) { o.Email = "a@[127.0.0.1]" }, "email", "must be a plain e-mail"},
 		{"returnUrl missing", func(o *Order) { o.ReturnURL = "" }, "returnUrl", ruleRequired},
 		{"returnUrl relative", func(o *Order) { o.ReturnURL = "/paygate/return" }, "returnUrl", "must be an absolute http(s) URL"},
 		{"returnUrl ftp", func(o *Order) { o.ReturnURL = "ftp://shop.example/r" }, "returnUrl", "must be an absolute http(s) URL"},

@@ -20,10 +20,10 @@ type Batch struct {
 // Transaction is one zakat payment record (docs/protocol.md B2).
 type Transaction struct {
 	Agency  ZakatAgency `json:"agency"`
-	OrderNo string `json:"orderno"` // unique per transaction
-	Amount  Amount `json:"amount"`  // RM as a JSON number, >= 0
-	Name    string `json:"name"`
-	Email   string `json:"email"`
+	OrderNo string      `json:"orderno"` // unique per transaction
+	Amount  Amount      `json:"amount"`  // RM as a JSON number, >= 0
+	Name    string      `json:"name"`
+	Email   string      `json:"email"`
 	// Time is sent as RFC 3339 with its own offset ("2026-11-22T10:30:00+08:00").
 	Time   time.Time `json:"time"`
 	Status Status    `json:"status"`
@@ -64,7 +64,9 @@ const (
 )
 
 // ZakatAgencies lists every ZakatAgency value docs/protocol.md B2 allows.
-func ZakatAgencies() []ZakatAgency { return []ZakatAgency{ZakatAgencyLZS, ZakatAgencyPPZ, ZakatAgencyTest} }
+func ZakatAgencies() []ZakatAgency {
+	return []ZakatAgency{ZakatAgencyLZS, ZakatAgencyPPZ, ZakatAgencyTest}
+}
 
 // Valid reports whether a is one of the agencies of docs/protocol.md B2.
 func (a ZakatAgency) Valid() bool { return slices.Contains(ZakatAgencies(), a) }
