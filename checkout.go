@@ -213,15 +213,19 @@ func (f *CheckoutForm) WriteHTML(w io.Writer) error {
 	}{f.Action, fields, f.CSPNonce})
 }
 
-// CheckoutResult is the gateway's answer to CreateOrder. The protocol does not
-// show the response shape, so it is kept as received: the status (2xx or a
-// redirect, which is not followed), the Location header, and the body
-// (capped at 64 KiB).
+// CheckoutResult is the gateway's answer to CreateOrder. The protocol does
+// not show the response shape (docs/assumptions.md A-checkout-answer), so it
+// is kept as received.
 type CheckoutResult struct {
+	// StatusCode is 2xx, or a redirect (3xx), which is not followed.
 	StatusCode int
-	Location   string
-	Header     http.Header
-	Body       []byte
+	// Location is the redirect's target (the hosted checkout page) as an
+	// absolute URL, resolved against the checkout URL; "" without one.
+	Location string
+	// Header is the answer's header.
+	Header http.Header
+	// Body is the answer's body, at most 64 KiB.
+	Body []byte
 }
 
 // maxCheckoutBody caps the body CreateOrder keeps.
@@ -251,7 +255,15 @@ func (c *Client) CreateOrder(ctx context.Context, o Order) (*CheckoutResult, err
 	if err != nil {
 		return nil, err
 	}
-	return &CheckoutResult{StatusCode: resp.StatusCode, Location: resp.Header.Get("Location"), Header: resp.Header, Body: []byte(resp.Body)}, nil
+	location := resp.Header.Get("Location")
+	if location != "" {
+		if base, err := url.Parse(target); err == nil {
+			if u, err := base.Parse(location); err == nil {
+				location = u.String()
+			}
+		}
+	}
+	return &CheckoutResult{StatusCode: resp.StatusCode, Location: location, Header: resp.Header, Body: []byte(resp.Body)}, nil
 }
 
 // signedPost makes each attempt of a form POST to target, signed afresh when
@@ -293,7 +305,7 @@ func (c *Client) signPOST(target string, form url.Values, now time.Time) (url.Va
 type PayLink struct {
 	Agency    string // defaults to the client's
 	Category  string // paymentCategory; allowed values are not published (docs/assumptions.md A-pay-url)
-	RefNo     string
+	RefNo     string // the merchant's reference, without ~
 	ExtraData string // sent as refNo~extraData
 	Amount    Amount // at least 1.00
 	// Signed adds exp and signature with SignURL (whether the gateway

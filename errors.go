@@ -34,8 +34,11 @@ var (
 // for JSON bodies, a JSON pointer such as /transactions/3/amount), which rule
 // it breaks, and the offending value (truncated; never a secret).
 type FieldError struct {
+	// Field is a form field name or a JSON pointer; "" for the whole body.
 	Field string
-	Rule  string
+	// Rule is the rule the field breaks, in words.
+	Rule string
+	// Value is the offending value, cut at 64 bytes; "" when absent.
 	Value string
 }
 
@@ -72,6 +75,7 @@ func newFieldError(field, rule, value string) FieldError {
 // fix them all at once (docs/protocol.md "Errors": bad input is rejected before anything
 // is signed or sent). Retrieve it with errors.As.
 type ValidationError struct {
+	// Problems lists every problem found, in input order.
 	Problems []FieldError
 }
 

@@ -124,6 +124,7 @@ func (r ReportRow) Decode(v any) error { return json.NewDecoder(strings.NewReade
 
 // ReportPage is one page of the payment report (docs/protocol.md A3).
 type ReportPage struct {
+	// Rows are the page's rows (data), raw.
 	Rows []ReportRow
 	// TotalPages is stats.total_pages (0 when absent).
 	TotalPages int
@@ -213,7 +214,9 @@ var ErrReportPaging = errors.New("paygate: payment report paging is inconsistent
 
 // Payments walks the payment report from page 0 (docs/protocol.md "Payment
 // report" paging rule): it ends after a page with fewer rows than the page
-// size, or after the last page stats.total_pages announced. It never loops
+// size, or after the last page stats.total_pages announced. A server that
+// caps items (a first page shorter than asked, of several) is followed at
+// its own page size. It never loops
 // or truncates silently: a page whose rows repeat the previous page's, or a
 // short page before the announced last page, ends the walk with an error
 // matching ErrReportPaging (after the rows that came). The next page is
@@ -252,6 +255,7 @@ func (c *Client) Payments(ctx context.Context, q ReportQuery) iter.Seq2[ReportRo
 		next = fetch(0)
 		seed := maphash.MakeSeed()
 		var prev uint64
+		size := 0 // the server's page size: items, or its cap (docs/assumptions.md A-report-filters)
 		for n := 0; ; n++ {
 			r := <-next
 			next = nil
@@ -266,9 +270,16 @@ func (c *Client) Payments(ctx context.Context, q ReportQuery) iter.Seq2[ReportRo
 				return
 			}
 			prev = digest
-			short := len(p.Rows) < p.Items
+			if n == 0 {
+				size = p.Items
+				if len(p.Rows) > 0 && len(p.Rows) < size && p.TotalPages > 1 {
+					size = len(p.Rows) // a short first page of several: the server caps items
+				}
+			}
+			short := len(p.Rows) < size
 			announcedLast := p.TotalPages > 0 && n+1 >= p.TotalPages
-			if !short && !announcedLast {
+			cutShort := short && p.TotalPages > 0 && !announcedLast
+			if !announcedLast && !short {
 				next = fetch(n + 1)
 			}
 			for _, row := range p.Rows {
@@ -283,8 +294,8 @@ func (c *Client) Payments(ctx context.Context, q ReportQuery) iter.Seq2[ReportRo
 				}
 			}
 			switch {
-			case short && p.TotalPages > 0 && n+1 < p.TotalPages:
-				yield(ReportRow{}, fmt.Errorf("%w: page %d has %d of %d rows, but stats.total_pages says %d pages: the report is cut short", ErrReportPaging, n, len(p.Rows), p.Items, p.TotalPages))
+			case cutShort:
+				yield(ReportRow{}, fmt.Errorf("%w: page %d has %d of %d rows, but stats.total_pages says %d pages: the report is cut short", ErrReportPaging, n, len(p.Rows), size, p.TotalPages))
 				return
 			case short || announcedLast:
 				return
@@ -307,6 +318,7 @@ func (p *ReportPage) digest(seed maphash.Seed) uint64 {
 // OrderRecord is the answer of LookupOrder: the fpxrequest object kept raw,
 // since the protocol does not show its fields (docs/assumptions.md A-lookup).
 type OrderRecord struct {
+	// Raw is the fpxrequest object as received.
 	Raw json.RawMessage
 }
 
@@ -407,7 +419,7 @@ func (c *Client) reportGET(ctx context.Context, path string, vals url.Values) (s
 // QRRequest asks for a payment QR code (docs/protocol.md endpoint 3).
 type QRRequest struct {
 	Agency    string // defaults to the client's
-	RefNo     string
+	RefNo     string // the merchant's reference, without ~
 	ExtraData string // sent as refno = refNo~extraData
 	Amount    Amount // at least 1.00
 	Category  string // paymentCategory
@@ -416,11 +428,13 @@ type QRRequest struct {
 	DuitNow bool
 }
 
-// QRCode is the generator's answer, returned raw (its shape is not in the
-// docs/assumptions.md A-qr): the body and its content type.
+// QRCode is the generator's answer, returned raw (its shape is not
+// published: docs/assumptions.md A-qr).
 type QRCode struct {
+	// ContentType is the answer's Content-Type.
 	ContentType string
-	Body        []byte
+	// Body is the answer's body, at most 64 KiB.
+	Body []byte
 }
 
 // GenerateQR validates q like an order and POSTs it, signed, to the QR

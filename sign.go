@@ -263,8 +263,10 @@ func (s *signState) matches(keys []Key, want *[16]byte) bool {
 // the name of the encoding that produced it: "rfc3986" (outbound), "form"
 // (canonical callback), "form-php" or "form-whatwg" (callback variants).
 type SignedMessage struct {
+	// Encoding names the encoding: rfc3986, form, form-php, form-whatwg.
 	Encoding string
-	Message  string
+	// Message is the exact string the HMAC is computed over.
+	Message string
 }
 
 // URLMessage returns the exact message SignURL signs for rawURL at now, for

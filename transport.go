@@ -12,9 +12,6 @@ import (
 	"time"
 )
 
-// Version is the SDK version sent in the User-Agent header.
-const Version = "0.1.0"
-
 // userAgent identifies the SDK to the service.
 const userAgent = "paygate-go/" + Version
 

@@ -19,25 +19,25 @@ type Batch struct {
 
 // Transaction is one zakat payment record (docs/protocol.md B2).
 type Transaction struct {
-	Agency  ZakatAgency `json:"agency"`
+	Agency  ZakatAgency `json:"agency"`  // the zakat agency the payment goes to
 	OrderNo string      `json:"orderno"` // unique per transaction
 	Amount  Amount      `json:"amount"`  // RM as a JSON number, >= 0
-	Name    string      `json:"name"`
-	Email   string      `json:"email"`
+	Name    string      `json:"name"`    // the customer's name
+	Email   string      `json:"email"`   // the customer's e-mail address (ValidEmail)
 	// Time is sent as RFC 3339 with its own offset ("2026-11-22T10:30:00+08:00").
 	Time   time.Time `json:"time"`
-	Status Status    `json:"status"`
-	Data   ZakatData `json:"data"`
+	Status Status    `json:"status"` // success, pending or failed
+	Data   ZakatData `json:"data"`   // the zakat details (B3)
 }
 
 // ZakatData is the transaction `data` object (docs/protocol.md B3): all fields optional
 // strings; an empty field is left out of the JSON.
 type ZakatData struct {
-	Email      string     `json:"email,omitempty"`
-	Name       string     `json:"zakat_name,omitempty"`
-	ICNo       string     `json:"zakat_ic_no,omitempty"` // 12 digits
-	State      ZakatState `json:"zakat_state,omitempty"`
-	Type       ZakatType  `json:"zakat_type,omitempty"`
+	Email      string     `json:"email,omitempty"`           // an e-mail address (ValidEmail)
+	Name       string     `json:"zakat_name,omitempty"`      // the name the zakat is paid for
+	ICNo       string     `json:"zakat_ic_no,omitempty"`     // 12 digits
+	State      ZakatState `json:"zakat_state,omitempty"`     // the payer's state
+	Type       ZakatType  `json:"zakat_type,omitempty"`      // the kind of zakat
 	Year       string     `json:"zakat_year,omitempty"`      // 4 digits
 	Phone      string     `json:"zakat_phone,omitempty"`     // 10 to 12 digits
 	Address    string     `json:"zakat_address,omitempty"`   // free text

@@ -110,3 +110,8 @@ func (s *Server) verifyPOST(r *http.Request, form url.Values) error {
 	}
 	return paygate.VerifySignedForm(form, s.cfg.now(), s.key)
 }
+
+// WithMaxItems caps the report's page size at n rows whatever items asks
+// for, as a service may (docs/assumptions.md A-report-filters); total_pages
+// follows the cap.
+func WithMaxItems(n int) Option { return func(c *config) { c.maxItems = n } }

@@ -14,18 +14,18 @@ import (
 
 // Delivery is one direct callback event and its attempts (docs/protocol.md "Events and callback delivery").
 type Delivery struct {
-	OrderNo   string
-	RefNo     string
-	Status    paygate.Status
-	Attempts  []Attempt
-	Delivered bool // a 2xx was received
+	OrderNo   string         // the gateway's order number
+	RefNo     string         // the order's refNo as received (refNo~extraData)
+	Status    paygate.Status // the status the callback carries
+	Attempts  []Attempt      // every POST of this callback, in order
+	Delivered bool           // a 2xx was received
 }
 
 // Attempt is one POST of a direct callback.
 type Attempt struct {
-	At         time.Time
-	StatusCode int    // 0 when no answer came
-	Err        string // the transport error, if any
+	At         time.Time // when it was sent
+	StatusCode int       // 0 when no answer came
+	Err        string    // the transport error, if any
 }
 
 // Callbacks returns a copy of the delivery log, oldest event first.

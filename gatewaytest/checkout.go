@@ -15,18 +15,18 @@ import (
 // Order is an order the sandbox holds (docs/protocol.md A1 fields plus the gateway's
 // own number and state).
 type Order struct {
-	OrderNo   string
-	Agency    string
-	RefNo     string // as received: refNo~extraData
-	Amount    paygate.Amount
-	Email     string
-	ReturnURL string
-	Category  string
-	Status    paygate.Status // "" until the buyer chooses
-	FPXCode   paygate.FPXCode
-	FPXTxnID  string
-	Created   time.Time
-	Paid      time.Time
+	OrderNo   string          // the sandbox's order number (SB...)
+	Agency    string          // the merchant's agency
+	RefNo     string          // as received: refNo~extraData
+	Amount    paygate.Amount  // the order amount
+	Email     string          // the buyer's e-mail address
+	ReturnURL string          // where the returns and callbacks go
+	Category  string          // "checkout" or the pay URL's paymentCategory
+	Status    paygate.Status  // "" until the buyer chooses
+	FPXCode   paygate.FPXCode // the fpx_debit_auth_code of the outcome
+	FPXTxnID  string          // the payment network's transaction id
+	Created   time.Time       // when the order was made
+	Paid      time.Time       // when the buyer decided; zero until then
 }
 
 // createOrder is POST /v2/checkout (docs/protocol.md "Create order"): a

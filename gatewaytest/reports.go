@@ -74,6 +74,9 @@ func (s *Server) paymentReport(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusBadRequest, "items, page, start or end malformed")
 		return
 	}
+	if m := s.cfg.maxItems; m > 0 && (items == -1 || items > m) {
+		items = m
+	}
 	var rows []reportRow
 	for _, o := range s.Orders() {
 		switch {

@@ -1,16 +1,3 @@
-// Package gatewaytest is an in-process sandbox of the whole payment service
-// (docs/protocol.md), in the style of net/http/httptest: NewServer starts it
-// on loopback with fresh credentials, and merchants and banks test their
-// integration against it without an account.
-//
-// It checks signatures and exp as the service does, validates orders, keeps
-// them, serves a hosted checkout page whose buttons pay, decline or leave an
-// order pending, sends the buyer's unsigned browser return and the signed
-// direct callback (retried every RetryInterval until a 2xx, up to
-// MaxAttempts), answers the payment report, order lookup and QR endpoints,
-// and receives webhook batches with X-API-Password. Tests drive the same
-// flow from Go with Pay and Complete, and read the delivery log with
-// Callbacks.
 package gatewaytest
 
 import (
@@ -33,11 +20,15 @@ import (
 type Server struct {
 	// URL is the base of every endpoint: checkout, reports and webhook.
 	URL string
-	// Agency, APIKey, AuthToken and WebhookPassword are this sandbox's
-	// credentials, fresh for every server.
-	Agency          string
-	APIKey          string
-	AuthToken       string
+	// Agency is this sandbox's merchant agency; it and the credentials
+	// below are fresh for every server.
+	Agency string
+	// APIKey is the agency's API key (a UUID) that signs orders and
+	// callbacks.
+	APIKey string
+	// AuthToken is the Bearer token the reports accept.
+	AuthToken string
+	// WebhookPassword is the X-API-Password the webhook accepts.
 	WebhookPassword string
 
 	key      paygate.Key
@@ -67,6 +58,7 @@ type config struct {
 	refNoForm      RefNoForm
 	fpxShape       FPXShape
 	postWithPath   bool
+	maxItems       int
 	unsignedOrders bool
 }
 

@@ -2,7 +2,9 @@ package gatewaytest
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -85,4 +87,53 @@ func TestUnsignedOrders(t *testing.T) {
 		resp.Body.Close()
 		require.Equal(t, http.StatusForbidden, resp.StatusCode, "a wrong signature is refused even where unsigned orders are accepted")
 	}
+}
+
+// A CheckoutForm goes through the sandbox as a browser would post it; the
+// browser's return is available without scraping HTML.
+func TestSubmitAndBrowserReturn(t *testing.T) {
+	sb := newSandbox(t)
+	m := newMerchant(t, sb)
+	client, err := sb.Client()
+	require.NoError(t, err)
+	form, err := client.CheckoutForm(m.order("INV-B"))
+	require.NoError(t, err)
+	co, err := sb.Submit(form)
+	require.NoError(t, err)
+	require.Equal(t, "INV-B~cart", co.RefNo)
+	require.True(t, strings.HasPrefix(co.PageURL, sb.URL+"/checkout/"+co.OrderNo))
+	_, _, err = sb.BrowserReturn(co.OrderNo)
+	require.ErrorContains(t, err, "not decided")
+	require.NoError(t, sb.Pay(co.RefNo, paygate.StatusSuccess))
+	sb.Settle()
+	target, fields, err := sb.BrowserReturn(co.OrderNo)
+	require.NoError(t, err)
+	require.Equal(t, m.srv.URL+"/return", target)
+	require.False(t, fields.Has("signature"), "display only")
+	resp, err := http.PostForm(target, fields)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 1, m.returns)
+	require.Equal(t, 1, m.fulfilled["INV-B"], "from the signed callback only")
+
+	form.Fields.Set("amount", "1.00") // tampered after signing
+	_, err = sb.Submit(form)
+	require.ErrorContains(t, err, "HTTP 403")
+}
+
+// A report server that caps items is walked at its own page size.
+func TestPaymentsWithCappedItems(t *testing.T) {
+	sb := newSandbox(t, WithMaxItems(2))
+	client, err := sb.Client()
+	require.NoError(t, err)
+	for i := range 7 {
+		_, err := client.CreateOrder(context.Background(), paygate.Order{RefNo: fmt.Sprint("INV-C", i), Amount: 1000, Email: "a@example.com", ReturnURL: "http://127.0.0.1:1/r"})
+		require.NoError(t, err)
+	}
+	rows := 0
+	for _, err := range client.Payments(context.Background(), paygate.ReportQuery{ItemsPerPage: 5}) {
+		require.NoError(t, err)
+		rows++
+	}
+	require.Equal(t, 7, rows, "every row, though each page held 2 of the 5 asked for")
 }

@@ -1,20 +1,3 @@
-// Package sqldedup is a paygate.Deduper on database/sql, for merchants who
-// run several replicas of their callback handler: every replica shares one
-// table, so a paid order is fulfilled once whichever replica the gateway's
-// callback (or its retry, or a concurrent duplicate) reaches.
-//
-// The SQL is PostgreSQL's (9.5 or later: INSERT ... ON CONFLICT). The package
-// imports no driver; open the *sql.DB with github.com/jackc/pgx/v5/stdlib
-// (what the tests use), whose statement cache makes every call one round
-// trip: a duplicate callback costs one statement, a new event two (claim,
-// complete), plus one renewal per third of the lease while a hook runs.
-// Times come from the database clock, so replicas with skewed clocks still
-// agree on when a lease ends.
-//
-// Size the pool for bursts of duplicate callbacks: set SetMaxIdleConns equal
-// to SetMaxOpenConns. database/sql keeps two idle connections by default, so
-// every burst otherwise opens (and PostgreSQL forks) new connections, and a
-// renewal that waits behind them can let a lease lapse.
 package sqldedup
 
 import (

@@ -8,13 +8,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,23 +78,23 @@ func run(out io.Writer) error {
 	fmt.Fprintf(out, "1. create order: POST /v2/checkout, signed -> %d, hosted page %s\n", res.StatusCode, res.Location)
 
 	// 2. The buyer pays on the hosted page (the sandbox's Pay button).
-	choice, err := http.PostForm(sb.URL+res.Location, url.Values{"choice": {"success"}})
+	choice, err := http.PostForm(res.Location, url.Values{"choice": {"success"}})
 	if err != nil {
 		return fmt.Errorf("pay: %w", err)
 	}
-	returnPage, _ := io.ReadAll(choice.Body)
 	choice.Body.Close()
 	fmt.Fprintln(out, "2. buyer pays on the gateway's hosted checkout (the merchant never sees bank data)")
 
 	// 3. The browser's auto-submitted form: unsigned, display only.
-	fields := url.Values{}
-	for _, m := range regexp.MustCompile(`name="([^"]+)" value="([^"]*)"`).FindAllStringSubmatch(string(returnPage), -1) {
-		fields.Set(m[1], html.UnescapeString(m[2]))
+	orderNo := strings.TrimPrefix(res.Location, sb.URL+"/checkout/")
+	returnURL, fields, err := sb.BrowserReturn(orderNo)
+	if err != nil {
+		return err
 	}
 	if fields.Has("signature") {
 		return errors.New("the browser return carried a signature")
 	}
-	back, err := http.PostForm(merchant.URL+"/paygate/return", fields)
+	back, err := http.PostForm(returnURL, fields)
 	if err != nil {
 		return fmt.Errorf("browser return: %w", err)
 	}
