@@ -14,6 +14,7 @@
 //	lookup REFNO             one order, for reconciliation
 //	webhook validate FILE... check webhook batch files against docs/protocol.md B1-B3
 //	webhook send FILE        validate and send a batch with X-API-Password
+//	version                  print the SDK's version
 //
 // Configuration comes from flags and the PAYGATE_* variables (PAYGATE_AGENCY,
 // PAYGATE_API_KEY, PAYGATE_AUTH_TOKEN, PAYGATE_CHECKOUT_URL,
@@ -34,6 +35,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/paygate-go/paygate"
 )
 
 func main() {
@@ -80,6 +83,7 @@ func commands() []command {
 		{"report", "the payment report for a date range, as CSV or JSON lines", runReport},
 		{"lookup", "one order by refNo", runLookup},
 		{"webhook", "bank webhook batches: validate, send", runWebhook},
+		{"version", "print the SDK's version", runVersion},
 	}
 }
 
@@ -111,4 +115,18 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nconfiguration: flags and PAYGATE_* variables; secrets only from the environment")
 	fmt.Fprintln(w, "exit status: 0 ok, 1 the operation failed, 2 usage, configuration or I/O error; -h on any command")
+}
+
+// runVersion prints the SDK's version.
+func runVersion(e env, args []string) int {
+	fs := newFlags(e, "version", "", "Prints the version of the paygate SDK this tool was built with.")
+	if st, ok := parse(fs, args); !ok {
+		return st
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	fmt.Fprintln(e.stdout, "paygate", paygate.Version)
+	return exitOK
 }

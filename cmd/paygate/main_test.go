@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/paygate-go/paygate"
 )
 
 // runCLI runs the tool in-process and returns its exit status and output.
@@ -88,4 +90,12 @@ func TestWebhookValidate(t *testing.T) {
 			require.Contains(t, errOut, tt.err)
 		})
 	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCLI(t, "", "version")
+	require.Equal(t, exitOK, code)
+	require.Equal(t, "paygate "+paygate.Version+"\n", out)
+	code, _, _ = runCLI(t, "", "version", "extra")
+	require.Equal(t, exitUsage, code)
 }
