@@ -67,6 +67,8 @@ const maxErrorValue = 64
 func newFieldError(field, rule, value string) FieldError {
 	if len(value) > maxErrorValue {
 		value = value[:maxErrorValue] + "…"
+	} else {
+		value = strings.Clone(value) // never pin the input it was read from
 	}
 	return FieldError{Field: field, Rule: rule, Value: value}
 }

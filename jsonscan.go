@@ -15,6 +15,14 @@ type jsonScanner struct {
 	s   string
 	i   int
 	err error
+	// base is the offset of s in the whole input, and src the rest of it,
+	// when the input is read from a stream a window at a time
+	// (ValidateBatchReader); nil when s is the whole input.
+	base int
+	src  *windowReader
+	// capture, while skip reads a value, collects the value's first bytes
+	// from the windows after the one it starts in.
+	capture *[]byte
 }
 
 // maxJSONDepth bounds nesting, as encoding/json does, so hostile input cannot
@@ -24,14 +32,35 @@ const maxJSONDepth = 10000
 // fail records the first syntax error.
 func (p *jsonScanner) fail(format string, args ...any) {
 	if p.err == nil {
-		p.err = fmt.Errorf("offset %d: %s", p.i, fmt.Sprintf(format, args...))
+		p.err = fmt.Errorf("offset %d: %s", p.base+p.i, fmt.Sprintf(format, args...))
 	}
 	p.i = len(p.s)
 }
 
+// more moves a streaming scanner to its next window when the current one is
+// used up, and reports whether input remains. Windows end only before a
+// comma outside a string, where every caller is between two tokens.
+func (p *jsonScanner) more() bool {
+	for p.i >= len(p.s) {
+		if p.src == nil || p.err != nil {
+			return false
+		}
+		w, ok := p.src.next()
+		if !ok {
+			return false
+		}
+		if c := p.capture; c != nil && len(*c) <= maxErrorValue {
+			*c = append(*c, w[:min(len(w), maxErrorValue+1-len(*c))]...)
+		}
+		p.base += len(p.s)
+		p.s, p.i = w, 0
+	}
+	return true
+}
+
 // ws skips white space.
 func (p *jsonScanner) ws() {
-	for p.i < len(p.s) {
+	for p.i < len(p.s) || p.more() {
 		switch p.s[p.i] {
 		case ' ', '\t', '\n', '\r':
 			p.i++
@@ -44,7 +73,7 @@ func (p *jsonScanner) ws() {
 // peek returns the next byte after white space, or 0 at the end.
 func (p *jsonScanner) peek() byte {
 	p.ws()
-	if p.i < len(p.s) {
+	if p.i < len(p.s) || p.more() {
 		return p.s[p.i]
 	}
 	return 0
@@ -62,7 +91,7 @@ func (p *jsonScanner) expect(c byte) bool {
 
 // unexpected records a syntax error naming what was found.
 func (p *jsonScanner) unexpected(want string) {
-	if p.i >= len(p.s) {
+	if p.i >= len(p.s) && !p.more() {
 		p.fail("unexpected end of input, want %s", want)
 		return
 	}
@@ -127,11 +156,23 @@ func (p *jsonScanner) eachElement(f func(i int)) {
 	}
 }
 
-// skip consumes any value and returns its text.
+// skip consumes any value and returns its text. A value that spans windows
+// of a stream returns only its first maxErrorValue+1 bytes, all that a
+// problem's value keeps of it.
 func (p *jsonScanner) skip() string {
-	start := p.i
+	start, base := p.i, p.base
+	if p.src == nil {
+		p.value(0)
+		return p.s[start:p.i]
+	}
+	head := []byte(p.s[start:min(len(p.s), start+maxErrorValue+1)])
+	p.capture = &head
 	p.value(0)
-	return p.s[start:p.i]
+	p.capture = nil
+	if p.base == base {
+		return p.s[start:p.i]
+	}
+	return string(head)
 }
 
 // value consumes any value at the given depth.

@@ -97,7 +97,7 @@ const (
 // optional data fields are checked only when set.
 func ValidateTransactions(txs []Transaction) error {
 	var v ValidationError
-	seen := make(map[string]int, len(txs))
+	seen := newOrderNoSet(len(txs))
 	for i := range txs {
 		tx := &txs[i]
 		present := txAll
@@ -120,7 +120,7 @@ func ValidateTransactions(txs []Transaction) error {
 // checkTransaction applies the value rules to one transaction. present has
 // the fields that are there with the right JSON type; reported has those
 // already reported (wrong type, unreadable value), which are skipped.
-func checkTransaction(v *ValidationError, i int, tx *Transaction, present, reported, dataPresent uint16, seen map[string]int) {
+func checkTransaction(v *ValidationError, i int, tx *Transaction, present, reported, dataPresent uint16, seen *orderNoSet) {
 	for bit, name := range txFields {
 		b := uint16(1) << bit
 		if present&b == 0 && reported&b == 0 {
@@ -147,10 +147,11 @@ func checkTransaction(v *ValidationError, i int, tx *Transaction, present, repor
 		v.add(txPointer(i, "status"), ruleStatus, string(tx.Status))
 	}
 	if tx.OrderNo != "" && present&txOrderNo != 0 {
-		if first, dup := seen[tx.OrderNo]; dup {
+		wasFull := seen.full
+		if first, dup := seen.firstOrAdd(tx.OrderNo, i); dup {
 			v.add(txPointer(i, "orderno"), ruleUnique+" (also at "+txPointer(first, "orderno")+")", tx.OrderNo)
-		} else {
-			seen[tx.OrderNo] = i
+		} else if seen.full && !wasFull {
+			v.add(txPointer(i, "orderno"), "cannot be checked for uniqueness: the batch's ordernos pass 4 GiB (from here on)", "")
 		}
 	}
 	if present&txData == 0 {
@@ -345,7 +346,7 @@ func cutByte(s string, c byte) (before, after string, found bool) {
 func ValidateBatchJSON(body []byte) (*Batch, error) {
 	var v ValidationError
 	p := &jsonScanner{s: string(body)}
-	batch := decodeBatch(p, &v)
+	batch, _ := decodeBatch(p, &v, true)
 	if p.err == nil && p.peek() != 0 {
 		p.fail("data after the top-level value")
 	}
@@ -359,19 +360,28 @@ func ValidateBatchJSON(body []byte) (*Batch, error) {
 	return batch, nil
 }
 
-// decodeBatch reads the top-level object.
-func decodeBatch(p *jsonScanner, v *ValidationError) *Batch {
+// decodeBatch reads the top-level object. With keep false (streaming) the
+// transactions are checked one at a time and not kept: the batch holds only
+// their count.
+func decodeBatch(p *jsonScanner, v *ValidationError, keep bool) (batch *Batch, count int) {
 	if p.peek() != '{' {
 		p.skip()
 		v.add("", ruleObject, "")
-		return nil
+		return nil, 0
 	}
 	// Size for the likely number of transactions, to grow neither the slice
 	// nor the orderno set while reading a large batch. (Counting one byte is
 	// far cheaper than counting a key.)
-	hint := strings.Count(p.s, "{") / 2 // a transaction and its data object
-	batch := &Batch{Transactions: make([]Transaction, 0, hint)}
-	seen := make(map[string]int, hint)
+	var seen *orderNoSet
+	var one Transaction // the transaction being read, when they are not kept
+	if keep {
+		hint := strings.Count(p.s, "{") / 2 // a transaction and its data object
+		batch = &Batch{Transactions: make([]Transaction, 0, hint)}
+		seen = newOrderNoSet(hint)
+	} else {
+		batch = &Batch{}
+		seen = newOrderNoSet(0)
+	}
 	var keys uint8
 	p.eachMember(func(key string) {
 		switch key {
@@ -387,12 +397,19 @@ func decodeBatch(p *jsonScanner, v *ValidationError) *Batch {
 				return
 			}
 			p.eachElement(func(i int) {
-				batch.Transactions = append(batch.Transactions, Transaction{})
+				count++
+				tx := &one
+				if keep {
+					batch.Transactions = append(batch.Transactions, Transaction{})
+					tx = &batch.Transactions[i]
+				} else {
+					one = Transaction{}
+				}
 				if p.peek() != '{' {
 					v.add("/transactions/"+strconv.Itoa(i), ruleObject, p.skip())
 					return
 				}
-				decodeTransaction(p, i, &batch.Transactions[i], v, seen)
+				decodeTransaction(p, i, tx, v, seen)
 			})
 		case "$schema":
 			if keys&2 != 0 {
@@ -401,6 +418,9 @@ func decodeBatch(p *jsonScanner, v *ValidationError) *Batch {
 			keys |= 2
 			if p.peek() == '"' {
 				batch.Schema = p.str()
+				if !keep {
+					batch.Schema = ""
+				}
 			} else {
 				v.add("/$schema", ruleString, p.skip())
 			}
@@ -411,7 +431,7 @@ func decodeBatch(p *jsonScanner, v *ValidationError) *Batch {
 	if keys&1 == 0 && p.err == nil {
 		v.add("/transactions", ruleRequired, "")
 	}
-	return batch
+	return batch, count
 }
 
 // txBit is the bit of a transaction field name, or 0 for an unknown key.
@@ -472,7 +492,7 @@ func zakatIndex(key string) int {
 
 // decodeTransaction reads one transaction object, reporting wrong JSON types,
 // repeated keys and unreadable values, then applies the value rules.
-func decodeTransaction(p *jsonScanner, i int, tx *Transaction, v *ValidationError, seen map[string]int) {
+func decodeTransaction(p *jsonScanner, i int, tx *Transaction, v *ValidationError, seen *orderNoSet) {
 	var present, reported, keys, dataPresent uint16
 	p.eachMember(func(key string) {
 		b := txBit(key)
