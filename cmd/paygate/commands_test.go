@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -260,4 +262,27 @@ func TestSandboxCommand(t *testing.T) {
 	code, _, errOut2 := runCLI(t, "", "sandbox", "-addr", "0.0.0.0:0")
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut2, "loopback")
+}
+
+// The CSV report keeps every value as the service sent it and every column
+// any row has: a 19-digit id, a number with a trailing zero, a column that
+// first appears on the second page, a string with a comma and a quote.
+func TestReportCSVKeepsData(t *testing.T) {
+	pages := []string{
+		`{"status":"OK","stats":{"total_pages":2},"data":[{"id":2611220346460000017,"amount":10.50,"ref":"INV-1"},{"id":2611220346460000018,"amount":1e2,"ref":"a,\"b\""}]}`,
+		`{"status":"OK","stats":{"total_pages":2},"data":[{"id":2611220346460000019,"amount":7.00,"ref":"INV-3","refund":null,"bank":"MB2U0227"}]}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("page"))
+		_, _ = io.WriteString(w, pages[n])
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("PAYGATE_REPORTS_URL", srv.URL)
+	t.Setenv("PAYGATE_AUTH_TOKEN", "token")
+	code, out, errOut := runCLI(t, "", "report", "-items", "2")
+	require.Equal(t, exitOK, code, errOut)
+	require.Equal(t, "amount,bank,id,ref,refund\n"+
+		"10.50,,2611220346460000017,INV-1,\n"+
+		"1e2,,2611220346460000018,\"a,\"\"b\"\"\",\n"+
+		"7.00,MB2U0227,2611220346460000019,INV-3,\n", out)
 }

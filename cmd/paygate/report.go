@@ -1,9 +1,16 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"iter"
+	"maps"
+	"os"
 	"slices"
 	"time"
 
@@ -18,7 +25,7 @@ func runReport(e env, args []string) int {
 	from := fs.String("from", "", "first day, YYYY-MM-DD")
 	to := fs.String("to", "", "last day, YYYY-MM-DD")
 	approved := fs.Bool("approved", false, "approved payments only")
-	format := fs.String("format", "csv", "csv (columns from the first row) or json (one row per line)")
+	format := fs.String("format", "csv", "csv (every row's fields as columns, values as sent) or json (one row per line)")
 	items := fs.Int("items", 100, "rows per page")
 	if st, ok := parse(fs, args); !ok {
 		return st
@@ -44,55 +51,113 @@ func runReport(e env, args []string) int {
 	if err != nil {
 		return fail(e, "%v", err)
 	}
-	w := csv.NewWriter(e.stdout)
-	var header []string
+	if *format == "json" {
+		return writeRows(e, client.Payments(e.ctx, q), func(row paygate.ReportRow) error {
+			_, err := fmt.Fprintln(e.stdout, string(row.Raw()))
+			return err
+		})
+	}
+	return writeCSV(e, client.Payments(e.ctx, q))
+}
+
+// writeRows feeds every row to write, with a progress line on a terminal.
+// A report error is exit 1; a write error exit 2.
+func writeRows(e env, rows iter.Seq2[paygate.ReportRow, error], write func(paygate.ReportRow) error) int {
 	n := 0
-	for row, err := range client.Payments(e.ctx, q) {
+	for row, err := range rows {
 		if err != nil {
-			w.Flush()
 			fmt.Fprintln(e.stderr, "paygate report:", err)
 			return exitInvalid
 		}
-		n++
-		if e.stderrIsTerminal && n%100 == 0 {
+		if err := write(row); err != nil {
+			return fail(e, "writing: %v", err)
+		}
+		if n++; e.stderrIsTerminal && n%100 == 0 {
 			fmt.Fprintf(e.stderr, "\r%d rows", n)
 		}
-		if *format == "json" {
-			fmt.Fprintln(e.stdout, string(row.Raw()))
-			continue
-		}
-		var m map[string]any
+	}
+	if e.stderrIsTerminal {
+		fmt.Fprintf(e.stderr, "\r%d rows\n", n)
+	}
+	return exitOK
+}
+
+// writeCSV writes the rows as CSV whose header is the union of every row's
+// fields, sorted, and whose values are the JSON values byte for byte: a
+// string's text, any other value (a number such as 10.50 or
+// 2611220346460000017, true, an object) as it was sent, null as empty. The
+// rows are spooled to a temporary file while the header is collected, so
+// memory stays at one page whatever the report's size.
+func writeCSV(e env, rows iter.Seq2[paygate.ReportRow, error]) int {
+	spool, err := os.CreateTemp("", "paygate-report-*.jsonl")
+	if err != nil {
+		return fail(e, "spooling the report: %v", err)
+	}
+	defer os.Remove(spool.Name())
+	defer spool.Close()
+	out := bufio.NewWriter(spool)
+	columns := map[string]bool{}
+	n := 0
+	st := writeRows(e, rows, func(row paygate.ReportRow) error {
+		n++
+		var m map[string]json.RawMessage
 		if err := row.Decode(&m); err != nil {
-			return fail(e, "row %d is not a JSON object: %v", n, err)
+			return fmt.Errorf("row %d is not a JSON object: %w", n, err)
 		}
-		if header == nil {
-			for k := range m {
-				header = append(header, k)
-			}
-			slices.Sort(header)
-			_ = w.Write(header)
+		for k := range m {
+			columns[k] = true
+		}
+		_, err := out.Write(append(row.Raw(), '\n'))
+		return err
+	})
+	if st != exitOK {
+		return st
+	}
+	if err := out.Flush(); err != nil {
+		return fail(e, "spooling the report: %v", err)
+	}
+	header := slices.Sorted(maps.Keys(columns))
+	if _, err := spool.Seek(0, io.SeekStart); err != nil {
+		return fail(e, "spooling the report: %v", err)
+	}
+	w := csv.NewWriter(e.stdout)
+	if len(header) > 0 {
+		_ = w.Write(header)
+	}
+	in := bufio.NewScanner(spool)
+	in.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	for in.Scan() {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(in.Bytes(), &m); err != nil {
+			return fail(e, "reading the spool: %v", err)
 		}
 		rec := make([]string, len(header))
 		for i, k := range header {
-			if v, ok := m[k]; ok && v != nil {
-				if s, isStr := v.(string); isStr {
-					rec[i] = s
-				} else {
-					b, _ := json.Marshal(v)
-					rec[i] = string(b)
-				}
-			}
+			rec[i] = csvValue(m[k])
 		}
 		_ = w.Write(rec)
 	}
 	w.Flush()
-	if e.stderrIsTerminal {
-		fmt.Fprintf(e.stderr, "\r%d rows\n", n)
-	}
-	if err := w.Error(); err != nil {
+	if err := errors.Join(in.Err(), w.Error()); err != nil {
 		return fail(e, "writing: %v", err)
 	}
 	return exitOK
+}
+
+// csvValue is a JSON value as a CSV cell: a string's text, null or absent
+// as empty, anything else as sent.
+func csvValue(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return ""
+	case raw[0] == '"':
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+	}
+	return string(raw)
 }
 
 // runLookup prints one order's record as JSON.
