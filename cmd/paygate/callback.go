@@ -13,15 +13,14 @@ import (
 
 // runCallback dispatches the callback subcommands.
 func runCallback(e env, args []string) int {
-	if len(args) == 0 || args[0] != "send" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-			fmt.Fprintln(e.stderr, "usage: paygate callback send -url URL -refno REF [flags]")
-			return exitOK
-		}
-		fmt.Fprintln(e.stderr, "usage: paygate callback send -url URL -refno REF [flags]")
-		return exitUsage
+	switch {
+	case len(args) > 0 && args[0] == "send":
+		return runCallbackSend(e, args[1:])
+	case len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
+		return runCallbackSend(e, []string{"-h"}) // the subcommand's usage, flags and all
 	}
-	return runCallbackSend(e, args[1:])
+	runCallbackSend(e, []string{"-h"})
+	return exitUsage
 }
 
 // runCallbackSend posts a test callback, signed with PAYGATE_API_KEY, to a
@@ -44,7 +43,8 @@ func runCallbackSend(e env, args []string) int {
 		return fail(e, "-url %q: want an http(s) URL on this machine (loopback)", *target)
 	}
 	if *refNo == "" {
-		return fail(e, "-refno is required")
+		fs.Usage()
+		return exitUsage
 	}
 	if _, err := paygate.ParseAmount(*amount); err != nil {
 		return fail(e, "-amount: %v", err)
@@ -76,7 +76,7 @@ func runCallbackSend(e env, args []string) int {
 	}
 	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req.WithContext(e.ctx))
 	if err != nil {
-		return fail(e, "%v", err)
+		return failed(e, "callback send", err)
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	resp.Body.Close()

@@ -172,12 +172,12 @@ func TestReportAndLookup(t *testing.T) {
 	require.Contains(t, out, "A-2,failed")
 	require.Empty(t, errOut, "no progress line when stderr is not a terminal")
 
-	code, out, _ = runCLI(t, "", "report", "-approved", "-format", "json")
+	code, out, _ = runCLI(t, "", "report", "-from", today, "-to", today, "-approved", "-format", "json")
 	require.Equal(t, exitOK, code)
 	require.Equal(t, 1, strings.Count(out, "\n"))
 	require.Contains(t, out, `"seller_order_no":"A-1"`)
 
-	for _, args := range [][]string{{"report", "-from", "22/11/2026"}, {"report", "-format", "xml"}} {
+	for _, args := range [][]string{{"report", "-from", "22/11/2026", "-to", today}, {"report", "-from", today, "-to", today, "-format", "xml"}, {"report"}, {"report", "-from", today}} {
 		code, _, _ := runCLI(t, "", args...)
 		require.Equal(t, exitUsage, code)
 	}
@@ -192,7 +192,7 @@ func TestReportAndLookup(t *testing.T) {
 	require.Equal(t, exitUsage, code)
 
 	t.Setenv("PAYGATE_PASSWORD", "old")
-	code, _, errOut = runCLI(t, "", "report")
+	code, _, errOut = runCLI(t, "", "report", "-from", today, "-to", today)
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "deprecated")
 }
@@ -279,10 +279,53 @@ func TestReportCSVKeepsData(t *testing.T) {
 	t.Cleanup(srv.Close)
 	t.Setenv("PAYGATE_REPORTS_URL", srv.URL)
 	t.Setenv("PAYGATE_AUTH_TOKEN", "token")
-	code, out, errOut := runCLI(t, "", "report", "-items", "2")
+	code, out, errOut := runCLI(t, "", "report", "-from", "2026-11-01", "-to", "2026-11-30", "-items", "2")
 	require.Equal(t, exitOK, code, errOut)
 	require.Equal(t, "amount,bank,id,ref,refund\n"+
 		"10.50,,2611220346460000017,INV-1,\n"+
 		"1e2,,2611220346460000018,\"a,\"\"b\"\"\",\n"+
 		"7.00,MB2U0227,2611220346460000019,INV-3,\n", out)
+}
+
+// Every subcommand speaks the same way: -h shows its flags (exit 0), usage
+// and configuration errors exit 2, failed operations exit 1, no message
+// doubles the "paygate:" prefix, and messages name the variables and flags
+// a user sets, not Go options.
+func TestCLIConsistency(t *testing.T) {
+	for _, cmd := range [][]string{{"sandbox"}, {"sign"}, {"verify"}, {"callback", "send"}, {"callback"}, {"report"}, {"lookup"},
+		{"webhook", "validate"}, {"webhook", "send"}, {"webhook"}, {"version"}} {
+		code, _, errOut := runCLI(t, "", append(cmd, "-h")...)
+		require.Equal(t, exitOK, code, "%v -h", cmd)
+		require.Contains(t, errOut, "usage: paygate", "%v -h", cmd)
+		if last := cmd[len(cmd)-1]; last != "version" && last != "validate" { // the two without flags
+			require.Contains(t, errOut, "  -", "%v -h lists its flags", cmd)
+		}
+	}
+	for k := range map[string]bool{"PAYGATE_AGENCY": true, "PAYGATE_API_KEY": true, "PAYGATE_AUTH_TOKEN": true, "PAYGATE_CHECKOUT_URL": true,
+		"PAYGATE_REPORTS_URL": true, "PAYGATE_WEBHOOK_URL": true, "PAYGATE_WEBHOOK_PASSWORD": true} {
+		t.Setenv(k, "")
+	}
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"report", "-from", "2026-11-01", "-to", "2026-11-02"}, exitUsage, "PAYGATE_REPORTS_URL (or -reports-url) is not set"},
+		{[]string{"report", "-from", "2026-11-01", "-to", "2026-11-02", "-reports-url", "http://127.0.0.1:1"}, exitUsage, "PAYGATE_AUTH_TOKEN"},
+		{[]string{"lookup", "-reports-url", "http://127.0.0.1:1", "X"}, exitUsage, "PAYGATE_AUTH_TOKEN"},
+		{[]string{"lookup", "-by", "nothing", "X"}, exitUsage, "-by"},
+		{[]string{"webhook", "send", "x.json"}, exitUsage, "PAYGATE_WEBHOOK_URL (or -webhook-url) is not set"},
+		{[]string{"webhook", "send", "-webhook-url", "http://127.0.0.1:1", "x.json"}, exitUsage, "PAYGATE_WEBHOOK_PASSWORD is not set"},
+		{[]string{"webhook", "frob"}, exitUsage, "unknown subcommand"},
+		{[]string{"webhook", "validate", "/nonexistent.json"}, exitUsage, "/nonexistent.json"},
+		{[]string{"callback", "send", "-url", "http://127.0.0.1:1/r", "-refno", "A", "-unsigned"}, exitInvalid, "paygate callback send:"},
+	}
+	for _, tt := range tests {
+		code, _, errOut := runCLI(t, "", tt.args...)
+		require.Equal(t, tt.code, code, "%v: %s", tt.args, errOut)
+		require.Contains(t, errOut, tt.want, "%v", tt.args)
+		require.NotContains(t, errOut, "paygate: paygate:", "%v", tt.args)
+		require.NotContains(t, errOut, ": paygate:", "%v", tt.args)
+		require.NotRegexp(t, `\bWith[A-Z]`, errOut, "%v names a Go option", tt.args)
+	}
 }

@@ -5,6 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
+
+	"github.com/paygate-go/paygate"
 )
 
 // newFlags makes a command's flag set that prints its usage to e.stderr.
@@ -29,10 +32,65 @@ func parse(fs *flag.FlagSet, args []string) (status int, ok bool) {
 	return 0, true
 }
 
-// fail prints a configuration or I/O error and returns exitUsage.
+// fail prints a usage, configuration or I/O error and returns exitUsage.
 func fail(e env, format string, args ...any) int {
-	fmt.Fprintf(e.stderr, "paygate: "+format+"\n", args...)
+	fmt.Fprintln(e.stderr, "paygate: "+cliText(fmt.Sprintf(format, args...)))
 	return exitUsage
+}
+
+// failed prints why the operation of command cmd failed and returns
+// exitInvalid.
+func failed(e env, cmd string, err error) int {
+	fmt.Fprintln(e.stderr, "paygate "+cmd+": "+cliText(err.Error()))
+	return exitInvalid
+}
+
+// cliText rewrites an SDK message for the command line: without the SDK's
+// own "paygate: " prefixes (the command prints one), and naming the
+// environment variables and flags a user of the tool sets instead of the
+// Go options.
+func cliText(s string) string {
+	return strings.NewReplacer(
+		"paygate: ", "",
+		"WithCheckoutURL", "PAYGATE_CHECKOUT_URL (or -checkout-url)",
+		"WithReportsURL", "PAYGATE_REPORTS_URL (or -reports-url)",
+		"WithAgency", "PAYGATE_AGENCY (or -agency)",
+		"WithAPIKey", paygate.EnvAPIKey,
+		"WithAuthToken", paygate.EnvAuthToken,
+		"WithKey", paygate.EnvAPIKey,
+		"WithBatchSize", "-batch",
+	).Replace(s)
+}
+
+// clientFlags are the Client's settings a command takes as flags; secrets
+// come only from the environment.
+type clientFlags struct {
+	agency, checkoutURL, reportsURL *string
+}
+
+// addClientFlags registers -agency, -checkout-url and -reports-url, which
+// override PAYGATE_AGENCY, PAYGATE_CHECKOUT_URL and PAYGATE_REPORTS_URL.
+func addClientFlags(fs *flag.FlagSet) clientFlags {
+	return clientFlags{
+		agency:      fs.String("agency", "", "agency identifier (default $PAYGATE_AGENCY)"),
+		checkoutURL: fs.String("checkout-url", "", "checkout host (default $PAYGATE_CHECKOUT_URL)"),
+		reportsURL:  fs.String("reports-url", "", "reports host (default $PAYGATE_REPORTS_URL)"),
+	}
+}
+
+// client builds the Client from the environment and the flags.
+func (f clientFlags) client() (*paygate.Client, error) {
+	var opts []paygate.Option
+	if *f.agency != "" {
+		opts = append(opts, paygate.WithAgency(*f.agency))
+	}
+	if *f.checkoutURL != "" {
+		opts = append(opts, paygate.WithCheckoutURL(*f.checkoutURL))
+	}
+	if *f.reportsURL != "" {
+		opts = append(opts, paygate.WithReportsURL(*f.reportsURL))
+	}
+	return paygate.NewClientFromEnv(opts...)
 }
 
 // envOr returns the flag value, or the variable's when the flag is empty.

@@ -20,25 +20,27 @@ import (
 // runReport writes the payment report for a date range, from the
 // configuration in PAYGATE_* variables.
 func runReport(e env, args []string) int {
-	fs := newFlags(e, "report", "-from YYYY-MM-DD -to YYYY-MM-DD [-approved] [-format csv|json]",
-		"Writes the payment report (docs/protocol.md endpoint 4) for a date range to standard output, page by page.")
-	from := fs.String("from", "", "first day, YYYY-MM-DD")
-	to := fs.String("to", "", "last day, YYYY-MM-DD")
+	fs := newFlags(e, "report", "-from YYYY-MM-DD -to YYYY-MM-DD [-approved] [-format csv|json] [flags]",
+		"Writes the payment report (docs/protocol.md endpoint 4) for a date range, Malaysian days, to standard output, page by page.")
+	from := fs.String("from", "", "first day, YYYY-MM-DD (required)")
+	to := fs.String("to", "", "last day, YYYY-MM-DD (required)")
 	approved := fs.Bool("approved", false, "approved payments only")
 	format := fs.String("format", "csv", "csv (every row's fields as columns, values as sent) or json (one row per line)")
 	items := fs.Int("items", 100, "rows per page")
+	cf := addClientFlags(fs)
 	if st, ok := parse(fs, args); !ok {
 		return st
+	}
+	if *from == "" || *to == "" || fs.NArg() != 0 {
+		fs.Usage()
+		return exitUsage
 	}
 	q := paygate.ReportQuery{ApprovedOnly: *approved, ItemsPerPage: *items}
 	for _, d := range []struct {
 		flag, v string
 		dst     *time.Time
 	}{{"-from", *from, &q.Start}, {"-to", *to, &q.End}} {
-		if d.v == "" {
-			continue
-		}
-		t, err := time.Parse(time.DateOnly, d.v)
+		t, err := time.ParseInLocation(time.DateOnly, d.v, paygate.MalaysiaTime())
 		if err != nil {
 			return fail(e, "%s %q: want YYYY-MM-DD", d.flag, d.v)
 		}
@@ -47,7 +49,7 @@ func runReport(e env, args []string) int {
 	if *format != "csv" && *format != "json" {
 		return fail(e, "-format %q: want csv or json", *format)
 	}
-	client, err := paygate.NewClientFromEnv()
+	client, err := cf.client()
 	if err != nil {
 		return fail(e, "%v", err)
 	}
@@ -65,9 +67,11 @@ func runReport(e env, args []string) int {
 func writeRows(e env, rows iter.Seq2[paygate.ReportRow, error], write func(paygate.ReportRow) error) int {
 	n := 0
 	for row, err := range rows {
-		if err != nil {
-			fmt.Fprintln(e.stderr, "paygate report:", err)
-			return exitInvalid
+		switch {
+		case errors.Is(err, paygate.ErrNoCredential):
+			return fail(e, "%v", err) // configuration: exit 2
+		case err != nil:
+			return failed(e, "report", err)
 		}
 		if err := write(row); err != nil {
 			return fail(e, "writing: %v", err)
@@ -162,22 +166,33 @@ func csvValue(raw json.RawMessage) string {
 
 // runLookup prints one order's record as JSON.
 func runLookup(e env, args []string) int {
-	fs := newFlags(e, "lookup", "REFNO", "Looks up one order by the merchant's reference (docs/protocol.md endpoint 5) and prints its record.")
+	fs := newFlags(e, "lookup", "[-by seller|refno] [flags] REFERENCE", "Looks up one order (docs/protocol.md endpoint 5) and prints its record.")
+	by := fs.String("by", "seller", "seller: by fpx_seller_order_no; refno: by the refno the order was created with (refNo~extra)")
+	cf := addClientFlags(fs)
 	if st, ok := parse(fs, args); !ok {
 		return st
+	}
+	if *by != "seller" && *by != "refno" {
+		return fail(e, "-by %q: want seller or refno", *by)
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return exitUsage
 	}
-	client, err := paygate.NewClientFromEnv()
+	client, err := cf.client()
 	if err != nil {
 		return fail(e, "%v", err)
 	}
-	rec, err := client.LookupOrder(e.ctx, fs.Arg(0))
+	lookup := client.LookupOrder
+	if *by == "refno" {
+		lookup = client.LookupOrderByRefNo
+	}
+	rec, err := lookup(e.ctx, fs.Arg(0))
+	if errors.Is(err, paygate.ErrNoCredential) {
+		return fail(e, "%v", err)
+	}
 	if err != nil {
-		fmt.Fprintln(e.stderr, "paygate lookup:", err)
-		return exitInvalid
+		return failed(e, "lookup", err)
 	}
 	var v any
 	if err := rec.Decode(&v); err != nil {

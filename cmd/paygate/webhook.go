@@ -13,7 +13,9 @@ import (
 // runWebhook dispatches the webhook subcommands.
 func runWebhook(e env, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
-		fmt.Fprintln(e.stderr, "usage: paygate webhook validate FILE...\n       paygate webhook send [-batch N] FILE")
+		runWebhookValidate(e, []string{"-h"})
+		fmt.Fprintln(e.stderr)
+		runWebhookSend(e, []string{"-h"})
 		if len(args) == 0 {
 			return exitUsage
 		}
@@ -25,8 +27,7 @@ func runWebhook(e env, args []string) int {
 	case "send":
 		return runWebhookSend(e, args[1:])
 	}
-	fmt.Fprintf(e.stderr, "paygate webhook: unknown subcommand %q\n", args[0])
-	return exitUsage
+	return fail(e, "webhook: unknown subcommand %q (want validate or send)", args[0])
 }
 
 // runWebhookValidate checks batch files with paygate.ValidateBatchReader,
@@ -56,7 +57,7 @@ func runWebhookValidate(e env, args []string) int {
 			fmt.Fprintf(e.stdout, "%s: ok\n", name)
 			continue
 		case !errors.As(err, &ve):
-			fmt.Fprintf(e.stderr, "paygate: %s: %v\n", name, err)
+			fail(e, "%s: %v", name, err)
 			status = exitUsage
 			continue
 		}
@@ -102,8 +103,9 @@ func readInput(e env, name string) ([]byte, error) {
 // runWebhookSend validates a batch file and sends it to PAYGATE_WEBHOOK_URL
 // with PAYGATE_WEBHOOK_PASSWORD, then prints what became of each orderno.
 func runWebhookSend(e env, args []string) int {
-	fs := newFlags(e, "webhook send", "[-batch N] FILE", "Validates a webhook batch and posts it (docs/protocol.md endpoint 7); exit 0 only if every transaction was accepted.")
+	fs := newFlags(e, "webhook send", "[-batch N] [-webhook-url URL] FILE", "Validates a webhook batch and posts it (docs/protocol.md endpoint 7) with $PAYGATE_WEBHOOK_PASSWORD; exit 0 only if every transaction was accepted.")
 	batchSize := fs.Int("batch", paygate.DefaultBatchSize, "transactions per request")
+	webhookURL := fs.String("webhook-url", "", "webhook host (default $PAYGATE_WEBHOOK_URL)")
 	if st, ok := parse(fs, args); !ok {
 		return st
 	}
@@ -111,9 +113,12 @@ func runWebhookSend(e env, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	target, password := envOr("", "PAYGATE_WEBHOOK_URL"), envOr("", "PAYGATE_WEBHOOK_PASSWORD")
-	if target == "" || password == "" {
-		return fail(e, "PAYGATE_WEBHOOK_URL and PAYGATE_WEBHOOK_PASSWORD must be set")
+	target, password := envOr(*webhookURL, paygate.EnvWebhookURL), os.Getenv(paygate.EnvWebhookPassword)
+	switch {
+	case target == "":
+		return fail(e, "%s (or -webhook-url) is not set", paygate.EnvWebhookURL)
+	case password == "":
+		return fail(e, "%s is not set", paygate.EnvWebhookPassword)
 	}
 	body, err := readInput(e, fs.Arg(0))
 	if err != nil {
@@ -146,8 +151,7 @@ func runWebhookSend(e env, args []string) int {
 		}
 	}
 	if err != nil {
-		fmt.Fprintln(e.stderr, "paygate webhook send:", err)
-		return exitInvalid
+		return failed(e, "webhook send", err)
 	}
 	return exitOK
 }
