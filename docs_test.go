@@ -147,3 +147,12 @@ func TestDocCitationsResolve(t *testing.T) {
 	}
 	require.NotEmpty(t, cited, "the code cites docs/protocol.md")
 }
+
+// No file the repository tracks is one its .gitignore ignores.
+func TestNoTrackedFileIsIgnored(t *testing.T) {
+	out, err := exec.Command("git", "ls-files", "--cached", "--ignored", "--exclude-standard").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	require.Empty(t, strings.TrimSpace(string(out)))
+}

@@ -1,31 +1,3 @@
-// Command paygate is the command-line tool of the paygate SDK.
-//
-// Usage:
-//
-//	paygate <command> [subcommand] [flags] [arguments]
-//
-// Commands:
-//
-//	sandbox                  run the in-process sandbox on 127.0.0.1 and print its credentials
-//	sign                     sign a URL (GET) or a form (POST); -explain prints the message
-//	verify                   verify a callback body; -explain prints the candidate messages
-//	callback send            send a signed (or unsigned) test callback to a local URL
-//	report                   the payment report for a date range, as CSV or JSON lines
-//	lookup REFNO             one order, for reconciliation
-//	webhook validate FILE... check webhook batch files against docs/protocol.md B1-B3
-//	webhook send FILE        validate and send a batch with X-API-Password
-//	version                  print the SDK's version
-//
-// Configuration comes from flags and the PAYGATE_* variables (PAYGATE_AGENCY,
-// PAYGATE_API_KEY, PAYGATE_AUTH_TOKEN, PAYGATE_CHECKOUT_URL,
-// PAYGATE_REPORTS_URL, PAYGATE_WEBHOOK_URL, PAYGATE_WEBHOOK_PASSWORD); the
-// deprecated PAYGATE_TOKEN, PAYGATE_USERNAME and PAYGATE_PASSWORD are
-// refused. Secrets are read from the environment, never from flags (which
-// other users can see in the process list).
-//
-// Exit status: 0 success; 1 the operation failed (invalid input, a signature
-// that does not verify, an answer other than 2xx); 2 usage, configuration or
-// I/O error. Every command accepts -h.
 package main
 
 import (

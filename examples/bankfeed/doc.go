@@ -1,0 +1,7 @@
+// Command bankfeed is the partner bank's side: it reads a JSON batch of zakat
+// transactions, validates it, and posts it to the webhook with
+// X-API-Password, reporting what became of every orderno.
+//
+//	go run ./examples/bankfeed -sandbox testdata/webhook/valid-batch.json
+//	PAYGATE_WEBHOOK_URL=... PAYGATE_WEBHOOK_PASSWORD=... go run ./examples/bankfeed batch.json
+package main
