@@ -70,6 +70,9 @@ const (
 // Fulfil idempotent on cb.RefNo (the base reference), e.g. with a unique
 // constraint in the same transaction as the order's update.
 //
+// The gateway is assumed to retry until it gets a 2xx (docs/assumptions.md
+// A-callback-retries): the handler answers 5xx only when a retry can help.
+//
 // Other answers: 405 for a method other than POST, 415 for a body that is not
 // application/x-www-form-urlencoded, 413 over BodyLimit, 400 for a body that
 // does not parse or a verified callback without `status` or `refNo`.
@@ -87,7 +90,8 @@ type CallbackHandler struct {
 	OnStatus func(ctx context.Context, cb *Callback) error
 	// OnDoublePayment is called once per verified success whose base refNo
 	// was already fulfilled under paidOrderNo and whose orderNo differs: the
-	// buyer paid twice and the merchant must refund one payment. Optional:
+	// buyer paid twice and the merchant must refund one payment (an
+	// assumption: docs/assumptions.md A-double-payment). Optional:
 	// without it the handler only logs a warning.
 	OnDoublePayment func(ctx context.Context, cb *Callback, paidOrderNo string) error
 	// OnReturn renders the buyer's browser return (unsigned, display only).

@@ -118,8 +118,9 @@ var ErrUnauthorized = errors.New("paygate: unauthorized")
 // maxErrorBody caps how much of a response body an APIError keeps.
 const maxErrorBody = 4 << 10
 
-// APIError is an HTTP answer outside 2xx from the service (docs/protocol.md "Errors": the
-// error body shape is not specified, so the body is kept raw, capped at 4 KiB).
+// APIError is an HTTP answer outside 2xx from the service. Its codes and
+// bodies are not published (docs/protocol.md "Errors", docs/assumptions.md
+// A-errors), so the body is kept raw, capped at 4 KiB.
 // It never holds a query string, request body or credential.
 type APIError struct {
 	// Method is the request's method.

@@ -41,7 +41,8 @@ func MalaysiaTime() *time.Location { return time.FixedZone("MYT", 8*60*60) }
 // "Payment report").
 type ReportQuery struct {
 	// Start and End bound the range, sent as YYYY-MM-DD in Malaysia time
-	// (MalaysiaTime), the gateway's days, whatever zone the time.Time has:
+	// (MalaysiaTime), assumed to be the gateway's days (docs/assumptions.md
+	// A-report-dates), whatever zone the time.Time has:
 	// 2026-11-21T20:00Z is 2026-11-22 in Kuala Lumpur. Zero means unset. To
 	// ask for a calendar day, pass time.Date(y, m, d, 0, 0, 0, 0,
 	// paygate.MalaysiaTime()).
@@ -109,9 +110,10 @@ func (q ReportQuery) values(page int) (url.Values, int, error) {
 	return vals, items, nil
 }
 
-// ReportRow is one row of a report. The protocol does not show the fields of a
-// row, so the raw JSON is kept (as a slice of its page's body, not a copy);
-// Decode reads it into a type of your own.
+// ReportRow is one row of a report. The protocol does not show the fields
+// of a row (docs/assumptions.md A-report-rows), so the raw JSON is kept (as
+// a slice of its page's body, not a copy); Decode reads it into a type of
+// your own.
 type ReportRow struct {
 	raw string
 }
