@@ -57,47 +57,10 @@ func seq(from, n int) []int {
 	return s
 }
 
+// The walk ends at a short page or after total_pages; a server that ignores
+// page, or pages that end before total_pages says, ends it with
+// ErrReportPaging instead of looping or truncating silently.
 func TestPaymentsStopRules(t *testing.T) {
-	tests := []struct {
-		name  string
-		page  func(n int) string
-		want  []int
-		calls int32
-	}{
-		{"short page ends the walk", func(n int) string {
-			if n == 2 {
-				return reportBody(6, 1, 0)
-			}
-			return reportBody(n*3, 3, 0)
-		}, seq(0, 7), 3},
-		{"total_pages guard against a server that never runs short", func(n int) string { return reportBody(n*3, 3, 2) }, seq(0, 6), 2},
-		{"empty page ends the walk", func(n int) string {
-			if n == 1 {
-				return reportBody(0, 0, 0)
-			}
-			return reportBody(n*3, 3, 0)
-		}, seq(0, 3), 2},
-		{"empty report", func(int) string { return reportBody(0, 0, 0) }, nil, 1},
-		{"total_pages 1", func(n int) string { return reportBody(n*3, 3, 1) }, seq(0, 3), 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newTestClient(t)
-			calls := pagedServer(t, f, func(_ *http.Request, n int) (*http.Response, error) {
-				return httpmock.NewStringResponse(200, tt.page(n)), nil
-			})
-			ids, errs := collectRows(t, f.c, ReportQuery{ItemsPerPage: 3})
-			require.Empty(t, errs)
-			require.Equal(t, tt.want, ids)
-			require.Equal(t, tt.calls, calls.Load())
-		})
-	}
-}
-
-// A server that ignores page, or pages that end before total_pages says,
-// ends the walk with ErrReportPaging instead of looping or truncating
-// silently.
-func TestPaymentsPagingGuards(t *testing.T) {
 	tests := []struct {
 		name  string
 		page  func(n int) string
@@ -105,6 +68,21 @@ func TestPaymentsPagingGuards(t *testing.T) {
 		calls int32
 		err   string
 	}{
+		{"short page ends the walk", func(n int) string {
+			if n == 2 {
+				return reportBody(6, 1, 0)
+			}
+			return reportBody(n*3, 3, 0)
+		}, seq(0, 7), 3, ""},
+		{"total_pages guard against a server that never runs short", func(n int) string { return reportBody(n*3, 3, 2) }, seq(0, 6), 2, ""},
+		{"empty page ends the walk", func(n int) string {
+			if n == 1 {
+				return reportBody(0, 0, 0)
+			}
+			return reportBody(n*3, 3, 0)
+		}, seq(0, 3), 2, ""},
+		{"empty report", func(int) string { return reportBody(0, 0, 0) }, nil, 1, ""},
+		{"total_pages 1", func(n int) string { return reportBody(n*3, 3, 1) }, seq(0, 3), 1, ""},
 		{"page ignored, no total_pages", func(int) string { return reportBody(0, 3, 0) }, seq(0, 3), 2, "page 1 repeats page 0"},
 		{"page ignored, total_pages not a number", func(int) string {
 			return `{"status":"OK","data":[{"id":0},{"id":1},{"id":2}],"stats":{"total_pages":"many"}}`
