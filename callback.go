@@ -26,8 +26,9 @@ type Callback struct {
 	// joined ("INV-1~cart-7") and one whose refNo arrives split ("INV-1"
 	// plus extraData "cart-7") are one event (docs/assumptions.md A-refno).
 	RefNo string
-	// ExtraData is the extra merchant reference: what follows "~" in a
-	// joined refNo, else the `extraData` field.
+	// ExtraData is the extra merchant reference: everything after the first
+	// "~" of a joined refNo, further "~" included (docs/assumptions.md
+	// A-refno-tildes), else the `extraData` field.
 	ExtraData string
 	// Amount is the `amount` field in sen; zero when it did not parse (then
 	// Problems names it and Form holds the raw text).

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,6 +76,13 @@ func (s *Server) payLink(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/checkout/"+o.OrderNo, http.StatusSeeOther)
 }
 
+// WithRefNoTildes makes the sandbox accept an order whose refNo holds
+// several ~, as the public developer pages' sample does
+// (docs/assumptions.md A-refno-tildes); its callbacks then carry everything
+// after the first ~ as the extra reference. Off by default: the protocol
+// keeps ~ out of refNo and the extra reference alike (docs/protocol.md A1).
+func WithRefNoTildes() Option { return func(c *config) { c.refNoTildes = true } }
+
 // checkSigned answers a failed signature check: 401 for an expired exp, 403
 // otherwise, with a JSON error. It reports whether the request may go on.
 func (s *Server) checkSigned(w http.ResponseWriter, err error) bool {
@@ -106,8 +114,8 @@ func (s *Server) validateOrder(agency, refNo, amount, email, returnURL string) (
 	if refNo == "" {
 		add("refNo", "required")
 	}
-	if strings.Count(refNo, "~") > 1 {
-		add("refNo", "at most one ~ (refNo~extraData)")
+	if strings.Count(refNo, "~") > 1 && !s.cfg.refNoTildes {
+		add("refNo", "at most one ~ (refNo~extraData; WithRefNoTildes accepts more)")
 	}
 	a, err := paygate.ParseAmount(amount)
 	switch {
@@ -241,26 +249,45 @@ func (s *Server) Orders() []Order {
 	return out
 }
 
-// Pay is the buyer's choice on the hosted page for the order with refNo (as
-// sent, refNo~extraData): success, failed or pending. The signed direct
-// callback is sent at once and retried in the background until a 2xx.
+// Pay is the buyer's choice on the hosted page for the order with refNo:
+// the reference as sent (refNo~extraData) or the merchant's base reference
+// alone (the part before the first ~, as a Callback's RefNo or a
+// PaymentRecord's holds it), which must then name one order. status is
+// success, failed or pending. The signed direct callback is sent at once
+// and retried in the background until a 2xx.
 func (s *Server) Pay(refNo string, status paygate.Status) error {
 	return s.decideRef(refNo, status, false)
 }
 
 // Complete settles a pending order as success or failed and sends the
-// follow-up callback (docs/protocol.md "Events and callback delivery": a pending result may be followed by
-// another direct callback).
+// follow-up callback (docs/protocol.md "Events and callback delivery": a
+// pending result may be followed by another direct callback). refNo is
+// given as to Pay.
 func (s *Server) Complete(refNo string, status paygate.Status) error {
 	return s.decideRef(refNo, status, true)
 }
 
-// decideRef is decide for the order with refNo.
+// decideRef is decide for the order with refNo, as sent or as its base
+// reference.
 func (s *Server) decideRef(refNo string, status paygate.Status, complete bool) error {
 	s.mu.Lock()
 	o, ok := s.byRef[refNo]
-	s.mu.Unlock()
+	var matches []string
 	if !ok {
+		for full, cand := range s.byRef { // the latest order of each reference
+			if base, _ := paygate.SplitRefNo(full); base == refNo {
+				o, matches = cand, append(matches, full)
+			}
+		}
+		slices.Sort(matches)
+	}
+	s.mu.Unlock()
+	switch {
+	case ok:
+	case len(matches) == 1:
+	case len(matches) > 1:
+		return fmt.Errorf("gatewaytest: base reference %q names %d orders (%s); give the reference as sent", refNo, len(matches), strings.Join(matches, ", "))
+	default:
 		return fmt.Errorf("gatewaytest: no order with refNo %q", refNo)
 	}
 	_, err := s.decide(o.OrderNo, status, complete)

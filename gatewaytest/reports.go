@@ -10,8 +10,32 @@ import (
 	"github.com/paygate-go/paygate"
 )
 
-// reportRow is one payment as the sandbox's report shows it (the protocol does
-// not show a row's fields; these mirror the FPX names the gateway uses).
+// RowShape is the shape of the sandbox's report rows and lookup records,
+// whose fields the protocol does not show (docs/assumptions.md
+// A-payment-record). paygate.PaymentRecord reads both.
+type RowShape int
+
+const (
+	// RowsSandbox names fields as the sandbox always has: order_no,
+	// seller_order_no, agency, amount (a string), status,
+	// fpx_debit_auth_code, fpx_txn_id, created_at (RFC 3339) and
+	// is_approved (the default).
+	RowsSandbox RowShape = iota
+	// RowsFPX names them as the payment network's messages do, with no
+	// status member (the status follows from fpx_debit_auth_code):
+	// order_no, fpx_seller_order_no, agency, fpx_txn_amount (a JSON
+	// number), fpx_debit_auth_code, fpx_fpx_txn_id, fpx_txn_time (FPX's
+	// 20060102150405, Malaysian) and created_date (2006-01-02 15:04:05,
+	// Malaysian).
+	RowsFPX
+)
+
+// WithReportRows sets the shape of report rows and lookup records (default
+// RowsSandbox).
+func WithReportRows(s RowShape) Option { return func(c *config) { c.rowShape = s } }
+
+// reportRow is one payment as the sandbox's report shows it in the
+// RowsSandbox shape.
 type reportRow struct {
 	OrderNo       string `json:"order_no"`
 	SellerOrderNo string `json:"seller_order_no"`
@@ -22,6 +46,18 @@ type reportRow struct {
 	FPXTxnID      string `json:"fpx_txn_id"`
 	Created       string `json:"created_at"`
 	IsApproved    int    `json:"is_approved"`
+}
+
+// fpxRow is one payment in the RowsFPX shape.
+type fpxRow struct {
+	OrderNo       string      `json:"order_no"`
+	SellerOrderNo string      `json:"fpx_seller_order_no"`
+	Agency        string      `json:"agency"`
+	Amount        json.Number `json:"fpx_txn_amount"`
+	DebitAuthCode string      `json:"fpx_debit_auth_code"`
+	FPXTxnID      string      `json:"fpx_fpx_txn_id"`
+	TxnTime       string      `json:"fpx_txn_time,omitempty"`
+	Created       string      `json:"created_date"`
 }
 
 // authorized checks a report request: Bearer AuthToken, or a signed URL
@@ -77,7 +113,7 @@ func (s *Server) paymentReport(w http.ResponseWriter, r *http.Request) {
 	if m := s.cfg.maxItems; m > 0 && (items == -1 || items > m) {
 		items = m
 	}
-	var rows []reportRow
+	var rows []any
 	for _, o := range s.Orders() {
 		switch {
 		case q.Get("is_approved") == "1" && o.Status != paygate.StatusSuccess,
@@ -86,7 +122,7 @@ func (s *Server) paymentReport(w http.ResponseWriter, r *http.Request) {
 			!end.IsZero() && !o.Created.Before(end):
 			continue
 		}
-		rows = append(rows, rowOf(o))
+		rows = append(rows, s.rowOf(o))
 	}
 	total := 1
 	if items > 0 {
@@ -97,13 +133,24 @@ func (s *Server) paymentReport(w http.ResponseWriter, r *http.Request) {
 		rows = nil
 	}
 	if rows == nil {
-		rows = []reportRow{}
+		rows = []any{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "OK", "data": rows, "stats": map[string]int{"total_pages": total}})
 }
 
-// rowOf is the report row of an order.
-func rowOf(o Order) reportRow {
+// rowOf is the report row of an order, in the configured shape.
+func (s *Server) rowOf(o Order) any {
+	if s.cfg.rowShape == RowsFPX {
+		myt := time.FixedZone("MYT", 8*3600)
+		r := fpxRow{
+			OrderNo: o.OrderNo, SellerOrderNo: o.RefNo, Agency: o.Agency, Amount: json.Number(o.Amount.String()),
+			DebitAuthCode: string(o.FPXCode), FPXTxnID: o.FPXTxnID, Created: o.Created.In(myt).Format(time.DateTime),
+		}
+		if !o.Paid.IsZero() {
+			r.TxnTime = o.Paid.In(myt).Format("20060102150405")
+		}
+		return r
+	}
 	approved := 0
 	if o.Status == paygate.StatusSuccess {
 		approved = 1
@@ -136,7 +183,7 @@ func (s *Server) fpxRequest(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"status": "NOT_FOUND", "fpxrequest": nil})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "OK", "fpxrequest": rowOf(snapshot)})
+	writeJSON(w, http.StatusOK, map[string]any{"status": "OK", "fpxrequest": s.rowOf(snapshot)})
 }
 
 // qr is the QR generators (docs/protocol.md endpoint 3): a signed form of agency,

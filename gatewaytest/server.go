@@ -60,6 +60,8 @@ type config struct {
 	postWithPath   bool
 	maxItems       int
 	unsignedOrders bool
+	rowShape       RowShape
+	refNoTildes    bool
 }
 
 // Option configures a Server.
