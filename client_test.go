@@ -337,7 +337,7 @@ func TestPaymentReportPageAuth(t *testing.T) {
 		f := newTestClient(t)
 		for _, bad := range []ReportQuery{
 			{Start: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
-			{ItemsPerPage: -1},
+			{ItemsPerPage: -2},
 			{Extra: url.Values{"page": {"7"}}},
 		} {
 			_, err := f.c.PaymentReportPage(context.Background(), bad, 0)

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/maphash"
-	"iter"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -29,6 +27,11 @@ const (
 // DefaultItemsPerPage is the page size when ReportQuery.ItemsPerPage is 0
 // (the gateway's own default).
 const DefaultItemsPerPage = 20
+
+// AllItems as ReportQuery.ItemsPerPage asks for every row in one answer
+// (items=-1, docs/assumptions.md A-report-filters). The answer is held
+// whole, so it must fit in 64 MiB; Payments pages on if the server caps it.
+const AllItems = -1
 
 // maxReportPage caps the body of one report page.
 const maxReportPage = 64 << 20
@@ -56,8 +59,12 @@ type ReportQuery struct {
 	Agency string `url:"agency,omitempty"`
 	// ApprovedOnly sends is_approved=1.
 	ApprovedOnly bool `url:"is_approved,int,omitempty"`
-	// ItemsPerPage is rows per page (items); 0 means DefaultItemsPerPage.
+	// ItemsPerPage is rows per page (items); 0 means DefaultItemsPerPage,
+	// AllItems every row in one answer.
 	ItemsPerPage int `url:"-"`
+	// MaxPages is the most pages Payments reads before it gives up with
+	// ErrReportPaging; 0 means DefaultMaxPages.
+	MaxPages int `url:"-"`
 	// SellerOrderNo filters on one merchant reference.
 	SellerOrderNo string `url:"seller_order_no,omitempty"`
 	// Extra holds further filters the protocol does not list (docs/assumptions.md A-report-filters); it may not set
@@ -72,8 +79,11 @@ func (q ReportQuery) values(page int) (url.Values, int, error) {
 	switch {
 	case items == 0:
 		items = DefaultItemsPerPage
-	case items < 0:
-		v.add("items", "must be positive (the iterator needs a page size to know the last page)", strconv.Itoa(items))
+	case items < 0 && items != AllItems:
+		v.add("items", "must be positive, or AllItems (-1) for every row", strconv.Itoa(items))
+	}
+	if q.MaxPages < 0 {
+		v.add("MaxPages", "must not be negative (0 means DefaultMaxPages)", strconv.Itoa(q.MaxPages))
 	}
 	if page < 0 {
 		v.add("page", "must be >= 0 (the first page is 0)", strconv.Itoa(page))
@@ -128,8 +138,11 @@ func (r ReportRow) Decode(v any) error { return json.NewDecoder(strings.NewReade
 type ReportPage struct {
 	// Rows are the page's rows (data), raw.
 	Rows []ReportRow
-	// TotalPages is stats.total_pages (0 when absent).
+	// TotalPages is stats.total_pages; HasTotalPages tells whether the
+	// answer had it (a null counts as absent).
 	TotalPages int
+	// HasTotalPages is true when stats.total_pages was a number.
+	HasTotalPages bool
 	// Page is the page number asked for, from 0.
 	Page int
 	// Items is the page size asked for.
@@ -153,17 +166,26 @@ func parseReport(body string, p *ReportPage) (status string, err error) {
 			})
 		case key == "stats" && sc.peek() == '{':
 			sc.eachMember(func(key string) {
-				c := sc.peek()
-				if key != "total_pages" || !(c == '-' || '0' <= c && c <= '9') {
+				if key != "total_pages" {
 					sc.skip()
 					return
 				}
-				num := sc.number()
-				f, perr := strconv.ParseFloat(num, 64)
-				if perr != nil || f < 0 || f > 1e9 {
-					err = fmt.Errorf("stats.total_pages %q", num)
+				switch c := sc.peek(); {
+				case c == 'n':
+					sc.literal("null")
+				case c == '-' || '0' <= c && c <= '9':
+					num := sc.number()
+					n, perr := strconv.Atoi(num)
+					if perr != nil || n < 0 || n > 1e9 {
+						err = fmt.Errorf("stats.total_pages is %s, want a whole number of pages", num)
+						return
+					}
+					p.TotalPages, p.HasTotalPages = n, true
+				default:
+					// A count the walk cannot check is an error, not an
+					// absent count (docs/assumptions.md A-report-paging).
+					err = fmt.Errorf("stats.total_pages is %.40s, want a number", sc.skip())
 				}
-				p.TotalPages = int(f)
 			})
 		default:
 			sc.skip()
@@ -196,7 +218,7 @@ func (c *Client) PaymentReportPage(ctx context.Context, q ReportQuery, page int)
 	if err != nil {
 		return nil, err
 	}
-	p := &ReportPage{Page: page, Items: items, Rows: make([]ReportRow, 0, items)}
+	p := &ReportPage{Page: page, Items: items, Rows: make([]ReportRow, 0, max(items, 0))}
 	status, err := parseReport(body, p)
 	if err != nil {
 		return nil, fmt.Errorf("paygate: payment report page %d: %w", page, err)
@@ -205,116 +227,6 @@ func (c *Client) PaymentReportPage(ctx context.Context, q ReportQuery, page int)
 		return nil, fmt.Errorf("%w: page %d: status %q", ErrReportStatus, page, status)
 	}
 	return p, nil
-}
-
-// ErrReportPaging matches (errors.Is) a report that cannot be walked to
-// its end truthfully: a page that repeats the previous one (a server that
-// ignores page would otherwise be read for ever), or a short page before the
-// last page stats.total_pages announced (the report would be cut short
-// silently).
-var ErrReportPaging = errors.New("paygate: payment report paging is inconsistent")
-
-// Payments walks the payment report from page 0 (docs/protocol.md "Payment
-// report" paging rule): it ends after a page with fewer rows than the page
-// size, or after the last page stats.total_pages announced. A server that
-// caps items (a first page shorter than asked, of several) is followed at
-// its own page size. It never loops
-// or truncates silently: a page whose rows repeat the previous page's, or a
-// short page before the announced last page, ends the walk with an error
-// matching ErrReportPaging (after the rows that came). The next page is
-// fetched while the caller consumes the current one, so memory stays at
-// about two pages whatever the report's size. ctx is checked between rows as
-// well as between pages. An error is yielded once, then the walk ends.
-// Leaving the loop early cancels the fetch in flight and waits for it: no
-// goroutine outlives the loop.
-func (c *Client) Payments(ctx context.Context, q ReportQuery) iter.Seq2[ReportRow, error] {
-	return func(yield func(ReportRow, error) bool) {
-		if _, _, err := q.values(0); err != nil {
-			yield(ReportRow{}, err)
-			return
-		}
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		type result struct {
-			page *ReportPage
-			err  error
-		}
-		fetch := func(n int) <-chan result {
-			ch := make(chan result, 1)
-			go func() {
-				p, err := c.PaymentReportPage(ctx, q, n)
-				ch <- result{p, err}
-			}()
-			return ch
-		}
-		var next <-chan result
-		stop := func() { // end the walk with the prefetch finished
-			if next != nil {
-				cancel()
-				<-next
-			}
-		}
-		next = fetch(0)
-		seed := maphash.MakeSeed()
-		var prev uint64
-		size := 0 // the server's page size: items, or its cap (docs/assumptions.md A-report-filters)
-		for n := 0; ; n++ {
-			r := <-next
-			next = nil
-			if r.err != nil {
-				yield(ReportRow{}, r.err)
-				return
-			}
-			p := r.page
-			digest := p.digest(seed)
-			if n > 0 && len(p.Rows) > 0 && digest == prev {
-				yield(ReportRow{}, fmt.Errorf("%w: page %d repeats page %d (does the server ignore page?)", ErrReportPaging, n, n-1))
-				return
-			}
-			prev = digest
-			if n == 0 {
-				size = p.Items
-				if len(p.Rows) > 0 && len(p.Rows) < size && p.TotalPages > 1 {
-					size = len(p.Rows) // a short first page of several: the server caps items
-				}
-			}
-			short := len(p.Rows) < size
-			announcedLast := p.TotalPages > 0 && n+1 >= p.TotalPages
-			cutShort := short && p.TotalPages > 0 && !announcedLast
-			if !announcedLast && !short {
-				next = fetch(n + 1)
-			}
-			for _, row := range p.Rows {
-				if err := ctx.Err(); err != nil {
-					stop()
-					yield(ReportRow{}, err)
-					return
-				}
-				if !yield(row, nil) {
-					stop()
-					return
-				}
-			}
-			switch {
-			case cutShort:
-				yield(ReportRow{}, fmt.Errorf("%w: page %d has %d of %d rows, but stats.total_pages says %d pages: the report is cut short", ErrReportPaging, n, len(p.Rows), size, p.TotalPages))
-				return
-			case short || announcedLast:
-				return
-			}
-		}
-	}
-}
-
-// digest identifies a page's rows under seed, to tell a repeated page.
-func (p *ReportPage) digest(seed maphash.Seed) uint64 {
-	var h maphash.Hash
-	h.SetSeed(seed)
-	for _, r := range p.Rows {
-		h.WriteString(r.raw)
-		h.WriteByte(0)
-	}
-	return h.Sum64()
 }
 
 // OrderRecord is the answer of LookupOrder: the fpxrequest object kept raw,

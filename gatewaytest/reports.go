@@ -34,6 +34,27 @@ const (
 // RowsSandbox).
 func WithReportRows(s RowShape) Option { return func(c *config) { c.rowShape = s } }
 
+// TotalPages is what the sandbox's report announces as stats.total_pages,
+// which paygate.Client.Payments only cross-checks (docs/assumptions.md
+// A-report-paging).
+type TotalPages int
+
+const (
+	// TotalPagesTrue is the true page count (the default).
+	TotalPagesTrue TotalPages = iota
+	// TotalPagesUnder is always 1, whatever the rows: a server that
+	// under-reports.
+	TotalPagesUnder
+	// TotalPagesAbsent sends stats without total_pages.
+	TotalPagesAbsent
+	// TotalPagesString sends the true count as a JSON string.
+	TotalPagesString
+)
+
+// WithReportTotalPages sets what the report announces as
+// stats.total_pages (default TotalPagesTrue).
+func WithReportTotalPages(t TotalPages) Option { return func(c *config) { c.totalPages = t } }
+
 // reportRow is one payment as the sandbox's report shows it in the
 // RowsSandbox shape.
 type reportRow struct {
@@ -135,7 +156,16 @@ func (s *Server) paymentReport(w http.ResponseWriter, r *http.Request) {
 	if rows == nil {
 		rows = []any{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "OK", "data": rows, "stats": map[string]int{"total_pages": total}})
+	stats := map[string]any{"total_pages": total}
+	switch s.cfg.totalPages {
+	case TotalPagesUnder:
+		stats["total_pages"] = 1
+	case TotalPagesAbsent:
+		delete(stats, "total_pages")
+	case TotalPagesString:
+		stats["total_pages"] = strconv.Itoa(total)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "OK", "data": rows, "stats": stats})
 }
 
 // rowOf is the report row of an order, in the configured shape.

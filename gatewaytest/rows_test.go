@@ -161,3 +161,63 @@ func TestRefNoWithSeveralTildes(t *testing.T) {
 		})
 	}
 }
+
+// TestPaymentsAgainstSandboxCounts: the walk reads every row once whatever
+// the sandbox announces as total_pages, and says so when the count is wrong
+// or unreadable; a capped or unpaged (AllItems) report reads the same rows.
+func TestPaymentsAgainstSandboxCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		opts  []Option
+		items int
+		rows  int
+		err   error
+		msg   string
+	}{
+		{name: "true count", items: 2, rows: 5},
+		{name: "true count, an exact multiple", items: 5, rows: 5},
+		{name: "under-reported count", opts: []Option{WithReportTotalPages(TotalPagesUnder)}, items: 2, rows: 5, err: paygate.ErrReportPastTotalPages},
+		{name: "no count", opts: []Option{WithReportTotalPages(TotalPagesAbsent)}, items: 2, rows: 5},
+		{name: "count as a string", opts: []Option{WithReportTotalPages(TotalPagesString)}, items: 2, msg: "want a number"},
+		{name: "capped items", opts: []Option{WithMaxItems(2)}, items: 4, rows: 5},
+		{name: "every row at once", items: paygate.AllItems, rows: 5},
+		{name: "every row at once, capped", opts: []Option{WithMaxItems(3)}, items: paygate.AllItems, rows: 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sb := newSandbox(t, tc.opts...)
+			m := newMerchant(t, sb)
+			client, err := sb.Client()
+			require.NoError(t, err)
+			ctx := context.Background()
+			for i := range 5 {
+				_, err := client.CreateOrder(ctx, m.order(fmt.Sprintf("INV-%d", i)))
+				require.NoError(t, err)
+			}
+			seen := map[string]int{}
+			var errs []error
+			for row, err := range client.Payments(ctx, paygate.ReportQuery{ItemsPerPage: tc.items, MaxPages: 10}) {
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				p, err := row.Payment()
+				require.NoError(t, err)
+				seen[p.RefNo]++
+			}
+			require.Len(t, seen, tc.rows)
+			for ref, n := range seen {
+				require.Equal(t, 1, n, "row %s read %d times", ref, n)
+			}
+			switch {
+			case tc.err != nil:
+				require.Len(t, errs, 1)
+				require.ErrorIs(t, errs[0], tc.err)
+			case tc.msg != "":
+				require.Len(t, errs, 1)
+				require.ErrorContains(t, errs[0], tc.msg)
+			default:
+				require.Empty(t, errs)
+			}
+		})
+	}
+}

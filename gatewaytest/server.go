@@ -61,6 +61,7 @@ type config struct {
 	maxItems       int
 	unsignedOrders bool
 	rowShape       RowShape
+	totalPages     TotalPages
 	refNoTildes    bool
 }
 

@@ -1,0 +1,222 @@
+package paygate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"iter"
+)
+
+// ErrReportPaging matches (errors.Is) a payment report that cannot be
+// walked to its end truthfully: a page that repeats an earlier one (a server
+// that ignores page, or pages that cycle, would otherwise be read for
+// ever), a short page before the last page stats.total_pages announced (the
+// report would be cut short silently), or more pages than
+// ReportQuery.MaxPages.
+var ErrReportPaging = errors.New("paygate: payment report paging is inconsistent")
+
+// ErrReportPastTotalPages matches (errors.Is) the error that ends a walk
+// which read every row by the protocol's rule (it ended on a short page)
+// but found rows on pages at or past the stats.total_pages the server
+// announced: the rows were all yielded, and the server's count is wrong
+// (docs/assumptions.md A-report-paging). It matches ErrReportPaging too.
+var ErrReportPastTotalPages = fmt.Errorf("%w: rows past stats.total_pages", ErrReportPaging)
+
+// DefaultMaxPages is the ceiling on the pages one walk reads when
+// ReportQuery.MaxPages is 0: a last guard against a server that never sends
+// a short page nor repeats one.
+const DefaultMaxPages = 100000
+
+// pager holds the stop rules of a payment report walk (docs/protocol.md
+// "Payment report" paging; docs/assumptions.md A-report-paging), one page at
+// a time, so that Payments only fetches and yields.
+type pager struct {
+	// items is what page 0 asked for (AllItems for every row).
+	items int
+	// size is a full page's row count: items, or the server's cap once page
+	// 0 shows one; later pages ask for exactly size rows.
+	size int
+	// maxPages is the ceiling on pages.
+	maxPages int
+	seed     maphash.Seed
+	// seen maps the digest of every non-empty page read to its number.
+	seen map[uint64]int
+	// past counts rows on pages at or after the announced end; pastFrom is
+	// the first such page and pastTotal the total_pages it announced.
+	past, pastFrom, pastTotal int
+}
+
+// newPager starts the rules for a walk that asks items rows a page.
+func newPager(items, maxPages int) *pager {
+	if maxPages <= 0 {
+		maxPages = DefaultMaxPages
+	}
+	return &pager{items: items, maxPages: maxPages, seed: maphash.MakeSeed(), seen: map[uint64]int{}}
+}
+
+// pageVerdict is what the rules say of one page.
+type pageVerdict struct {
+	// skip is an error that ends the walk before the page's rows (they
+	// were yielded already: the page repeats an earlier one).
+	skip error
+	// next is true when another page follows this one.
+	next bool
+	// after is an error that ends the walk after the page's rows.
+	after error
+}
+
+// page applies the rules to page n as it arrives.
+func (pg *pager) page(p *ReportPage, n int) pageVerdict {
+	rows := len(p.Rows)
+	if rows > 0 {
+		d := p.digest(pg.seed)
+		if m, ok := pg.seen[d]; ok {
+			return pageVerdict{skip: fmt.Errorf("%w: page %d repeats page %d (does the server ignore page, or cycle?)", ErrReportPaging, n, m)}
+		}
+		pg.seen[d] = n
+	}
+	if n == 0 {
+		pg.size = pg.items
+		// A first page shorter than asked (or than everything) while
+		// total_pages announces more is a server that caps items: its
+		// page size is the one to follow (docs/assumptions.md
+		// A-report-filters).
+		capped := p.HasTotalPages && p.TotalPages > 1 && rows > 0 && (pg.items == AllItems || rows < pg.items)
+		switch {
+		case capped:
+			pg.size = rows
+		case pg.items == AllItems:
+			return pg.end(p, n) // every row came at once
+		}
+	}
+	if p.HasTotalPages && n >= p.TotalPages && rows > 0 {
+		if pg.past == 0 {
+			pg.pastFrom, pg.pastTotal = n, p.TotalPages
+		}
+		pg.past += rows
+	}
+	if rows < pg.size {
+		return pg.end(p, n)
+	}
+	if n+1 >= pg.maxPages {
+		return pageVerdict{after: fmt.Errorf("%w: %d full pages and no short one; stopped at the ceiling (ReportQuery.MaxPages)", ErrReportPaging, pg.maxPages)}
+	}
+	return pageVerdict{next: true}
+}
+
+// end is the verdict on the walk's last page n: complete, cut short before
+// the announced end, or complete past it.
+func (pg *pager) end(p *ReportPage, n int) pageVerdict {
+	switch {
+	case p.HasTotalPages && n+1 < p.TotalPages:
+		return pageVerdict{after: fmt.Errorf("%w: page %d has %d of %d rows, but stats.total_pages says %d pages: the report is cut short", ErrReportPaging, n, len(p.Rows), pg.size, p.TotalPages)}
+	case pg.past > 0:
+		return pageVerdict{after: fmt.Errorf("%w: %d rows on pages %d to %d, but stats.total_pages said %d pages; every row was read", ErrReportPastTotalPages, pg.past, pg.pastFrom, n, pg.pastTotal)}
+	}
+	return pageVerdict{}
+}
+
+// Payments walks the payment report from page 0 by the protocol's rule
+// (docs/protocol.md "Payment report"): it ends after a page with fewer rows
+// than the page size, whatever stats.total_pages says, which is only a
+// cross-check (docs/assumptions.md A-report-paging):
+//
+//   - a full page at or past the announced last page is followed anyway; the
+//     rows found past it are yielded, then the walk ends with an error
+//     matching ErrReportPastTotalPages (every row was read; the count is
+//     wrong);
+//   - a short page before the announced last page yields its rows, then
+//     ErrReportPaging (the report was cut short);
+//   - a page equal to any earlier page ends the walk with ErrReportPaging
+//     before its rows (they came already): a server that ignores page or
+//     cycles is not read for ever;
+//   - a total_pages that is present but not a whole number is an error;
+//   - more than q.MaxPages pages (DefaultMaxPages) ends with ErrReportPaging.
+//
+// A server that caps items (a first page shorter than asked while
+// total_pages announces more) is followed at its own page size, asked for
+// explicitly. ItemsPerPage AllItems asks for every row in one answer (at
+// most 64 MiB), paged on only if the server caps it.
+//
+// The next page is fetched while the caller consumes the current one, so
+// memory stays at about two pages whatever the report's size. ctx is checked
+// between rows as well as between pages. An error is yielded once, then the
+// walk ends. Leaving the loop early cancels the fetch in flight and waits
+// for it: no goroutine outlives the loop.
+func (c *Client) Payments(ctx context.Context, q ReportQuery) iter.Seq2[ReportRow, error] {
+	return func(yield func(ReportRow, error) bool) {
+		_, items, err := q.values(0)
+		if err != nil {
+			yield(ReportRow{}, err)
+			return
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		pg := newPager(items, q.MaxPages)
+		next := c.fetchPage(ctx, q, 0)
+		for n := 0; ; n++ {
+			r := <-next
+			next = nil
+			if r.err != nil {
+				yield(ReportRow{}, r.err)
+				return
+			}
+			v := pg.page(r.page, n)
+			if v.skip != nil {
+				yield(ReportRow{}, v.skip)
+				return
+			}
+			if v.next {
+				q.ItemsPerPage = pg.size
+				next = c.fetchPage(ctx, q, n+1)
+			}
+			for _, row := range r.page.Rows {
+				err := ctx.Err()
+				if err != nil || !yield(row, nil) {
+					if next != nil { // end the walk with the prefetch finished
+						cancel()
+						<-next
+					}
+					if err != nil {
+						yield(ReportRow{}, err)
+					}
+					return
+				}
+			}
+			if !v.next {
+				if v.after != nil {
+					yield(ReportRow{}, v.after)
+				}
+				return
+			}
+		}
+	}
+}
+
+// pageResult is one fetched page or its error.
+type pageResult struct {
+	page *ReportPage
+	err  error
+}
+
+// fetchPage fetches page n in the background; the channel holds its result.
+func (c *Client) fetchPage(ctx context.Context, q ReportQuery, n int) <-chan pageResult {
+	ch := make(chan pageResult, 1)
+	go func() {
+		p, err := c.PaymentReportPage(ctx, q, n)
+		ch <- pageResult{p, err}
+	}()
+	return ch
+}
+
+// digest identifies a page's rows under seed, to tell a repeated page.
+func (p *ReportPage) digest(seed maphash.Seed) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	for _, r := range p.Rows {
+		h.WriteString(r.raw)
+		h.WriteByte(0)
+	}
+	return h.Sum64()
+}
