@@ -40,8 +40,8 @@ const (
 // receiver rules hold by construction:
 //
 //   - A POST without a signature is the buyer's browser (the indirect
-//     return): OnReturn renders a page from the unverified fields, or the
-//     answer is 403. It never fulfils.
+//     return, docs/assumptions.md A-browser-return): OnReturn renders a page
+//     from the unverified fields, or the answer is 403. It never fulfils.
 //   - A signature that does not verify under Keys: 403, OnReject, nothing
 //     else.
 //   - A verified `success`: Fulfil, once per base refNo (the reference before
@@ -53,8 +53,9 @@ const (
 //   - A verified `success` for a refNo already fulfilled under another
 //     orderNo is a second payment the merchant must refund: OnDoublePayment,
 //     once per such orderNo, a warning in the log, never a second Fulfil.
-//   - A verified other status (pending, failed, anything else): OnStatus, once
-//     per (refNo, orderNo, status). A pending followed by a success is two
+//   - A verified other status (pending, failed, anything else:
+//     docs/assumptions.md A-unknown-status): OnStatus, once per (refNo,
+//     orderNo, status). A pending followed by a success is two
 //     events.
 //   - A hook that fails or panics: 500 and the claim is released, so the
 //     gateway's next retry (about every 30 s) tries again. A completed event:

@@ -14,10 +14,6 @@ import (
 	"github.com/google/go-querystring/query"
 )
 
-// CheckoutPath is the order creation and hosted checkout path (docs/protocol.md
-// endpoint 1).
-const CheckoutPath = "/v2/checkout"
-
 // maxOrderField is the limit on every order field (docs/protocol.md (A1: "at most 255
 // bytes each", ASCII).
 const maxOrderField = 255
@@ -35,17 +31,69 @@ type Order struct {
 	Amount Amount
 	// Email is the buyer's address, by ValidEmail's rule.
 	Email string
-	// ReturnURL receives the callbacks: an absolute http(s) URL.
+	// ReturnURL receives the callbacks: an absolute http(s) URL
+	// (docs/assumptions.md A-return-url).
 	ReturnURL string
+
+	// The optional fields below are the gateway's developer pages' order
+	// fields beyond the protocol's (docs/assumptions.md A-order-fields).
+	// Each is sent only when set, signed like the rest, and held to the
+	// order rules: ASCII, at most 255 bytes.
+
+	// CancelURL (cancelUrl) is where the buyer goes on cancelling at the
+	// checkout page before the request reaches the bank; an absolute
+	// http(s) URL. Later cancellations and failures come to ReturnURL.
+	CancelURL string
+	// PrefMethod (pref_method) preselects a payment method, e.g. "fpx/b2b1"
+	// (marked alpha by the pages).
+	PrefMethod string
+	// PrefBank (pref_bank) preselects a bank by its FPX code, e.g.
+	// "ABB0235" (marked alpha by the pages).
+	PrefBank string
+	// UTM are the campaign tracking fields (utm_*).
+	UTM UTM
+	// DebugData (extra_data) is the pages' "internal debug use only" field;
+	// it is not the extra reference, which is ExtraData.
+	DebugData string
 }
 
-// orderWire is the order as its form fields (docs/protocol.md A1).
+// UTM are an order's campaign tracking fields, as the gateway's developer
+// pages list them (docs/assumptions.md A-order-fields).
+type UTM struct {
+	// Source (utm_source) names the site that sent the buyer, e.g.
+	// "instagram".
+	Source string `url:"utm_source,omitempty"`
+	// Medium (utm_medium) is the kind of link, e.g. "email" or "cpc".
+	Medium string `url:"utm_medium,omitempty"`
+	// Campaign (utm_campaign) names the campaign, e.g. "spring_sale".
+	Campaign string `url:"utm_campaign,omitempty"`
+	// Term (utm_term) is the search terms, e.g. "pay zakat".
+	Term string `url:"utm_term,omitempty"`
+	// Content (utm_content) is what was clicked, e.g. "logolink".
+	Content string `url:"utm_content,omitempty"`
+}
+
+// orderWire is the order as its form fields (docs/protocol.md A1, and the
+// optional fields of docs/assumptions.md A-order-fields).
 type orderWire struct {
-	Agency    string `url:"agency"`
-	RefNo     string `url:"refNo"`
-	Amount    Amount `url:"amount"`
-	Email     string `url:"email"`
-	ReturnURL string `url:"returnUrl"`
+	Agency     string `url:"agency"`
+	RefNo      string `url:"refNo"`
+	Amount     Amount `url:"amount"`
+	Email      string `url:"email"`
+	ReturnURL  string `url:"returnUrl"`
+	CancelURL  string `url:"cancelUrl,omitempty"`
+	PrefMethod string `url:"pref_method,omitempty"`
+	PrefBank   string `url:"pref_bank,omitempty"`
+	UTM
+	DebugData string `url:"extra_data,omitempty"`
+}
+
+// checkURL records the rule of an order URL: absolute http(s)
+// (docs/assumptions.md A-return-url).
+func checkURL(v *ValidationError, field, s string) {
+	if u, err := url.Parse(s); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		v.add(field, "must be an absolute http(s) URL", s)
+	}
 }
 
 // composeRef joins a reference and its extra data with ~ (docs/protocol.md A1).
@@ -101,7 +149,8 @@ func checkWireFields(v *ValidationError, form url.Values) {
 // validate checks every rule of docs/protocol.md A1 at once and returns the form fields.
 func (o Order) validate(defaultAgency string) (url.Values, error) {
 	var v ValidationError
-	w := orderWire{Agency: o.Agency, RefNo: composeRef(o.RefNo, o.ExtraData), Amount: o.Amount, Email: o.Email, ReturnURL: o.ReturnURL}
+	w := orderWire{Agency: o.Agency, RefNo: composeRef(o.RefNo, o.ExtraData), Amount: o.Amount, Email: o.Email, ReturnURL: o.ReturnURL,
+		CancelURL: o.CancelURL, PrefMethod: o.PrefMethod, PrefBank: o.PrefBank, UTM: o.UTM, DebugData: o.DebugData}
 	if w.Agency == "" {
 		w.Agency = defaultAgency
 	}
@@ -117,8 +166,11 @@ func (o Order) validate(defaultAgency string) (url.Values, error) {
 	}
 	if o.ReturnURL == "" {
 		v.add("returnUrl", ruleRequired, "")
-	} else if u, err := url.Parse(o.ReturnURL); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		v.add("returnUrl", "must be an absolute http(s) URL", o.ReturnURL)
+	} else {
+		checkURL(&v, "returnUrl", o.ReturnURL)
+	}
+	if o.CancelURL != "" {
+		checkURL(&v, "cancelUrl", o.CancelURL)
 	}
 	form, err := query.Values(w)
 	if err != nil {
@@ -153,7 +205,7 @@ type CheckoutForm struct {
 // using an API key" (docs/assumptions.md A-unsigned-orders). Nothing is
 // sent.
 func (c *Client) CheckoutForm(o Order) (*CheckoutForm, error) {
-	action, err := endpoint(c.checkoutURL, "WithCheckoutURL", CheckoutPath)
+	action, err := c.checkoutTarget()
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +290,7 @@ const maxCheckoutBody = 64 << 10
 // only when it provably did not reach the gateway or the gateway answered
 // 429 or 503.
 func (c *Client) CreateOrder(ctx context.Context, o Order) (*CheckoutResult, error) {
-	target, err := endpoint(c.checkoutURL, "WithCheckoutURL", CheckoutPath)
+	target, err := c.checkoutTarget()
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +369,7 @@ type PayLink struct {
 // each segment path-escaped, validated like an order, and signed when
 // l.Signed is set. Nothing is sent.
 func (c *Client) PayURL(l PayLink) (string, error) {
-	base, err := endpoint(c.checkoutURL, "WithCheckoutURL", "/pay/")
+	base, err := c.checkoutHost(c.endpoints.Pay)
 	if err != nil {
 		return "", err
 	}

@@ -23,6 +23,7 @@ type Client struct {
 	authToken   secret
 	checkoutURL *url.URL
 	reportsURL  *url.URL
+	endpoints   Endpoints
 	now         func() time.Time
 	transport   transport
 	// postWithPath signs POSTs over <path>?<query> (WithPOSTSignedWithPath).
@@ -98,11 +99,23 @@ func WithUserPassword(username, password string) Option {
 	return clientOption(func(*Client) error { return ErrDeprecatedAuth })
 }
 
-// WithCheckoutURL sets {checkout_url}, the order and checkout host.
+// WithCheckoutURL sets {checkout_url}. Given with a path, it is where
+// orders are POSTed, as given: "https://pay.tulus.my/" posts to the host's
+// root, as the gateway's developer pages say. Given as a bare host
+// ("https://pay.example"), orders go to its Endpoints.Checkout
+// (/v2/checkout, the protocol's path). Pay URLs and QR image URLs are on the
+// host either way (docs/assumptions.md A-endpoints).
 func WithCheckoutURL(u string) Option {
-	return clientOption(func(c *Client) (err error) {
-		c.checkoutURL, err = serviceURL("WithCheckoutURL", u)
-		return err
+	return clientOption(func(c *Client) error {
+		base, err := serviceURL("WithCheckoutURL", u)
+		if err != nil {
+			return err
+		}
+		if given, _ := url.Parse(u); given != nil && given.Path != "" {
+			base.Path = given.Path // "https://host/" is the root, not a bare host
+		}
+		c.checkoutURL = base
+		return nil
 	})
 }
 
@@ -126,7 +139,7 @@ func WithClock(now func() time.Time) Option {
 }
 
 // WithPOSTSignedWithPath signs POST bodies (orders, QR requests) over
-// `<path>?<query>`, as the gateway's older public client does, instead of
+// `<path>?<query>`, as the public PHP client's SignMessage does, instead of
 // the query alone, which is the protocol's rule and the default
 // (docs/assumptions.md A-post-path). It is a compatibility switch: use it
 // only if the service refuses the default signatures and accepts these.
@@ -141,7 +154,7 @@ func WithPOSTSignedWithPath() Option {
 // made; a call that lacks what it needs fails with ErrNoCredential before any
 // request.
 func NewClient(opts ...Option) (*Client, error) {
-	c := &Client{now: time.Now, transport: defaultTransport()}
+	c := &Client{now: time.Now, transport: defaultTransport(), endpoints: DefaultEndpoints()}
 	for _, o := range opts {
 		if err := o.applyClient(c); err != nil {
 			return nil, err

@@ -198,6 +198,13 @@ func TestOrderValidation(t *testing.T) {
 		{"non-ASCII", func(o *Order) { o.ExtraData = "kedai makan é" }, "refNo", "must be ASCII"},
 		{"over 255 bytes after composition", func(o *Order) { o.RefNo = strings.Repeat("R", 200); o.ExtraData = strings.Repeat("x", 60) }, "refNo", "must be at most 255 bytes"},
 		{"agency missing", func(o *Order) { o.Agency = "" }, "agency", ruleRequired},
+		{"cancelUrl relative", func(o *Order) { o.CancelURL = "/cancel" }, "cancelUrl", "must be an absolute http(s) URL"},
+		{"cancelUrl javascript", func(o *Order) { o.CancelURL = "javascript:alert(1)" }, "cancelUrl", "must be an absolute http(s) URL"},
+		{"utm_source non-ASCII", func(o *Order) { o.UTM.Source = "café" }, "utm_source", "must be ASCII"},
+		{"utm_content over 255 bytes", func(o *Order) { o.UTM.Content = strings.Repeat("c", 256) }, "utm_content", "must be at most 255 bytes"},
+		{"pref_bank over 255 bytes", func(o *Order) { o.PrefBank = strings.Repeat("B", 256) }, "pref_bank", "must be at most 255 bytes"},
+		{"pref_method non-ASCII", func(o *Order) { o.PrefMethod = "fpx/b2b1é" }, "pref_method", "must be ASCII"},
+		{"extra_data non-ASCII", func(o *Order) { o.DebugData = "ü" }, "extra_data", "must be ASCII"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -229,6 +236,33 @@ func TestOrderValidation(t *testing.T) {
 	require.Len(t, ve.Problems, 4)
 }
 
+// The developer pages' optional order fields are sent only when set, with
+// their pages' names, and signed like the rest.
+func TestOrderOptionalFields(t *testing.T) {
+	f := newTestClient(t)
+	o := testOrder()
+	form, err := f.c.CheckoutForm(o)
+	require.NoError(t, err)
+	require.Equal(t, []string{"agency", "amount", "email", "exp", "refNo", "returnUrl", "signature"}, sortedKeys(form.Fields), "unset fields are not sent")
+
+	o.CancelURL = "https://shop.example/cart"
+	o.PrefMethod, o.PrefBank = "fpx/b2b1", "ABB0235"
+	o.UTM = UTM{Source: "instagram", Medium: "cpc", Campaign: "spring_sale", Term: "pay zakat", Content: "logolink"}
+	o.DebugData = "debug 1"
+	form, err = f.c.CheckoutForm(o)
+	require.NoError(t, err)
+	want := map[string]string{
+		"cancelUrl": "https://shop.example/cart", "pref_method": "fpx/b2b1", "pref_bank": "ABB0235",
+		"utm_source": "instagram", "utm_medium": "cpc", "utm_campaign": "spring_sale", "utm_term": "pay zakat",
+		"utm_content": "logolink", "extra_data": "debug 1", "refNo": "INV-1001~cart 7",
+	}
+	for k, v := range want {
+		require.Equal(t, v, form.Fields.Get(k), k)
+	}
+	require.Len(t, form.Fields, 7+9)
+	requireSignedForm(t, form.Fields, testNow)
+}
+
 func TestPayURL(t *testing.T) {
 	f := newTestClient(t)
 	u, err := f.c.PayURL(PayLink{Category: "fpx", RefNo: "INV 1/2", ExtraData: "x", Amount: 1000})
@@ -252,38 +286,6 @@ func TestPayURL(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoCredential)
 	_, err = noKey.PayURL(PayLink{Category: "fpx", RefNo: "R", Amount: 100})
 	require.NoError(t, err, "an unsigned pay URL needs no key")
-}
-
-func TestGenerateQR(t *testing.T) {
-	for _, duitnow := range []bool{false, true} {
-		f := newTestClient(t)
-		path := "/api/qrcode/v1/generator"
-		if duitnow {
-			path = "/api/duitnowqr/v1/generator"
-		}
-		f.mt.RegisterResponder(http.MethodPost, testReports+path, func(req *http.Request) (*http.Response, error) {
-			body, _ := io.ReadAll(req.Body)
-			form, _ := url.ParseQuery(string(body))
-			require.Equal(t, "INV-9~x", form.Get("refno"))
-			require.Equal(t, "12.00", form.Get("amount"))
-			require.Equal(t, "fpx", form.Get("paymentCategory"))
-			require.Equal(t, testAgency, form.Get("agency"))
-			requireSignedForm(t, form, testNow)
-			resp := httpmock.NewBytesResponse(200, []byte("\x89PNG..."))
-			resp.Header.Set("Content-Type", "image/png")
-			return resp, nil
-		})
-		qr, err := f.c.GenerateQR(context.Background(), QRRequest{RefNo: "INV-9", ExtraData: "x", Amount: 1200, Category: "fpx", DuitNow: duitnow})
-		require.NoError(t, err)
-		require.Equal(t, "image/png", qr.ContentType)
-		require.Equal(t, "\x89PNG...", string(qr.Body))
-	}
-	f := newTestClient(t)
-	_, err := f.c.GenerateQR(context.Background(), QRRequest{RefNo: "a~b", Amount: 99, Category: "fpx"})
-	var ve *ValidationError
-	require.ErrorAs(t, err, &ve)
-	require.Len(t, ve.Problems, 2)
-	require.Zero(t, f.mt.GetTotalCallCount())
 }
 
 // reportBody is a report page of n rows, numbered from first.

@@ -58,17 +58,31 @@ func ExampleClient_Payments() {
 		if err != nil {
 			panic(err)
 		}
-		var r struct {
-			SellerOrderNo string `json:"seller_order_no"`
-			Amount        string `json:"amount"`
+		p, err := row.Payment() // or row.Decode into a type of your own
+		if err != nil {
+			panic(err)
 		}
-		_ = row.Decode(&r)
-		fmt.Println(r.SellerOrderNo, r.Amount)
+		fmt.Println(p.RefNo, p.Amount, p.Status, p.Consistent())
 	}
 	// Output:
-	// INV-1 10.00
-	// INV-2 10.00
-	// INV-3 10.00
+	// INV-1 10.00 success true
+	// INV-2 10.00 success true
+	// INV-3 10.00 success true
+}
+
+func ExampleSplitRefNo() {
+	base, extra := paygate.SplitRefNo("test123~881225-08-1234~12 Jalan Foo~#Sample RefNo")
+	fmt.Printf("%q %q\n", base, extra)
+	// Output:
+	// "test123" "881225-08-1234~12 Jalan Foo~#Sample RefNo"
+}
+
+func ExampleClient_QRCodeURL() {
+	client, _ := paygate.NewClient(paygate.WithAgency("AGENCY01"), paygate.WithCheckoutURL("https://pay.example/"))
+	u, _ := client.QRCodeURL(paygate.PayLink{Category: "fpx", RefNo: "INV-1", Amount: 1000})
+	fmt.Println(u)
+	// Output:
+	// https://pay.example/qr2/?q=https%3A%2F%2Fpay.example%2Fpay%2FAGENCY01%2Ffpx%2FINV-1%2F10.00
 }
 
 func ExampleCallbackHandler() {

@@ -15,15 +15,6 @@ import (
 	"github.com/google/go-querystring/query"
 )
 
-// Paths of the reporting API (docs/protocol.md endpoint 3-5; the QR paths and the
-// lookup parameter come from the gateway's older public client).
-const (
-	PaymentReportPath = "/api/report/v1/payment"
-	FPXRequestPath    = "/api/report/v1/fpxrequest"
-	QRPath            = "/api/qrcode/v1/generator"
-	DuitNowQRPath     = "/api/duitnowqr/v1/generator"
-)
-
 // DefaultItemsPerPage is the page size when ReportQuery.ItemsPerPage is 0
 // (the gateway's own default).
 const DefaultItemsPerPage = 20
@@ -214,7 +205,7 @@ func (c *Client) PaymentReportPage(ctx context.Context, q ReportQuery, page int)
 	if err != nil {
 		return nil, err
 	}
-	body, err := c.reportGET(ctx, PaymentReportPath, vals)
+	body, err := c.reportGET(ctx, c.endpoints.PaymentReport, vals)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +242,8 @@ func (c *Client) LookupOrder(ctx context.Context, sellerOrderNo string) (*OrderR
 
 // LookupOrderByRefNo is LookupOrder by the refno the order was created with
 // (refNo~extraData when it had extra data), the other parameter the
-// gateway's older public client uses: GET ...fpxrequest?refno=...
+// public PHP client's GetFpxRequestReport uses: GET ...fpxrequest?refno=...
+// Its answer is read like LookupOrder's (docs/assumptions.md A-lookup).
 func (c *Client) LookupOrderByRefNo(ctx context.Context, refNo string) (*OrderRecord, error) {
 	return c.lookup(ctx, "refno", refNo)
 }
@@ -261,7 +253,7 @@ func (c *Client) lookup(ctx context.Context, param, ref string) (*OrderRecord, e
 	if ref == "" {
 		return nil, &ValidationError{Problems: []FieldError{newFieldError(param, ruleRequired, "")}}
 	}
-	body, err := c.reportGET(ctx, FPXRequestPath, url.Values{param: {ref}})
+	body, err := c.reportGET(ctx, c.endpoints.FPXRequest, url.Values{param: {ref}})
 	var apiErr *APIError
 	if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound {
 		return nil, fmt.Errorf("%w: %s %q", ErrOrderNotFound, param, ref)
@@ -288,7 +280,8 @@ func (c *Client) lookup(ctx context.Context, param, ref string) (*OrderRecord, e
 
 // reportGET sends a GET to the reports host with the right credential:
 // Bearer AuthToken when set (it spans agencies), else the API-key signature
-// with agency added, signed afresh on every attempt.
+// with agency added, signed afresh on every attempt (docs/assumptions.md
+// A-auth-choice).
 func (c *Client) reportGET(ctx context.Context, path string, vals url.Values) (string, error) {
 	base, err := endpoint(c.reportsURL, "WithReportsURL", path)
 	if err != nil {
@@ -328,54 +321,4 @@ func (c *Client) reportGET(ctx context.Context, path string, vals url.Values) (s
 		return "", err
 	}
 	return resp.Body, nil
-}
-
-// QRRequest asks for a payment QR code (docs/protocol.md endpoint 3).
-type QRRequest struct {
-	Agency    string // defaults to the client's
-	RefNo     string // the merchant's reference, without ~
-	ExtraData string // sent as refno = refNo~extraData
-	Amount    Amount // at least 1.00
-	Category  string // paymentCategory
-	// DuitNow asks for a DuitNow QR (/api/duitnowqr/v1/generator) instead of
-	// the gateway's own (/api/qrcode/v1/generator).
-	DuitNow bool
-}
-
-// QRCode is the generator's answer, returned raw (its shape is not
-// published: docs/assumptions.md A-qr).
-type QRCode struct {
-	// ContentType is the answer's Content-Type.
-	ContentType string
-	// Body is the answer's body, at most 64 KiB.
-	Body []byte
-}
-
-// GenerateQR validates q like an order and POSTs it, signed, to the QR
-// generator on {reports_url}, with fields agency, amount, refno and
-// paymentCategory. Retried like CreateOrder.
-func (c *Client) GenerateQR(ctx context.Context, q QRRequest) (*QRCode, error) {
-	path := QRPath
-	if q.DuitNow {
-		path = DuitNowQRPath
-	}
-	target, err := endpoint(c.reportsURL, "WithReportsURL", path)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.needKey("GenerateQR"); err != nil {
-		return nil, err
-	}
-	var v ValidationError
-	q.Agency = c.checkPayment(&v, "QRRequest", q.Agency, q.Category, q.RefNo, q.ExtraData, q.Amount)
-	form := url.Values{"agency": {q.Agency}, "amount": {q.Amount.String()}, "refno": {composeRef(q.RefNo, q.ExtraData)}, "paymentCategory": {q.Category}}
-	checkWireFields(&v, form)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	resp, err := c.transport.do(ctx, exchange{attempt: c.signedPost(target, form), retryable: retrySignedPost, maxBody: maxCheckoutBody})
-	if err != nil {
-		return nil, err
-	}
-	return &QRCode{ContentType: resp.Header.Get("Content-Type"), Body: []byte(resp.Body)}, nil
 }

@@ -136,8 +136,9 @@ func SignCallback(key Key, form url.Values) (url.Values, error) {
 // is tried first; only when a field contains ~ or *, the variants of PHP's
 // urlencode (~ as %7E, * as %2A) and of the WHATWG form serializer used by
 // browsers and Java's URLEncoder (~ as %7E, * kept) are tried too. At most
-// three candidates against a 64-bit tag leave forgery odds negligible.
-// CallbackMessages lists the candidates.
+// three candidates against a 64-bit tag leave forgery odds negligible
+// (docs/assumptions.md A-callback-encoding). CallbackMessages lists the
+// candidates.
 func VerifyCallback(form url.Values, keys ...Key) error {
 	var want [16]byte
 	if err := receivedSignature(&want, form, keys, "VerifyCallback"); err != nil {

@@ -12,8 +12,8 @@ import (
 
 // RefNoForm is how the sandbox's callbacks carry the merchant's extra
 // reference. The protocol names both a joined convention (refNo~extra) and a
-// separate extraData field without saying which the callback uses; public
-// integrations show them split (docs/assumptions.md A-refno).
+// separate extraData field without saying which the callback uses
+// (docs/assumptions.md A-refno); split is the default.
 // paygate.CallbackHandler accepts both as one order.
 type RefNoForm int
 
@@ -91,7 +91,7 @@ func (s *Server) callbackFields(o Order) url.Values {
 }
 
 // WithPOSTSignedWithPath makes the sandbox check signed POSTs (orders, QR
-// requests) over `<path>?<query>`, the way the gateway's older public client
+// requests) over `<path>?<query>`, the way the public PHP client's SignMessage
 // signs them, instead of the query alone, which the protocol says
 // (docs/assumptions.md A-post-path). Pair it with the Client's
 // paygate.WithPOSTSignedWithPath.

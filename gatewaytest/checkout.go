@@ -26,6 +26,8 @@ type Order struct {
 	Status    paygate.Status  // "" until the buyer chooses
 	FPXCode   paygate.FPXCode // the fpx_debit_auth_code of the outcome
 	FPXTxnID  string          // the payment network's transaction id
+	CancelURL string          // cancelUrl, where a buyer who cancels goes; "" for none
+	Options   url.Values      // the optional fields as received: pref_method, pref_bank, utm_*, extra_data
 	Created   time.Time       // when the order was made
 	Paid      time.Time       // when the buyer decided; zero until then
 }
@@ -45,6 +47,7 @@ func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	o, problems := s.validateOrder(form.Get("agency"), form.Get("refNo"), form.Get("amount"), form.Get("email"), form.Get("returnUrl"))
+	problems = append(problems, s.orderOptions(o, form)...)
 	if len(problems) > 0 {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"status": "ERROR", "errors": problems})
 		return
@@ -148,6 +151,54 @@ func (s *Server) validateOrder(agency, refNo, amount, email, returnURL string) (
 	return &Order{Agency: agency, RefNo: refNo, Amount: a, Email: email, ReturnURL: returnURL}, ps
 }
 
+// cloneValues copies v (nil stays nil).
+func cloneValues(v url.Values) url.Values {
+	if v == nil {
+		return nil
+	}
+	out := make(url.Values, len(v))
+	for k, vs := range v {
+		out[k] = append([]string(nil), vs...)
+	}
+	return out
+}
+
+// optionalOrderFields are the order fields beyond the protocol's that the
+// gateway's developer pages list (docs/assumptions.md A-order-fields),
+// besides cancelUrl.
+var optionalOrderFields = [...]string{"pref_method", "pref_bank", "utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content", "extra_data"}
+
+// orderOptions checks and keeps an order's optional fields: cancelUrl an
+// absolute http(s) URL, every field ASCII and at most 255 bytes.
+func (s *Server) orderOptions(o *Order, form url.Values) []problem {
+	var ps []problem
+	if c := form.Get("cancelUrl"); c != "" {
+		if u, err := url.Parse(c); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			ps = append(ps, problem{"cancelUrl", "an absolute http(s) URL"})
+		}
+		o.CancelURL = c
+	}
+	for _, name := range optionalOrderFields {
+		if v, ok := form[name]; ok {
+			if o.Options == nil {
+				o.Options = url.Values{}
+			}
+			o.Options[name] = v
+		}
+	}
+	for _, name := range sortedKeys(form) {
+		for _, v := range form[name] {
+			if len(v) > 255 {
+				ps = append(ps, problem{name, "at most 255 bytes"})
+			}
+			if strings.ContainsFunc(v, func(r rune) bool { return r >= 0x80 }) {
+				ps = append(ps, problem{name, "ASCII only"})
+			}
+		}
+	}
+	return ps
+}
+
 // store keeps a new order under a fresh number. A refNo is one order: a
 // second order with the same refNo is refused unless the first failed.
 func (s *Server) store(o *Order) error {
@@ -174,6 +225,7 @@ var hostedTemplate = template.Must(template.New("hosted").Parse(`{{define "page"
 <form method="post"><input type="hidden" name="choice" value="success"><button id="pay" type="submit">Pay</button></form>
 <form method="post"><input type="hidden" name="choice" value="failed"><button id="decline" type="submit">Decline</button></form>
 <form method="post"><input type="hidden" name="choice" value="pending"><button id="leave-pending" type="submit">Leave pending</button></form>
+{{if .CancelURL}}<form method="post"><input type="hidden" name="choice" value="cancel"><button id="cancel" type="submit">Cancel</button></form>{{end}}
 {{end}}
 </body></html>
 {{end}}{{define "return"}}<!DOCTYPE html>
@@ -204,6 +256,10 @@ func (s *Server) hostedPage(w http.ResponseWriter, r *http.Request) {
 // and 4). An order from a pay link has no returnUrl: the page shows the
 // outcome instead.
 func (s *Server) hostedChoice(w http.ResponseWriter, r *http.Request) {
+	if r.PostFormValue("choice") == "cancel" {
+		s.cancelChoice(w, r)
+		return
+	}
 	status := paygate.Status(r.PostFormValue("choice"))
 	o, err := s.decide(r.PathValue("orderNo"), status, false)
 	if err != nil {
@@ -227,6 +283,21 @@ func (s *Server) hostedChoice(w http.ResponseWriter, r *http.Request) {
 	}{o.ReturnURL, fields})
 }
 
+// cancelChoice is the hosted page's Cancel button, offered when the order
+// has a cancelUrl: the buyer goes there before anything reaches the bank,
+// so the order stays undecided and no callback is sent.
+func (s *Server) cancelChoice(w http.ResponseWriter, r *http.Request) {
+	o, ok := s.order(r.PathValue("orderNo"))
+	switch {
+	case !ok:
+		http.NotFound(w, r)
+	case o.CancelURL == "" || o.Status != "":
+		http.Error(w, "this order cannot be cancelled here", http.StatusConflict)
+	default:
+		http.Redirect(w, r, o.CancelURL, http.StatusSeeOther)
+	}
+}
+
 // order finds an order by number, as a copy.
 func (s *Server) order(orderNo string) (Order, bool) {
 	s.mu.Lock()
@@ -245,6 +316,7 @@ func (s *Server) Orders() []Order {
 	out := make([]Order, len(s.orders))
 	for i, o := range s.orders {
 		out[i] = *o
+		out[i].Options = cloneValues(o.Options)
 	}
 	return out
 }

@@ -162,6 +162,11 @@ func (s *Server) Key() paygate.Key { return s.key }
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+paygate.CheckoutPath, s.createOrder)
+	mux.HandleFunc("POST /{$}", s.createOrder) // the developer pages post orders to the host's root
+	mux.HandleFunc("GET "+paygate.QR2Path, s.qrImage)
+	mux.HandleFunc("GET "+paygate.TransactionsPath, s.transactions)
+	mux.HandleFunc("GET "+paygate.VersionPath, s.version)
+	mux.HandleFunc("GET "+paygate.EchoPath, s.echo)
 	mux.HandleFunc("GET /pay/{agency}/{category}/{refNo}/{amount}", s.payLink)
 	mux.HandleFunc("GET /checkout/{orderNo}", s.hostedPage)
 	mux.HandleFunc("POST /checkout/{orderNo}", s.hostedChoice)

@@ -1,0 +1,141 @@
+package paygate
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// The gateway's paths, each the default of its Endpoints field: the
+// protocol's (docs/protocol.md endpoints 1, 2, 4 and 5) and those of the
+// gateway's public PHP client (docs/assumptions.md A-endpoints).
+const (
+	// CheckoutPath is order creation on {checkout_url}, used when the
+	// checkout URL is a bare host (docs/protocol.md endpoint 1).
+	CheckoutPath = "/v2/checkout"
+	// PayPath prefixes the hosted pay URL on the checkout host
+	// (docs/protocol.md endpoint 2).
+	PayPath = "/pay/"
+	// QR2Path is the unsigned QR image page on the checkout host, which
+	// takes a pay URL in q.
+	QR2Path = "/qr2/"
+	// PaymentReportPath is the payment report on {reports_url}
+	// (docs/protocol.md endpoint 4).
+	PaymentReportPath = "/api/report/v1/payment"
+	// FPXRequestPath is the single order lookup on {reports_url}
+	// (docs/protocol.md endpoint 5).
+	FPXRequestPath = "/api/report/v1/fpxrequest"
+	// TransactionsPath is a buyer's transaction history on {reports_url}.
+	TransactionsPath = "/api/user/v1/transactions"
+	// QRPath is the gateway's QR generator on {reports_url}
+	// (docs/protocol.md endpoint 3).
+	QRPath = "/api/qrcode/v1/generator"
+	// DuitNowQRPath is the DuitNow QR generator on {reports_url}.
+	DuitNowQRPath = "/api/duitnowqr/v1/generator"
+	// VersionPath is the service's version on {reports_url}.
+	VersionPath = "/api/version"
+	// EchoPath is the service's echo, a health check, on {reports_url}.
+	EchoPath = "/api/echo"
+)
+
+// Endpoints are the paths the Client calls, in one place: where the real
+// service differs from the protocol document, set the path here
+// (WithEndpoints) instead of patching calls. An empty field keeps its
+// default (DefaultEndpoints). Paths are absolute ("/..."), without query
+// or fragment; Checkout applies only to a checkout URL given as a bare
+// host (WithCheckoutURL).
+type Endpoints struct {
+	// Checkout is order creation (CheckoutPath).
+	Checkout string
+	// Pay prefixes the hosted pay URL (PayPath); it ends in "/".
+	Pay string
+	// QR2 is the unsigned QR image page (QR2Path); it ends in "/".
+	QR2 string
+	// PaymentReport is the payment report (PaymentReportPath).
+	PaymentReport string
+	// FPXRequest is the single order lookup (FPXRequestPath).
+	FPXRequest string
+	// Transactions is a buyer's transaction history (TransactionsPath).
+	Transactions string
+	// QR is the gateway's QR generator (QRPath).
+	QR string
+	// DuitNowQR is the DuitNow QR generator (DuitNowQRPath).
+	DuitNowQR string
+	// Version is the service's version (VersionPath).
+	Version string
+	// Echo is the service's echo (EchoPath).
+	Echo string
+}
+
+// DefaultEndpoints are the protocol's paths and the public client's.
+func DefaultEndpoints() Endpoints {
+	return Endpoints{
+		Checkout: CheckoutPath, Pay: PayPath, QR2: QR2Path,
+		PaymentReport: PaymentReportPath, FPXRequest: FPXRequestPath, Transactions: TransactionsPath,
+		QR: QRPath, DuitNowQR: DuitNowQRPath, Version: VersionPath, Echo: EchoPath,
+	}
+}
+
+// endpointField is one Endpoints field, for defaults and validation.
+type endpointField struct {
+	name, def string
+	p         *string
+	dir       bool // the path is a prefix and ends in "/"
+}
+
+// fields lists the endpoints by name.
+func (e *Endpoints) fields() []endpointField {
+	d := DefaultEndpoints()
+	return []endpointField{
+		{"Checkout", d.Checkout, &e.Checkout, false}, {"Pay", d.Pay, &e.Pay, true}, {"QR2", d.QR2, &e.QR2, true},
+		{"PaymentReport", d.PaymentReport, &e.PaymentReport, false}, {"FPXRequest", d.FPXRequest, &e.FPXRequest, false},
+		{"Transactions", d.Transactions, &e.Transactions, false}, {"QR", d.QR, &e.QR, false},
+		{"DuitNowQR", d.DuitNowQR, &e.DuitNowQR, false}, {"Version", d.Version, &e.Version, false}, {"Echo", d.Echo, &e.Echo, false},
+	}
+}
+
+// WithEndpoints sets the paths the Client calls; empty fields keep their
+// defaults. A path that is not absolute, or holds a query, a fragment or
+// "..", fails NewClient naming the field.
+func WithEndpoints(e Endpoints) Option {
+	return clientOption(func(c *Client) error {
+		for _, f := range e.fields() {
+			if *f.p == "" {
+				*f.p = f.def
+				continue
+			}
+			u, err := url.Parse(*f.p)
+			switch {
+			case err != nil || !strings.HasPrefix(*f.p, "/") || strings.HasPrefix(*f.p, "//") || u.RawQuery != "" || u.Fragment != "" || strings.Contains(*f.p, ".."):
+				return fmt.Errorf("paygate: WithEndpoints: %s %q: want an absolute path without query, fragment or \"..\" segments", f.name, *f.p)
+			case f.dir && !strings.HasSuffix(*f.p, "/"):
+				return fmt.Errorf("paygate: WithEndpoints: %s %q: must end in / (more path follows it)", f.name, *f.p)
+			}
+		}
+		c.endpoints = e
+		return nil
+	})
+}
+
+// checkoutTarget is where orders are POSTed: the checkout URL as given when
+// it has a path (the public developer pages post to the host's root,
+// https://pay.tulus.my/), else the host and Endpoints.Checkout
+// (docs/assumptions.md A-endpoints).
+func (c *Client) checkoutTarget() (string, error) {
+	if c.checkoutURL == nil {
+		return "", fmt.Errorf("%w: WithCheckoutURL is not set", ErrNoCredential)
+	}
+	if c.checkoutURL.Path != "" {
+		return c.checkoutURL.String(), nil
+	}
+	return c.checkoutURL.String() + c.endpoints.Checkout, nil
+}
+
+// checkoutHost is the checkout URL's scheme and host, where the pay URL and
+// the QR image page live whatever path the checkout URL has.
+func (c *Client) checkoutHost(path string) (string, error) {
+	if c.checkoutURL == nil {
+		return "", fmt.Errorf("%w: WithCheckoutURL is not set", ErrNoCredential)
+	}
+	return c.checkoutURL.Scheme + "://" + c.checkoutURL.Host + path, nil
+}
