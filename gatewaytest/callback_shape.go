@@ -1,6 +1,9 @@
 package gatewaytest
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -115,3 +118,63 @@ func (s *Server) verifyPOST(r *http.Request, form url.Values) error {
 // for, as a service may (docs/assumptions.md A-report-filters); total_pages
 // follows the cap.
 func WithMaxItems(n int) Option { return func(c *config) { c.maxItems = n } }
+
+// CallbackEncoding is the form encoder whose message the sandbox signs its
+// callbacks over. "Form-style, space becomes +" fits several encoders that
+// differ on ~ and *; paygate.VerifyCallback accepts each
+// (docs/assumptions.md A-callback-encoding). They differ only when a field
+// holds ~ or * (a joined refNo, an extra reference): pair with
+// WithCallbackRefNo(RefNoJoined) or WithRefNoTildes to see a difference.
+type CallbackEncoding int
+
+const (
+	// EncodingForm is Go's url.Values.Encode: ~ kept, * as %2A (the default).
+	EncodingForm CallbackEncoding = iota
+	// EncodingPHP is PHP's urlencode: ~ as %7E, * as %2A.
+	EncodingPHP
+	// EncodingWHATWG is the browsers' form serializer (and Java's
+	// URLEncoder): ~ as %7E, * kept.
+	EncodingWHATWG
+)
+
+// WithCallbackEncoding sets the encoder the callbacks are signed with
+// (default EncodingForm).
+func WithCallbackEncoding(e CallbackEncoding) Option { return func(c *config) { c.encoding = e } }
+
+// WithUpperCaseSignature sends the callbacks' signature in upper-case hex
+// (docs/assumptions.md A-callback-encoding).
+func WithUpperCaseSignature() Option { return func(c *config) { c.upperHex = true } }
+
+// signCallback signs a callback's fields as configured: the message of the
+// configured encoder, the signature in the configured case.
+func (s *Server) signCallback(f url.Values) (url.Values, error) {
+	if s.cfg.encoding == EncodingForm && !s.cfg.upperHex {
+		return paygate.SignCallback(s.key, f)
+	}
+	// Computed here, not with the SDK's own candidate list, so that the
+	// sandbox tests the verifier rather than agree with it. In Go's
+	// encoding a literal ~ comes only from ~ and %2A only from *.
+	msg := f.Encode()
+	switch s.cfg.encoding {
+	case EncodingPHP:
+		msg = strings.ReplaceAll(msg, "~", "%7E")
+	case EncodingWHATWG:
+		msg = strings.ReplaceAll(strings.ReplaceAll(msg, "~", "%7E"), "%2A", "*")
+	}
+	raw, err := hex.DecodeString(strings.ReplaceAll(s.APIKey, "-", ""))
+	if err != nil {
+		return nil, err
+	}
+	mac := hmac.New(sha256.New, raw)
+	mac.Write([]byte(msg))
+	sig := hex.EncodeToString(mac.Sum(nil))[:16]
+	if s.cfg.upperHex {
+		sig = strings.ToUpper(sig)
+	}
+	out := make(url.Values, len(f)+1)
+	for k, v := range f {
+		out[k] = v
+	}
+	out.Set("signature", sig)
+	return out, nil
+}

@@ -47,7 +47,7 @@ func (s *Server) Settle() { s.pending.Wait() }
 // status: POSTed to returnUrl at once, then every RetryInterval until a 2xx,
 // up to MaxAttempts, or until the server closes.
 func (s *Server) sendCallback(o Order) {
-	signed, err := paygate.SignCallback(s.key, s.callbackFields(o))
+	signed, err := s.signCallback(s.callbackFields(o))
 	if err != nil {
 		panic(fmt.Sprintf("gatewaytest: signing a callback: %v", err)) // the fields are single-valued by construction
 	}

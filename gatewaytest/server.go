@@ -62,6 +62,8 @@ type config struct {
 	unsignedOrders bool
 	rowShape       RowShape
 	totalPages     TotalPages
+	encoding       CallbackEncoding
+	upperHex       bool
 	refNoTildes    bool
 }
 

@@ -12,6 +12,7 @@
 //	callback send            send a signed (or unsigned) test callback to a local URL
 //	report                   the payment report for a date range, as CSV or JSON lines
 //	lookup REFNO             one order, for reconciliation
+//	ping                     check that the service answers (its echo and version), no credential sent
 //	webhook validate FILE... check webhook batch files against docs/protocol.md B1-B3
 //	webhook send FILE        validate and send a batch with X-API-Password
 //	version                  print the SDK's version

@@ -1,0 +1,47 @@
+package gatewaytest
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate-go/paygate"
+)
+
+// Whichever encoder the gateway signs with, and in either case of hex, the
+// handler verifies and fulfils the public sample's reference once.
+func TestCallbackEncodings(t *testing.T) {
+	const ref = "test123~881225-08-1234~12 Jalan Foo~#Sample*RefNo"
+	for _, tc := range []struct {
+		name string
+		opts []Option
+	}{
+		{name: "Go form encoding"},
+		{name: "PHP urlencode", opts: []Option{WithCallbackEncoding(EncodingPHP)}},
+		{name: "WHATWG form serializer", opts: []Option{WithCallbackEncoding(EncodingWHATWG)}},
+		{name: "upper-case hex", opts: []Option{WithUpperCaseSignature()}},
+		{name: "PHP urlencode, upper-case hex, joined refNo", opts: []Option{WithCallbackEncoding(EncodingPHP), WithUpperCaseSignature(), WithCallbackRefNo(RefNoJoined)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sb := newSandbox(t, append([]Option{WithRefNoTildes(), WithMaxAttempts(2)}, tc.opts...)...)
+			m := newMerchant(t, sb)
+			form, err := paygate.SignForm(sb.Key(), url.Values{"agency": {sb.Agency}, "refNo": {ref}, "amount": {"2.00"},
+				"email": {"sdk@example.com"}, "returnUrl": {m.srv.URL + "/return"}}, time.Now())
+			require.NoError(t, err)
+			noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			resp, err := noRedirect.PostForm(sb.URL+paygate.CheckoutPath, form)
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+			require.NoError(t, sb.Pay("test123", paygate.StatusSuccess))
+			sb.Settle()
+			require.Equal(t, map[string]int{"test123": 1}, m.fulfilled)
+			log := sb.Callbacks()
+			require.Len(t, log, 1)
+			require.Equal(t, 200, log[0].Attempts[0].StatusCode, "verified at the first attempt")
+		})
+	}
+}
