@@ -67,7 +67,7 @@ type Endpoints struct {
 	Echo string
 }
 
-// DefaultEndpoints are the protocol's paths and the public client's.
+// DefaultEndpoints are the protocol's paths and the public PHP client's (docs/assumptions.md A-endpoints).
 func DefaultEndpoints() Endpoints {
 	return Endpoints{
 		Checkout: CheckoutPath, Pay: PayPath, QR2: QR2Path,

@@ -93,7 +93,7 @@ type recordName struct {
 
 // recordNames are the member names PaymentRecord reads, per field in order
 // of preference (docs/assumptions.md A-payment-record): the sandbox's names
-// first, then the payment network's FPX message names the public client
+// first, then the payment network's FPX message names the public PHP client
 // indexes its cache on (fpx_seller_order_no), then the callback's names.
 var recordNames = map[string]recordName{
 	"seller_order_no":     {recRef, 0},

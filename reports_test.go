@@ -19,12 +19,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// pagedServer answers report pages from a function of the page number.
+// pagedServer answers report pages from a function of the page number. Its
+// hard bound of 20 requests fails the test at once (and answers 400, which
+// ends a walk) rather than letting a runaway walk reach the package timeout.
 func pagedServer(t *testing.T, f clientFixture, page func(req *http.Request, n int) (*http.Response, error)) *atomic.Int32 {
 	t.Helper()
 	var calls atomic.Int32
 	f.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/payment", func(req *http.Request) (*http.Response, error) {
-		calls.Add(1)
+		if c := calls.Add(1); c > 20 {
+			t.Errorf("request %d is past the fake server's bound of 20: the walk does not stop", c)
+			return httpmock.NewStringResponse(http.StatusBadRequest, "past the test's request bound"), nil
+		}
 		n, err := strconv.Atoi(req.URL.Query().Get("page"))
 		require.NoError(t, err)
 		return page(req, n)

@@ -351,3 +351,31 @@ func TestPing(t *testing.T) {
 	code, _, _ = runCLI(t, "", "ping", "extra")
 	require.Equal(t, exitUsage, code)
 }
+
+// A report whose stats.total_pages under-reports is written whole, with a
+// warning, and the command succeeds: every row came.
+func TestReportPastTotalPages(t *testing.T) {
+	var calls int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls++; calls > 5 {
+			t.Errorf("request %d: the walk does not stop", calls)
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+		rows := []string{}
+		if page < 2 {
+			rows = []string{`{"seller_order_no":"A-` + strconv.Itoa(2*page) + `"}`, `{"seller_order_no":"A-` + strconv.Itoa(2*page+1) + `"}`}
+		}
+		_, _ = io.WriteString(w, `{"status":"OK","data":[`+strings.Join(rows, ",")+`],"stats":{"total_pages":1}}`)
+	}))
+	defer srv.Close()
+	t.Setenv("PAYGATE_REPORTS_URL", srv.URL)
+	t.Setenv("PAYGATE_AUTH_TOKEN", "token")
+	code, out, errOut := runCLI(t, "", "report", "-from", "2026-11-01", "-to", "2026-11-02", "-items", "2")
+	require.Equal(t, exitOK, code, errOut)
+	require.Equal(t, "seller_order_no\nA-0\nA-1\nA-2\nA-3\n", out)
+	require.Contains(t, errOut, "warning: ")
+	require.Contains(t, errOut, "stats.total_pages said 1")
+	require.Equal(t, 3, calls)
+}

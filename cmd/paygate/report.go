@@ -26,7 +26,7 @@ func runReport(e env, args []string) int {
 	to := fs.String("to", "", "last day, YYYY-MM-DD (required)")
 	approved := fs.Bool("approved", false, "approved payments only")
 	format := fs.String("format", "csv", "csv (every row's fields as columns, values as sent) or json (one row per line)")
-	items := fs.Int("items", 100, "rows per page")
+	items := fs.Int("items", 100, "rows per page (-1: every row in one answer)")
 	cf := addClientFlags(fs)
 	if st, ok := parse(fs, args); !ok {
 		return st
@@ -63,13 +63,18 @@ func runReport(e env, args []string) int {
 }
 
 // writeRows feeds every row to write, with a progress line on a terminal.
-// A report error is exit 1; a write error exit 2.
+// A report error is exit 1; a write error exit 2. A report whose rows all
+// came but whose stats.total_pages was wrong (paygate.ErrReportPastTotalPages)
+// is written whole, with a warning on stderr.
 func writeRows(e env, rows iter.Seq2[paygate.ReportRow, error], write func(paygate.ReportRow) error) int {
 	n := 0
 	for row, err := range rows {
 		switch {
 		case errors.Is(err, paygate.ErrNoCredential):
 			return fail(e, "%v", err) // configuration: exit 2
+		case errors.Is(err, paygate.ErrReportPastTotalPages):
+			fmt.Fprintln(e.stderr, "paygate report: warning: "+cliText(err.Error()))
+			continue // the last thing the walk yields
 		case err != nil:
 			return failed(e, "report", err)
 		}
