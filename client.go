@@ -112,7 +112,7 @@ func WithCheckoutURL(u string) Option {
 			return err
 		}
 		if given, _ := url.Parse(u); given != nil && given.Path != "" {
-			base.Path = given.Path // "https://host/" is the root, not a bare host
+			base.Path, base.RawPath = given.Path, given.RawPath // "https://host/" is the root, not a bare host
 		}
 		c.checkoutURL = base
 		return nil

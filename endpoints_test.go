@@ -29,6 +29,8 @@ func TestCheckoutURLAsGiven(t *testing.T) {
 			action: "https://snapnpay.my/v2/checkout", pay: "https://snapnpay.my/pay/"},
 		{name: "another path, as given", checkout: "https://gw.example/merchant/checkout/",
 			action: "https://gw.example/merchant/checkout/", pay: "https://gw.example/pay/"},
+		{name: "an escaped path stays escaped", checkout: "https://gw.example/a%2Fb/",
+			action: "https://gw.example/a%2Fb/", pay: "https://gw.example/pay/"},
 		{name: "a bare host with configured paths", checkout: "https://gw.example", endpoints: &Endpoints{Checkout: "/v3/checkout", Pay: "/p/"},
 			action: "https://gw.example/v3/checkout", pay: "https://gw.example/p/"},
 	} {
