@@ -76,6 +76,12 @@ func (pg *pager) page(p *ReportPage, n int) pageVerdict {
 		}
 		pg.seen[d] = n
 	}
+	if p.HasTotalPages && n >= p.TotalPages && rows > 0 {
+		if pg.past == 0 {
+			pg.pastFrom, pg.pastTotal = n, p.TotalPages
+		}
+		pg.past += rows
+	}
 	if n == 0 {
 		pg.size = pg.items
 		// A first page shorter than asked (or than everything) while
@@ -89,12 +95,6 @@ func (pg *pager) page(p *ReportPage, n int) pageVerdict {
 		case pg.items == AllItems:
 			return pg.end(p, n) // every row came at once
 		}
-	}
-	if p.HasTotalPages && n >= p.TotalPages && rows > 0 {
-		if pg.past == 0 {
-			pg.pastFrom, pg.pastTotal = n, p.TotalPages
-		}
-		pg.past += rows
 	}
 	if rows < pg.size {
 		return pg.end(p, n)

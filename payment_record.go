@@ -116,12 +116,14 @@ var recordNames = map[string]recordName{
 	"created_date":        {recCreated, 1},
 }
 
-// recordSlot is the value read for one field and the name it came under.
+// recordSlot is the value read for one field and the name it came under;
+// other names (or repeats) with another value make it conflicted.
 type recordSlot struct {
-	name  string
-	value string
-	rank  uint8
-	set   bool
+	name, value string
+	other       string // the first name that disagreed
+	rank        uint8
+	set         bool
+	conflicted  bool
 }
 
 // recordTimeLayouts are the time formats PaymentRecord reads, with an offset
@@ -159,14 +161,22 @@ func decodePaymentRecord(raw, what string) (PaymentRecord, error) {
 			return
 		}
 		s := &slots[n.field]
+		agree := !s.set || s.value == v || n.field == recTxnTime || n.field == recCreated
 		switch {
 		case !s.set || n.rank < s.rank:
-			if s.set && s.value != v && n.field != recTxnTime && n.field != recCreated {
+			if !agree {
 				p.problem(s.name, "differs from "+key+", which is used", s.value)
 			}
-			*s = recordSlot{name: key, value: v, rank: n.rank, set: true}
-		case s.value != v && n.field != recTxnTime && n.field != recCreated:
+			prev := *s
+			*s = recordSlot{name: key, value: v, rank: n.rank, set: true, conflicted: prev.conflicted || !agree}
+			if !agree {
+				s.other = prev.name
+			}
+		case !agree:
 			p.problem(key, "differs from "+s.name+", which is used", v)
+			if !s.conflicted {
+				s.conflicted, s.other = true, key
+			}
 		}
 	})
 	if sc.err == nil && sc.peek() != 0 {
@@ -176,6 +186,11 @@ func decodePaymentRecord(raw, what string) (PaymentRecord, error) {
 		return PaymentRecord{}, fmt.Errorf("paygate: %s: %w", what, sc.err)
 	}
 	ref := slots[recRef]
+	if ref.conflicted {
+		// Two references: the payment cannot be attributed to one order.
+		return PaymentRecord{}, &ValidationError{Problems: []FieldError{newFieldError(ref.name,
+			"differs from "+ref.other+": the "+what+" names two references", ref.value)}}
+	}
 	if ref.value == "" {
 		return PaymentRecord{}, &ValidationError{Problems: []FieldError{newFieldError("seller_order_no",
 			"required: a "+what+" needs the merchant's reference (seller_order_no, fpx_seller_order_no, refno or refNo)", "")}}
@@ -197,6 +212,12 @@ func decodePaymentRecord(raw, what string) (PaymentRecord, error) {
 	code := slots[recCode]
 	p.FPXCode, p.HasFPXCode = FPXCode(code.value), code.set
 	p.status(slots[recStatus])
+	if slots[recStatus].conflicted || slots[recCode].conflicted {
+		// Two outcomes in one row: nothing is proved (docs/assumptions.md
+		// A-payment-record).
+		p.Status = ""
+		p.problem("status", "conflicting values: the outcome is unconfirmed", "")
+	}
 	for _, t := range [...]recordSlot{slots[recTxnTime], slots[recCreated]} {
 		if t.value == "" {
 			continue
@@ -256,8 +277,10 @@ func (p *PaymentRecord) problem(field, rule, value string) {
 }
 
 // Payment decodes the row into a PaymentRecord (docs/assumptions.md
-// A-payment-record). It fails only when the row is not a JSON object or
-// names no merchant reference; anything else odd is in Problems.
+// A-payment-record). It fails only when the row is not a JSON object, names
+// no merchant reference, or names two different ones (the payment cannot be
+// attributed); anything else odd is in Problems, and two different statuses
+// or FPX codes leave Status "" (unconfirmed).
 func (r ReportRow) Payment() (PaymentRecord, error) { return decodePaymentRecord(r.raw, "report row") }
 
 // Payment decodes the lookup's record into a PaymentRecord, by the same
