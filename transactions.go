@@ -3,6 +3,7 @@ package paygate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 )
@@ -45,4 +46,48 @@ func (c *Client) Transactions(ctx context.Context, email string) (*TransactionHi
 		return nil, fmt.Errorf("%w: transactions: status %q", ErrReportStatus, *a.Status)
 	}
 	return &TransactionHistory{Raw: json.RawMessage(body)}, nil
+}
+
+// Payments decodes the history's rows into PaymentRecords, by the rules of
+// ReportRow.Payment (docs/assumptions.md A-transactions, A-payment-record).
+// The rows are the answer itself when it is an array, else its "data" or
+// "transactions" array. Rows that decode are returned even when others do
+// not; the error then names each row that did not (by index), joined.
+func (h *TransactionHistory) Payments() ([]PaymentRecord, error) {
+	sc := &jsonScanner{s: string(h.Raw)}
+	var rows []string
+	found := false
+	each := func() {
+		found = true
+		sc.eachElement(func(int) { rows = append(rows, sc.skip()) })
+	}
+	switch sc.peek() {
+	case '[':
+		each()
+	case '{':
+		sc.eachMember(func(key string) {
+			if (key == "data" || key == "transactions") && !found && sc.peek() == '[' {
+				each()
+				return
+			}
+			sc.skip()
+		})
+	}
+	if sc.err != nil {
+		return nil, fmt.Errorf("paygate: transactions: %w", sc.err)
+	}
+	if !found {
+		return nil, errors.New("paygate: transactions: no array of rows (the answer, or its data or transactions member)")
+	}
+	out := make([]PaymentRecord, 0, len(rows))
+	var errs []error
+	for i, raw := range rows {
+		p, err := decodePaymentRecord(raw, "transaction")
+		if err != nil {
+			errs = append(errs, fmt.Errorf("row %d: %w", i, err))
+			continue
+		}
+		out = append(out, p)
+	}
+	return out, errors.Join(errs...)
 }

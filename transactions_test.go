@@ -3,6 +3,7 @@ package paygate
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/jarcoal/httpmock"
@@ -63,4 +64,55 @@ func TestTransactions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The history's rows decode like report rows, from an array or its data or
+// transactions member; a row that does not decode is named, the others kept.
+func TestTransactionHistoryPayments(t *testing.T) {
+	for _, tc := range []struct {
+		name, raw string
+		refs      []string
+		err       string
+	}{
+		{name: "data member", raw: `{"status":"OK","data":[{"seller_order_no":"A~x~y","status":"success"},{"seller_order_no":"B","status":"failed"}]}`, refs: []string{"A", "B"}},
+		{name: "transactions member", raw: `{"transactions":[{"fpx_seller_order_no":"C","fpx_debit_auth_code":"00"}]}`, refs: []string{"C"}},
+		{name: "a bare array", raw: `[{"refno":"D","status":"pending"}]`, refs: []string{"D"}},
+		{name: "an empty history", raw: `{"status":"OK","data":[]}`, refs: []string{}},
+		{name: "a row without a reference", raw: `{"data":[{"status":"success"},{"seller_order_no":"E","status":"success"}]}`, refs: []string{"E"}, err: "row 0: "},
+		{name: "no rows anywhere", raw: `{"status":"OK","count":0}`, refs: nil, err: "no array of rows"},
+		{name: "data not an array", raw: `{"data":{"seller_order_no":"F"}}`, refs: nil, err: "no array of rows"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &TransactionHistory{Raw: []byte(tc.raw)}
+			ps, err := h.Payments()
+			if tc.err == "" {
+				require.NoError(t, err)
+			} else {
+				require.ErrorContains(t, err, tc.err)
+			}
+			if tc.refs == nil {
+				require.Nil(t, ps)
+				return
+			}
+			refs := []string{}
+			for _, p := range ps {
+				refs = append(refs, p.RefNo)
+			}
+			require.Equal(t, tc.refs, refs)
+		})
+	}
+}
+
+func FuzzTransactionHistory(f *testing.F) {
+	f.Add(`{"status":"OK","data":[{"seller_order_no":"A~x","amount":"1.00","status":"success"}]}`)
+	f.Add(`[{"refno":"B"},1,"x",null]`)
+	f.Add(`{"transactions":[`)
+	f.Fuzz(func(t *testing.T, raw string) {
+		ps, _ := (&TransactionHistory{Raw: []byte(raw)}).Payments()
+		for _, p := range ps {
+			if p.RefNo == "" || strings.Contains(p.RefNo, "~") {
+				t.Fatalf("a record with base reference %q", p.RefNo)
+			}
+		}
+	})
 }

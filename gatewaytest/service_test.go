@@ -82,6 +82,11 @@ func TestServiceEndpoints(t *testing.T) {
 	require.NoError(t, h.Decode(&tx))
 	require.Len(t, tx.Data, 1)
 	require.Equal(t, "INV-1~cart", tx.Data[0]["seller_order_no"])
+	ps, err := h.Payments()
+	require.NoError(t, err)
+	require.Len(t, ps, 1)
+	require.Equal(t, "INV-1", ps[0].RefNo)
+	require.Equal(t, paygate.Amount(2590), ps[0].Amount)
 
 	wrong, err := sb.Client(paygate.WithAuthToken("x")) // a wrong AuthToken is refused
 	require.NoError(t, err)
