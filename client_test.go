@@ -340,6 +340,7 @@ func TestPaymentReportPageAuth(t *testing.T) {
 		for _, bad := range []ReportQuery{
 			{Start: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
 			{ItemsPerPage: -2},
+			{MaxPages: -1},
 			{Extra: url.Values{"page": {"7"}}},
 		} {
 			_, err := f.c.PaymentReportPage(context.Background(), bad, 0)
