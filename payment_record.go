@@ -126,9 +126,10 @@ type recordSlot struct {
 	conflicted  bool
 }
 
-// recordTimeLayouts are the time formats PaymentRecord reads, with an offset
-// first; the others are Malaysian times.
-var recordTimeLayouts = [...]string{time.RFC3339Nano, "2006-01-02 15:04:05", "2006-01-02T15:04:05", "20060102150405", time.DateOnly}
+// recordZone is Malaysia time (MalaysiaTime), the zone of record times
+// without an offset; a *time.Location is immutable, so one serves every
+// decode.
+var recordZone = MalaysiaTime()
 
 // decodePaymentRecord reads one JSON object (a report row or a lookup
 // record) in one pass with the package's scanner: no reflection, and the
@@ -253,22 +254,33 @@ func (p *PaymentRecord) status(s recordSlot) {
 	}
 }
 
-// parseRecordTime reads a time in one of recordTimeLayouts; zero when none
-// fits.
+// parseRecordTime reads a time in RFC 3339, or a Malaysian
+// 2006-01-02 15:04:05, 2006-01-02T15:04:05, FPX 20060102150405 or
+// 2006-01-02; zero when none fits. The layout is chosen by the text's
+// shape, so a row costs one parse, not a failed one per layout.
 func parseRecordTime(s string) time.Time {
-	for i, layout := range recordTimeLayouts {
-		var t time.Time
-		var err error
-		if i == 0 {
-			t, err = time.Parse(layout, s)
-		} else {
-			t, err = time.ParseInLocation(layout, s, MalaysiaTime())
+	var layout string
+	switch {
+	case len(s) == 14 && nonDigit(s) < 0:
+		layout = "20060102150405"
+	case len(s) == 10:
+		layout = time.DateOnly
+	case len(s) == 19 && s[10] == ' ':
+		layout = time.DateTime
+	case len(s) == 19 && s[10] == 'T':
+		layout = "2006-01-02T15:04:05"
+	default:
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return time.Time{}
 		}
-		if err == nil {
-			return t
-		}
+		return t
 	}
-	return time.Time{}
+	t, err := time.ParseInLocation(layout, s, recordZone)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 // problem records a field that did not parse.
