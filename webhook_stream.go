@@ -13,18 +13,20 @@ import (
 // megabytes. It reports exactly the problems ValidateBatchJSON reports for
 // the same bytes, in the same *ValidationError, and returns the number of
 // transactions read. An error reading r is returned as it is (not a
-// *ValidationError).
+// *ValidationError). It checks the document's agency codes;
+// WebhookValidator.ValidateBatchReader checks others.
 func ValidateBatchReader(r io.Reader) (int, error) {
-	return validateStream(r, windowChunk)
+	return validateStream(r, windowChunk, WebhookValidator{})
 }
 
 // validateStream is ValidateBatchReader with windows of about chunk bytes
-// (tests use tiny ones, to put window ends everywhere).
-func validateStream(r io.Reader, chunk int) (int, error) {
+// (tests use tiny ones, to put window ends everywhere) and the agency codes
+// of rules.
+func validateStream(r io.Reader, chunk int, rules WebhookValidator) (int, error) {
 	src := &windowReader{r: r, chunk: chunk}
 	p := &jsonScanner{src: src}
 	var v ValidationError
-	_, count := decodeBatch(p, &v, false)
+	_, count := decodeBatch(p, &v, false, rules)
 	if p.err == nil && p.peek() != 0 {
 		p.fail("data after the top-level value")
 	}

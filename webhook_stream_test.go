@@ -24,7 +24,7 @@ func requireSameAsJSON(t testing.TB, body []byte, chunks ...int) {
 			"whole reads":       func() io.Reader { return bytes.NewReader(body) },
 			"one byte per read": func() io.Reader { return iotest.OneByteReader(bytes.NewReader(body)) },
 		} {
-			n, got := validateStream(r(), chunk)
+			n, got := validateStream(r(), chunk, WebhookValidator{})
 			requireSameError(t, want, got, "%s, chunk %d", name, chunk)
 			if want == nil {
 				require.Equal(t, len(batch.Transactions), n, "%s, chunk %d", name, chunk)
@@ -59,7 +59,7 @@ func TestValidateBatchReaderMatchesJSON(t *testing.T) {
 		bodies = append(bodies, b)
 	}
 	for _, m := range agreementCorpus() {
-		bodies = append(bodies, m.apply(t))
+		bodies = append(bodies, m.apply(t, ZakatAgencies()))
 	}
 	long := strings.Repeat(`1,`, 200) + `1`
 	for _, s := range []string{

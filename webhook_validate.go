@@ -6,7 +6,6 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // The rules a webhook field can break (docs/protocol.md B2, B3, Errors). FieldError.Rule
@@ -18,7 +17,6 @@ const (
 	ruleNumber        = "must be a number"
 	ruleObject        = "must be an object"
 	ruleArray         = "must be an array"
-	ruleAgency        = "must be one of BANKLZS, BANKPPZ, BANK"
 	ruleStatus        = "must be one of success, pending, failed"
 	ruleState         = "must be one of johor, kedah, kelantan, melaka, negeri_sembilan, pahang, pulau_pinang, perak, perlis, sabah, sarawak, selangor, terengganu, kuala_lumpur, labuan, putrajaya"
 	ruleType          = "must be one of fitrah, zakat_emas, zakat_fitrah, zakat_kwsp, zakat_padi, zakat_pendapatan, zakat_perak, zakat_perniagaan, zakat_pertanian, zakat_qada, zakat_rikaz, zakat_saham, zakat_simpanan, zakat_ternakan"
@@ -26,7 +24,7 @@ const (
 	ruleAmountMin     = "must be >= 0"
 	ruleAmountSen     = "must be exact in sen (at most 2 decimals)"
 	ruleEmail         = "must be a plain e-mail address (name@example.com: no display name, quotes or [address] literal)"
-	ruleTime          = "must be ISO 8601 (RFC 3339) with a timezone offset, e.g. 2026-11-22T10:30:00+08:00"
+	ruleTime          = "must be ISO 8601 with a timezone offset (Z, +08:00 or +0800), e.g. 2026-11-22T10:30:00+08:00"
 	ruleICNo          = "must be 12 digits"
 	ruleYear          = "must be 4 digits"
 	rulePhone         = "must be 10 to 12 digits"
@@ -95,7 +93,15 @@ const (
 // whose fields are JSON pointers (/transactions/3/data/zakat_ic_no). An empty
 // string (or zero Time) counts as absent: required fields must be set,
 // optional data fields are checked only when set.
+//
+// It checks the document's agency codes; WebhookValidator.ValidateTransactions
+// checks others.
 func ValidateTransactions(txs []Transaction) error {
+	return validateTransactions(txs, WebhookValidator{})
+}
+
+// validateTransactions is ValidateTransactions with the agency codes of rules.
+func validateTransactions(txs []Transaction, rules WebhookValidator) error {
 	var v ValidationError
 	seen := newOrderNoSet(len(txs))
 	for i := range txs {
@@ -112,7 +118,7 @@ func ValidateTransactions(txs []Transaction) error {
 				dataPresent |= 1 << bit
 			}
 		}
-		checkTransaction(&v, i, tx, present, 0, dataPresent, seen)
+		checkTransaction(&v, i, tx, present, 0, dataPresent, seen, rules)
 	}
 	return v.err()
 }
@@ -120,7 +126,7 @@ func ValidateTransactions(txs []Transaction) error {
 // checkTransaction applies the value rules to one transaction. present has
 // the fields that are there with the right JSON type; reported has those
 // already reported (wrong type, unreadable value), which are skipped.
-func checkTransaction(v *ValidationError, i int, tx *Transaction, present, reported, dataPresent uint16, seen *orderNoSet) {
+func checkTransaction(v *ValidationError, i int, tx *Transaction, present, reported, dataPresent uint16, seen *orderNoSet, rules WebhookValidator) {
 	for bit, name := range txFields {
 		b := uint16(1) << bit
 		if present&b == 0 && reported&b == 0 {
@@ -128,8 +134,8 @@ func checkTransaction(v *ValidationError, i int, tx *Transaction, present, repor
 		}
 	}
 	failed := func(b uint16, ok bool) bool { return present&b != 0 && reported&b == 0 && !ok }
-	if failed(txAgency, tx.Agency.Valid()) {
-		v.add(txPointer(i, "agency"), ruleAgency, string(tx.Agency))
+	if failed(txAgency, rules.Accepts(tx.Agency)) {
+		v.add(txPointer(i, "agency"), rules.agencyRule(), string(tx.Agency))
 	}
 	if failed(txOrderNo, tx.OrderNo != "") {
 		v.add(txPointer(i, "orderno"), ruleNotEmpty, "")
@@ -343,10 +349,18 @@ func cutByte(s string, c byte) (before, after string, found bool) {
 // two values. It returns the typed batch when there is no problem (its
 // strings may share memory with one copy of body), and a *ValidationError
 // otherwise (field "" for a body that is not JSON at all).
+//
+// It checks the document's agency codes; WebhookValidator.ValidateBatchJSON
+// checks others.
 func ValidateBatchJSON(body []byte) (*Batch, error) {
+	return validateBatchJSON(body, WebhookValidator{})
+}
+
+// validateBatchJSON is ValidateBatchJSON with the agency codes of rules.
+func validateBatchJSON(body []byte, rules WebhookValidator) (*Batch, error) {
 	var v ValidationError
 	p := &jsonScanner{s: string(body)}
-	batch, _ := decodeBatch(p, &v, true)
+	batch, _ := decodeBatch(p, &v, true, rules)
 	if p.err == nil && p.peek() != 0 {
 		p.fail("data after the top-level value")
 	}
@@ -362,8 +376,8 @@ func ValidateBatchJSON(body []byte) (*Batch, error) {
 
 // decodeBatch reads the top-level object. With keep false (streaming) the
 // transactions are checked one at a time and not kept: the batch holds only
-// their count.
-func decodeBatch(p *jsonScanner, v *ValidationError, keep bool) (batch *Batch, count int) {
+// their count. rules holds the agency codes.
+func decodeBatch(p *jsonScanner, v *ValidationError, keep bool, rules WebhookValidator) (batch *Batch, count int) {
 	if p.peek() != '{' {
 		p.skip()
 		v.add("", ruleObject, "")
@@ -409,7 +423,7 @@ func decodeBatch(p *jsonScanner, v *ValidationError, keep bool) (batch *Batch, c
 					v.add("/transactions/"+strconv.Itoa(i), ruleObject, p.skip())
 					return
 				}
-				decodeTransaction(p, i, tx, v, seen)
+				decodeTransaction(p, i, tx, v, seen, rules)
 			})
 		case "$schema":
 			if keys&2 != 0 {
@@ -492,7 +506,7 @@ func zakatIndex(key string) int {
 
 // decodeTransaction reads one transaction object, reporting wrong JSON types,
 // repeated keys and unreadable values, then applies the value rules.
-func decodeTransaction(p *jsonScanner, i int, tx *Transaction, v *ValidationError, seen *orderNoSet) {
+func decodeTransaction(p *jsonScanner, i int, tx *Transaction, v *ValidationError, seen *orderNoSet, rules WebhookValidator) {
 	var present, reported, keys, dataPresent uint16
 	p.eachMember(func(key string) {
 		b := txBit(key)
@@ -550,8 +564,8 @@ func decodeTransaction(p *jsonScanner, i int, tx *Transaction, v *ValidationErro
 			case txStatus:
 				tx.Status = Status(s)
 			case txTime:
-				t, err := time.Parse(time.RFC3339, s)
-				if err != nil {
+				t, ok := parseWebhookTime(s)
+				if !ok {
 					v.add(txPointer(i, key), ruleTime, s)
 					reported |= b
 				}
@@ -560,7 +574,7 @@ func decodeTransaction(p *jsonScanner, i int, tx *Transaction, v *ValidationErro
 		}
 	})
 	if p.err == nil {
-		checkTransaction(v, i, tx, present, reported, dataPresent, seen)
+		checkTransaction(v, i, tx, present, reported, dataPresent, seen, rules)
 	}
 }
 

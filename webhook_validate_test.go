@@ -78,7 +78,7 @@ func TestValidateTransactionsRules(t *testing.T) {
 			tx.Data.Type, tx.Data.Rate, tx.Data.Dependants = TypePendapatan, "", ""
 		}, "", ""},
 		{"agency missing", func(tx *Transaction) { tx.Agency = "" }, "/transactions/0/agency", ruleRequired},
-		{"agency unknown", func(tx *Transaction) { tx.Agency = "BANKXYZ" }, "/transactions/0/agency", ruleAgency},
+		{"agency unknown", func(tx *Transaction) { tx.Agency = "BANKXYZ" }, "/transactions/0/agency", "must be one of BANKLZS, BANKPPZ, BANK"},
 		{"orderno missing", func(tx *Transaction) { tx.OrderNo = "" }, "/transactions/0/orderno", ruleRequired},
 		{"amount negative", func(tx *Transaction) { tx.Amount = -1 }, "/transactions/0/amount", ruleAmountMin},
 		{"name missing", func(tx *Transaction) { tx.Name = "" }, "/transactions/0/name", ruleRequired},
@@ -156,7 +156,7 @@ func TestValidateBatchJSONRules(t *testing.T) {
 		{"agency wrong case key", func(tx, _ map[string]any) { tx["Agency"] = tx["agency"]; delete(tx, "agency") }, "/transactions/0/agency", ruleRequired},
 		{"agency number", func(tx, _ map[string]any) { tx["agency"] = 1 }, "/transactions/0/agency", ruleString},
 		{"agency null", func(tx, _ map[string]any) { tx["agency"] = nil }, "/transactions/0/agency", ruleString},
-		{"agency empty", func(tx, _ map[string]any) { tx["agency"] = "" }, "/transactions/0/agency", ruleAgency},
+		{"agency empty", func(tx, _ map[string]any) { tx["agency"] = "" }, "/transactions/0/agency", "must be one of BANKLZS, BANKPPZ, BANK"},
 		{"orderno empty", func(tx, _ map[string]any) { tx["orderno"] = "" }, "/transactions/0/orderno", ruleNotEmpty},
 		{"orderno number", func(tx, _ map[string]any) { tx["orderno"] = 12 }, "/transactions/0/orderno", ruleString},
 		{"amount string", func(tx, _ map[string]any) { tx["amount"] = "10.50" }, "/transactions/0/amount", ruleNumber},

@@ -1,0 +1,92 @@
+package paygate
+
+import (
+	"encoding/json"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseWebhookTime(t *testing.T) {
+	myt := time.FixedZone("", 8*3600)
+	tests := []struct {
+		in   string
+		want time.Time // zero: refused
+	}{
+		{"2026-11-22T10:30:00+08:00", time.Date(2026, 11, 22, 10, 30, 0, 0, myt)},
+		{"2024-01-02T03:04:05+0800", time.Date(2024, 1, 2, 3, 4, 5, 0, myt)}, // PHP DATE_ISO8601
+		{"2024-01-02T03:04+08:00", time.Date(2024, 1, 2, 3, 4, 0, 0, myt)},
+		{"2024-01-02T03:04+0800", time.Date(2024, 1, 2, 3, 4, 0, 0, myt)},
+		{"2024-01-02T03:04Z", time.Date(2024, 1, 2, 3, 4, 0, 0, time.UTC)},
+		{"2024-01-02T03:04:05.5Z", time.Date(2024, 1, 2, 3, 4, 5, 500_000_000, time.UTC)},
+		{"2024-01-02T03:04:05.123456789123-0330", time.Date(2024, 1, 2, 3, 4, 5, 123_456_789, time.FixedZone("", -(3*3600+30*60)))},
+		{"2024-02-29T23:59:59+23:59", time.Date(2024, 2, 29, 23, 59, 59, 0, time.FixedZone("", 23*3600+59*60))},
+		{"2026-11-22T10:30:00", time.Time{}},
+		{"2026-11-22T10:30", time.Time{}},
+		{"2026-11-22", time.Time{}},
+		{"2026-11-22T10:30:00+08", time.Time{}},
+		{"2026-11-22T10:30:00.+08:00", time.Time{}},
+		{"2026-11-22T10:30:0+08:00", time.Time{}},
+		{"2023-02-29T00:00Z", time.Time{}},
+		{"2026-11-22T10:30:00+08:00 ", time.Time{}},
+		{"2026-11-22T10:30:00Z\n", time.Time{}},
+		{"2026-11-22T10:30:00z", time.Time{}},
+		{"2026-11-22T10:30:00+08:0", time.Time{}},
+		{"2026-11-22T10:30:00+0800:", time.Time{}},
+		{"2026-11-22T10:30:", time.Time{}},
+	}
+	for _, tt := range tests {
+		got, ok := parseWebhookTime(tt.in)
+		require.Equal(t, !tt.want.IsZero(), ok, tt.in)
+		if ok {
+			require.True(t, tt.want.Equal(got), "%s: got %v", tt.in, got)
+			_, off := got.Zone()
+			_, wantOff := tt.want.Zone()
+			require.Equal(t, wantOff, off, "%s keeps its offset", tt.in)
+		}
+	}
+}
+
+// schemaTimePattern is the `time` pattern of the embedded schema.
+func schemaTimePattern(t testing.TB) *regexp.Regexp {
+	var s struct {
+		Defs struct {
+			Transaction struct {
+				Properties struct {
+					Time struct {
+						Pattern string `json:"pattern"`
+					} `json:"time"`
+				} `json:"properties"`
+			} `json:"transaction"`
+		} `json:"$defs"`
+	}
+	require.NoError(t, json.Unmarshal(WebhookSchema(), &s))
+	require.NotEmpty(t, s.Defs.Transaction.Properties.Time.Pattern)
+	return regexp.MustCompile(s.Defs.Transaction.Properties.Time.Pattern)
+}
+
+// The time rule of the validator and the schema's pattern agree on every
+// string, and whatever Go reads as RFC 3339 the rule accepts as the same
+// instant and offset.
+func FuzzWebhookTime(f *testing.F) {
+	for _, s := range []string{"2026-11-22T10:30:00+08:00", "2024-01-02T03:04:05+0800", "2024-01-02T03:04Z",
+		"2000-02-29T00:00:00.000000001-00:00", "1900-02-29T00:00Z", "2026-11-22T10:30:00", "2026-11-22T24:00Z"} {
+		f.Add(s)
+	}
+	pattern := schemaTimePattern(f)
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := parseWebhookTime(s)
+		require.Equal(t, pattern.MatchString(s), ok, "validator and schema on %q", s)
+		std, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return
+		}
+		require.True(t, ok, "%q is RFC 3339 (%v)", s, std)
+		require.True(t, std.Equal(got), "%q: %v, RFC 3339 %v", s, got, std)
+		_, a := got.Zone()
+		_, b := std.Zone()
+		require.Equal(t, b, a, "%q keeps its offset", s)
+	})
+}

@@ -1,0 +1,157 @@
+package paygate
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// WebhookValidator checks webhook records against the rules of
+// docs/protocol.md B1-B3 with a configured set of agency codes. The
+// protocol document replaced the brand in its identifiers by `bank`/`BANK`
+// (BANKLZS, BANKPPZ, BANK); the real service's codes carry the brand
+// instead (ADBLZS, ADBPPZ, ADB on the bank webhook page,
+// docs/assumptions.md A-webhook-brand). The zero value checks the
+// document's codes; NewWebhookValidator sets others. The validator, its
+// Schema, a WebhookSender given it (WithWebhookValidator) and the sandbox
+// (gatewaytest.WithWebhookValidator) then agree on the set. A value, safe
+// to copy and for concurrent use.
+type WebhookValidator struct {
+	agencies []ZakatAgency // nil: ZakatAgencies()
+}
+
+// maxAgencyCode bounds the length of an agency code NewWebhookValidator
+// takes.
+const maxAgencyCode = 64
+
+// NewWebhookValidator makes a validator whose `agency` rule accepts
+// exactly the given codes, in that order in messages and in the schema; no
+// codes at all means the document's (ZakatAgencies). Each code is 1 to 64
+// ASCII letters, digits, '_' or '-', and none is given twice; anything else
+// is an error naming the code.
+func NewWebhookValidator(agencies ...ZakatAgency) (WebhookValidator, error) {
+	if len(agencies) == 0 {
+		return WebhookValidator{}, nil
+	}
+	for i, a := range agencies {
+		if !validAgencyCode(string(a)) {
+			return WebhookValidator{}, fmt.Errorf("paygate: webhook agency %q: want 1 to %d ASCII letters, digits, '_' or '-'", string(a), maxAgencyCode)
+		}
+		if slices.Contains(agencies[:i], a) {
+			return WebhookValidator{}, fmt.Errorf("paygate: webhook agency %q: given twice", string(a))
+		}
+	}
+	return WebhookValidator{agencies: slices.Clone(agencies)}, nil
+}
+
+// validAgencyCode is NewWebhookValidator's rule for one code.
+func validAgencyCode(s string) bool {
+	if s == "" || len(s) > maxAgencyCode {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// BrandAgencies are the agency codes of docs/protocol.md B2 with the
+// document's neutral `BANK` replaced by brand: brand+"LZS", brand+"PPZ" and
+// brand (BrandAgencies("ADB") is ADBLZS, ADBPPZ, ADB, the codes of the bank
+// webhook page; docs/assumptions.md A-webhook-brand). Pass them to
+// NewWebhookValidator.
+func BrandAgencies(brand string) []ZakatAgency {
+	return []ZakatAgency{ZakatAgency(brand + "LZS"), ZakatAgency(brand + "PPZ"), ZakatAgency(brand)}
+}
+
+// ParseAgencies reads a comma-separated list of agency codes (the form of
+// PAYGATE_WEBHOOK_AGENCIES and the CLI's -agencies) into a validator;
+// spaces around a code are ignored, and an empty list means the document's
+// codes.
+func ParseAgencies(list string) (WebhookValidator, error) {
+	if strings.TrimSpace(list) == "" {
+		return WebhookValidator{}, nil
+	}
+	var codes []ZakatAgency
+	for _, c := range strings.Split(list, ",") {
+		codes = append(codes, ZakatAgency(strings.TrimSpace(c)))
+	}
+	return NewWebhookValidator(codes...)
+}
+
+// Agencies lists the codes the `agency` rule accepts.
+func (v WebhookValidator) Agencies() []ZakatAgency {
+	if v.agencies == nil {
+		return ZakatAgencies()
+	}
+	return slices.Clone(v.agencies)
+}
+
+// Accepts reports whether a is one of the configured agency codes.
+func (v WebhookValidator) Accepts(a ZakatAgency) bool {
+	if v.agencies == nil {
+		return a.Valid()
+	}
+	return slices.Contains(v.agencies, a)
+}
+
+// agencyRule is the text of a broken `agency` rule.
+func (v WebhookValidator) agencyRule() string {
+	codes := v.Agencies()
+	names := make([]string, len(codes))
+	for i, c := range codes {
+		names[i] = string(c)
+	}
+	return "must be one of " + strings.Join(names, ", ")
+}
+
+// ValidateTransactions is the package's ValidateTransactions with this
+// validator's agency codes.
+func (v WebhookValidator) ValidateTransactions(txs []Transaction) error {
+	return validateTransactions(txs, v)
+}
+
+// ValidateBatchJSON is the package's ValidateBatchJSON with this
+// validator's agency codes.
+func (v WebhookValidator) ValidateBatchJSON(body []byte) (*Batch, error) {
+	return validateBatchJSON(body, v)
+}
+
+// ValidateBatchReader is the package's ValidateBatchReader with this
+// validator's agency codes.
+func (v WebhookValidator) ValidateBatchReader(r io.Reader) (int, error) {
+	return validateStream(r, windowChunk, v)
+}
+
+// defaultAgencyEnum is the agency enum of the embedded schema, which Schema
+// replaces.
+const defaultAgencyEnum = `"enum": [
+            "BANKLZS",
+            "BANKPPZ",
+            "BANK"
+          ]`
+
+// Schema is WebhookSchema with this validator's agency codes in the
+// `agency` enum; the rest of the schema is the same.
+func (v WebhookValidator) Schema() []byte {
+	if v.agencies == nil {
+		return WebhookSchema()
+	}
+	var b bytes.Buffer
+	b.WriteString(`"enum": [`)
+	for i, a := range v.agencies {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		code, _ := json.Marshal(string(a)) // a string always encodes
+		b.WriteString("\n            ")
+		b.Write(code)
+	}
+	b.WriteString("\n          ]")
+	return bytes.Replace(webhookSchema, []byte(defaultAgencyEnum), b.Bytes(), 1)
+}

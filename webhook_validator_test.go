@@ -1,0 +1,136 @@
+package paygate
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestNewWebhookValidator(t *testing.T) {
+	tests := []struct {
+		name    string
+		codes   []ZakatAgency
+		want    []ZakatAgency
+		wantErr string
+	}{
+		{name: "none: the document's", want: []ZakatAgency{"BANKLZS", "BANKPPZ", "BANK"}},
+		{name: "the bank webhook page's", codes: BrandAgencies("ADB"), want: []ZakatAgency{"ADBLZS", "ADBPPZ", "ADB"}},
+		{name: "one, order kept", codes: []ZakatAgency{"B_2", "a-1"}, want: []ZakatAgency{"B_2", "a-1"}},
+		{name: "empty code", codes: []ZakatAgency{"ADB", ""}, wantErr: `agency ""`},
+		{name: "space", codes: []ZakatAgency{"AD B"}, wantErr: `agency "AD B"`},
+		{name: "quote", codes: []ZakatAgency{`AD"B`}, wantErr: `want 1 to 64`},
+		{name: "non-ASCII", codes: []ZakatAgency{"ADBÉ"}, wantErr: `want 1 to 64`},
+		{name: "too long", codes: []ZakatAgency{ZakatAgency(strings.Repeat("A", 65))}, wantErr: "want 1 to 64"},
+		{name: "twice", codes: []ZakatAgency{"ADB", "ADBLZS", "ADB"}, wantErr: `agency "ADB": given twice`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := NewWebhookValidator(tt.codes...)
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, v.Agencies())
+			for _, a := range tt.want {
+				require.True(t, v.Accepts(a), a)
+			}
+			require.False(t, v.Accepts("OTHER"))
+			require.False(t, v.Accepts(""))
+		})
+	}
+	require.Equal(t, ZakatAgencies(), WebhookValidator{}.Agencies(), "the zero value is the document's")
+	codes := []ZakatAgency{"X1"}
+	v, err := NewWebhookValidator(codes...)
+	require.NoError(t, err)
+	codes[0] = "CHANGED"
+	v.Agencies()[0] = "CHANGED"
+	require.Equal(t, []ZakatAgency{"X1"}, v.Agencies(), "the validator keeps its own copy")
+}
+
+func TestParseAgencies(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    []ZakatAgency
+		wantErr bool
+	}{
+		{in: "", want: ZakatAgencies()},
+		{in: "  ", want: ZakatAgencies()},
+		{in: "ADBLZS,ADBPPZ,ADB", want: BrandAgencies("ADB")},
+		{in: " ADBLZS , ADBPPZ,ADB ", want: BrandAgencies("ADB")},
+		{in: "ADB", want: []ZakatAgency{"ADB"}},
+		{in: "ADB,,ADBLZS", wantErr: true},
+		{in: "ADB,", wantErr: true},
+		{in: "ADB,ADB", wantErr: true},
+		{in: "ADB;ADBLZS", wantErr: true},
+	}
+	for _, tt := range tests {
+		v, err := ParseAgencies(tt.in)
+		if tt.wantErr {
+			require.Error(t, err, tt.in)
+			continue
+		}
+		require.NoError(t, err, tt.in)
+		require.Equal(t, tt.want, v.Agencies(), tt.in)
+	}
+}
+
+// The three validators of a WebhookValidator (typed, whole body,
+// streaming) accept its codes and refuse the others, naming the codes.
+func TestWebhookValidatorAgencies(t *testing.T) {
+	adb, err := NewWebhookValidator(BrandAgencies("ADB")...)
+	require.NoError(t, err)
+	tests := []struct {
+		name   string
+		rules  WebhookValidator
+		agency ZakatAgency
+		rule   string // "": valid
+	}{
+		{"document: BANKLZS", WebhookValidator{}, "BANKLZS", ""},
+		{"document: BANK", WebhookValidator{}, "BANK", ""},
+		{"document: ADBLZS", WebhookValidator{}, "ADBLZS", "must be one of BANKLZS, BANKPPZ, BANK"},
+		{"ADB: ADBLZS", adb, "ADBLZS", ""},
+		{"ADB: ADBPPZ", adb, "ADBPPZ", ""},
+		{"ADB: ADB", adb, "ADB", ""},
+		{"ADB: BANKLZS", adb, "BANKLZS", "must be one of ADBLZS, ADBPPZ, ADB"},
+		{"ADB: adb", adb, "adb", "must be one of ADBLZS, ADBPPZ, ADB"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			txs := validTxs(2)
+			txs[0].Agency, txs[1].Agency = tt.agency, tt.rules.Agencies()[0]
+			body, err := json.Marshal(Batch{Transactions: txs})
+			require.NoError(t, err)
+			typedErr := tt.rules.ValidateTransactions(txs)
+			_, jsonErr := tt.rules.ValidateBatchJSON(body)
+			n, streamErr := tt.rules.ValidateBatchReader(bytes.NewReader(body))
+			require.Equal(t, 2, n)
+			for _, err := range []error{typedErr, jsonErr, streamErr} {
+				if tt.rule == "" {
+					require.NoError(t, err)
+					continue
+				}
+				requireProblem(t, problemsOf(t, err), "/transactions/0/agency", tt.rule)
+			}
+		})
+	}
+}
+
+// A validator's schema is WebhookSchema with its codes in the agency enum
+// and nothing else changed; the zero value's is WebhookSchema.
+func TestWebhookValidatorSchema(t *testing.T) {
+	require.Equal(t, WebhookSchema(), WebhookValidator{}.Schema())
+	adb, err := NewWebhookValidator(BrandAgencies("ADB")...)
+	require.NoError(t, err)
+	var doc, want map[string]any
+	require.NoError(t, json.Unmarshal(adb.Schema(), &doc))
+	require.NoError(t, json.Unmarshal(WebhookSchema(), &want))
+	agency := doc["$defs"].(map[string]any)["transaction"].(map[string]any)["properties"].(map[string]any)["agency"].(map[string]any)
+	require.Equal(t, []any{"ADBLZS", "ADBPPZ", "ADB"}, agency["enum"])
+	agency["enum"] = []any{"BANKLZS", "BANKPPZ", "BANK"}
+	require.Equal(t, want, doc, "only the enum differs")
+	require.Contains(t, string(WebhookSchema()), defaultAgencyEnum, "the embedded schema holds the enum Schema replaces")
+}
