@@ -26,6 +26,7 @@ type WebhookSender struct {
 	endpoint  string
 	password  secret
 	batchSize int
+	rules     WebhookValidator
 	transport transport
 }
 
@@ -52,11 +53,26 @@ func WithBatchSize(n int) SenderOption {
 	})
 }
 
-// NewWebhookSender makes a sender for the service at webhookURL (the
-// {webhook_url} host, or the full .../api/bank/webhook address) with the API
-// password the operator issued. The URL must be https, or http to a loopback
-// host (a local sandbox): the password travels in a header. An empty
-// password, or one with a line break, is refused; errors never repeat it.
+// WithWebhookValidator makes Send check transactions with v, so that its
+// agency codes (BrandAgencies("ADB") for the bank webhook page's ADBLZS,
+// ADBPPZ, ADB) are the ones accepted (docs/assumptions.md A-webhook-brand).
+// Without it the document's codes are.
+func WithWebhookValidator(v WebhookValidator) SenderOption {
+	return senderOption(func(s *WebhookSender) error {
+		s.rules = v
+		return nil
+	})
+}
+
+// NewWebhookSender makes a sender for the webhook endpoint at webhookURL
+// with the API password the operator issued. A URL with a path is the
+// endpoint, used as given (the bank webhook page's
+// https://pay.tulus.my/api/adb/webhook); only a bare host (no path, or "/")
+// gets the document's WebhookPath, /api/bank/webhook (docs/assumptions.md
+// A-webhook-brand). A query or fragment is refused. The URL must be https,
+// or http to a loopback host (a local sandbox): the password travels in a
+// header. An empty password, or one with a line break, is refused; errors
+// never repeat it.
 func NewWebhookSender(webhookURL, password string, opts ...SenderOption) (*WebhookSender, error) {
 	u, err := url.Parse(webhookURL)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
@@ -71,11 +87,12 @@ func NewWebhookSender(webhookURL, password string, opts ...SenderOption) (*Webho
 	if password == "" || strings.ContainsAny(password, "\r\n") {
 		return nil, errors.New("paygate: webhook password: empty or holds a line break")
 	}
-	u.Path = strings.TrimSuffix(u.Path, "/")
-	if !strings.HasSuffix(u.Path, WebhookPath) {
-		u.Path += WebhookPath
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return nil, fmt.Errorf("paygate: webhook URL %q: want no query or fragment (the endpoint's URL, or a bare host)", redactURL(webhookURL))
 	}
-	u.RawPath, u.RawQuery, u.Fragment = "", "", ""
+	if u.Path == "" || u.Path == "/" {
+		u.Path, u.RawPath = WebhookPath, ""
+	}
 	s := &WebhookSender{
 		endpoint:  u.String(),
 		password:  newSecret(password),
@@ -95,12 +112,15 @@ func NewWebhookSender(webhookURL, password string, opts ...SenderOption) (*Webho
 const (
 	EnvWebhookURL      = "PAYGATE_WEBHOOK_URL"
 	EnvWebhookPassword = "PAYGATE_WEBHOOK_PASSWORD"
+	EnvWebhookAgencies = "PAYGATE_WEBHOOK_AGENCIES"
 )
 
 // NewWebhookSenderFromEnv is NewWebhookSender with the URL from
 // PAYGATE_WEBHOOK_URL and the password from PAYGATE_WEBHOOK_PASSWORD (both
-// required), then opts. Like NewClientFromEnv it refuses with
-// ErrDeprecatedAuth when a variable of the deprecated method is set.
+// required), the agency codes from PAYGATE_WEBHOOK_AGENCIES when it is set
+// (comma-separated, ParseAgencies), then opts. Like NewClientFromEnv it
+// refuses with ErrDeprecatedAuth when a variable of the deprecated method
+// is set.
 func NewWebhookSenderFromEnv(opts ...SenderOption) (*WebhookSender, error) {
 	if err := refuseDeprecatedEnv(); err != nil {
 		return nil, err
@@ -111,6 +131,13 @@ func NewWebhookSenderFromEnv(opts ...SenderOption) (*WebhookSender, error) {
 		return nil, fmt.Errorf("%w: %s is not set", ErrNoCredential, EnvWebhookURL)
 	case pw == "":
 		return nil, fmt.Errorf("%w: %s is not set", ErrNoCredential, EnvWebhookPassword)
+	}
+	if list := os.Getenv(EnvWebhookAgencies); list != "" {
+		v, err := ParseAgencies(list)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", EnvWebhookAgencies, err)
+		}
+		opts = append([]SenderOption{WithWebhookValidator(v)}, opts...)
 	}
 	s, err := NewWebhookSender(u, pw, opts...)
 	if err != nil {
@@ -193,7 +220,8 @@ type RequestReport struct {
 	Err error
 }
 
-// Send checks every transaction (the rules of ValidateTransactions), then
+// Send checks every transaction (the rules of ValidateTransactions, with the
+// agency codes of WithWebhookValidator), then
 // posts the valid ones in requests of the batch size, each retried on 429,
 // 5xx and network errors with backoff and Retry-After (safe: orderno is
 // unique). Invalid transactions are listed in SendReport.Invalid with their
@@ -206,7 +234,7 @@ func (s *WebhookSender) Send(ctx context.Context, txs []Transaction) (*SendRepor
 	report := &SendReport{}
 	var errs []error
 	valid := txs
-	if err := ValidateTransactions(txs); err != nil {
+	if err := s.rules.ValidateTransactions(txs); err != nil {
 		var ve *ValidationError
 		if !errors.As(err, &ve) {
 			return report, err

@@ -349,7 +349,15 @@ func TestNewWebhookSenderURLs(t *testing.T) {
 		{"https://webhook.example", "https://webhook.example/api/bank/webhook", ""},
 		{"https://webhook.example/", "https://webhook.example/api/bank/webhook", ""},
 		{"https://webhook.example/api/bank/webhook", "https://webhook.example/api/bank/webhook", ""},
-		{"https://webhook.example/prefix", "https://webhook.example/prefix/api/bank/webhook", ""},
+		{"https://webhook.example/prefix", "https://webhook.example/prefix", ""},
+		{"https://pay.tulus.my/api/adb/webhook", "https://pay.tulus.my/api/adb/webhook", ""},
+		{"https://pay.tulus.my/api/adb/webhook/", "https://pay.tulus.my/api/adb/webhook/", ""},
+		{"https://pay.tulus.my/api/a%2Fb/webhook", "https://pay.tulus.my/api/a%2Fb/webhook", ""},
+		{"http://127.0.0.1:8080/api/adb/webhook", "http://127.0.0.1:8080/api/adb/webhook", ""},
+		{"https://pay.tulus.my/api/adb/webhook?x=1", "", "no query or fragment"},
+		{"https://pay.tulus.my/api/adb/webhook?", "", "no query or fragment"},
+		{"https://pay.tulus.my/api/adb/webhook#f", "", "no query or fragment"},
+		{"https://pay.tulus.my?token=zq7secret", "", "no query or fragment"},
 		{"http://127.0.0.1:8080", "http://127.0.0.1:8080/api/bank/webhook", ""},
 		{"http://localhost:8080", "http://localhost:8080/api/bank/webhook", ""},
 		{"http://[::1]:8080", "http://[::1]:8080/api/bank/webhook", ""},
@@ -366,7 +374,9 @@ func TestNewWebhookSenderURLs(t *testing.T) {
 		require.NoError(t, err, tt.in)
 		require.Equal(t, tt.want, s.endpoint)
 	}
-	_, err := NewWebhookSender("https://w.example", "")
+	_, err := NewWebhookSender("https://pay.tulus.my?token=zq7secret", "pw")
+	require.NotContains(t, err.Error(), "zq7secret", "a query's secret is not repeated")
+	_, err = NewWebhookSender("https://w.example", "")
 	require.Error(t, err)
 	_, err = NewWebhookSender("https://w.example", "pw", WithBatchSize(0))
 	require.Error(t, err)
@@ -435,6 +445,22 @@ func TestNewWebhookSenderFromEnv(t *testing.T) {
 	require.ErrorContains(t, err, EnvWebhookPassword)
 
 	t.Setenv(EnvWebhookPassword, testPassword)
+	require.Equal(t, ZakatAgencies(), s.rules.Agencies(), "unset: the document's codes")
+	t.Setenv(EnvWebhookURL, "https://pay.tulus.my/api/adb/webhook")
+	t.Setenv(EnvWebhookAgencies, " ADBLZS, ADBPPZ,ADB ")
+	s, err = NewWebhookSenderFromEnv()
+	require.NoError(t, err)
+	require.Equal(t, "https://pay.tulus.my/api/adb/webhook", s.endpoint)
+	require.Equal(t, BrandAgencies("ADB"), s.rules.Agencies())
+	s, err = NewWebhookSenderFromEnv(WithWebhookValidator(WebhookValidator{}))
+	require.NoError(t, err)
+	require.Equal(t, ZakatAgencies(), s.rules.Agencies(), "an option given wins over the environment")
+	t.Setenv(EnvWebhookAgencies, "ADB,,ADBPPZ")
+	_, err = NewWebhookSenderFromEnv()
+	require.ErrorContains(t, err, EnvWebhookAgencies)
+	t.Setenv(EnvWebhookAgencies, "")
+	t.Setenv(EnvWebhookURL, testWebhookBase)
+
 	t.Setenv("PAYGATE_USERNAME", "old")
 	_, err = NewWebhookSenderFromEnv()
 	require.ErrorIs(t, err, ErrDeprecatedAuth)

@@ -65,6 +65,8 @@ type config struct {
 	encoding       CallbackEncoding
 	upperHex       bool
 	refNoTildes    bool
+	webhookPath    string
+	webhookRules   paygate.WebhookValidator
 }
 
 // Option configures a Server.
@@ -98,9 +100,12 @@ func NewServer(opts ...Option) *Server {
 // Start is NewServer with an error instead of a panic (a busy WithAddr, or
 // an address that is not loopback).
 func Start(opts ...Option) (*Server, error) {
-	cfg := config{retryInterval: 30 * time.Second, maxAttempts: 10, now: time.Now}
+	cfg := config{retryInterval: 30 * time.Second, maxAttempts: 10, now: time.Now, webhookPath: paygate.WebhookPath}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if !validWebhookPath(cfg.webhookPath) {
+		return nil, fmt.Errorf("webhook path %q: want an absolute path, other than /, without query, fragment or pattern characters", cfg.webhookPath)
 	}
 	if cfg.faults.Rand == nil {
 		cfg.faults.Rand = cryptoFloat
@@ -176,7 +181,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET "+paygate.FPXRequestPath, s.fpxRequest)
 	mux.HandleFunc("POST "+paygate.QRPath, s.qr)
 	mux.HandleFunc("POST "+paygate.DuitNowQRPath, s.qr)
-	mux.HandleFunc("POST "+paygate.WebhookPath, s.receiveWebhook)
+	mux.HandleFunc("POST "+s.cfg.webhookPath, s.receiveWebhook)
 	return mux
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/paygate-go/paygate"
@@ -64,6 +65,39 @@ const (
 // DuplicateStoredOnce).
 func WithWebhookDuplicates(d DuplicateAnswer) Option { return func(c *config) { c.duplicates = d } }
 
+// WithWebhookPath serves the webhook at path instead of the document's
+// paygate.WebhookPath (/api/bank/webhook): "/api/adb/webhook" is the bank
+// webhook page's (docs/assumptions.md A-webhook-brand). Server.WebhookURL
+// is then the endpoint's URL to give a sender.
+func WithWebhookPath(path string) Option { return func(c *config) { c.webhookPath = path } }
+
+// WithWebhookValidator makes the webhook check batches with v, whose agency
+// codes are then the ones accepted (default: the document's, BANKLZS,
+// BANKPPZ, BANK; docs/assumptions.md A-webhook-brand). Server.WebhookSender
+// gives a sender the same validator.
+func WithWebhookValidator(v paygate.WebhookValidator) Option {
+	return func(c *config) { c.webhookRules = v }
+}
+
+// validWebhookPath reports whether p can be the webhook's path: absolute,
+// not the root (orders are taken there), with no query, fragment, ".." or
+// character the router reads as a pattern.
+func validWebhookPath(p string) bool {
+	return len(p) > 1 && p[0] == '/' && !strings.ContainsAny(p, "?#{} \t\r\n") && !strings.Contains(p, "..")
+}
+
+// WebhookURL is the URL of the sandbox's webhook endpoint (URL plus its
+// path), for paygate.NewWebhookSender.
+func (s *Server) WebhookURL() string { return s.URL + s.cfg.webhookPath }
+
+// WebhookSender returns a paygate.WebhookSender for this sandbox's webhook:
+// its URL, its password and its validator (WithWebhookValidator); opts are
+// applied after.
+func (s *Server) WebhookSender(opts ...paygate.SenderOption) (*paygate.WebhookSender, error) {
+	return paygate.NewWebhookSender(s.WebhookURL(), s.WebhookPassword,
+		append([]paygate.SenderOption{paygate.WithWebhookValidator(s.cfg.webhookRules)}, opts...)...)
+}
+
 // webhookFault is the fault drawn for one request.
 type webhookFault int
 
@@ -91,9 +125,10 @@ func (f WebhookFaults) draw() webhookFault {
 	return faultNone
 }
 
-// receiveWebhook is POST /api/bank/webhook (docs/protocol.md "Submit
-// transactions"): the password compared in constant time (401), the body
-// checked with paygate.ValidateBatchJSON (400 listing every problem), then
+// receiveWebhook is POST /api/bank/webhook, or the path of WithWebhookPath
+// (docs/protocol.md "Submit transactions"): the password compared in
+// constant time (401), the body checked with the validator of
+// WithWebhookValidator (400 listing every problem), then
 // the batch stored by orderno as WithWebhookDuplicates says. Faults from
 // WithWebhookFaults are injected around the store.
 func (s *Server) receiveWebhook(w http.ResponseWriter, r *http.Request) {
@@ -128,7 +163,7 @@ func (s *Server) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusRequestEntityTooLarge, "body too large")
 		return
 	}
-	batch, err := paygate.ValidateBatchJSON(body)
+	batch, err := s.cfg.webhookRules.ValidateBatchJSON(body)
 	if err != nil {
 		var problems []map[string]string
 		if ve, ok := err.(*paygate.ValidationError); ok {

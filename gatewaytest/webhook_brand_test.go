@@ -1,0 +1,160 @@
+package gatewaytest
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paygate-go/paygate"
+	"github.com/stretchr/testify/require"
+)
+
+// post sends a raw webhook body to url with the sandbox's password and
+// returns the status and body.
+func post(t *testing.T, sb *Server, url, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("X-API-Password", sb.WebhookPassword)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(raw)
+}
+
+// A sender given the endpoint URL of the bank webhook page's form
+// (.../api/adb/webhook, used as given) and its agency codes (ADBLZS,
+// ADBPPZ, ADB) reaches a sandbox serving that path with those codes, which
+// stores every record; the document's path is not served and the
+// document's codes are refused by both sides.
+func TestWebhookBrandEndToEnd(t *testing.T) {
+	adb, err := paygate.NewWebhookValidator(paygate.BrandAgencies("ADB")...)
+	require.NoError(t, err)
+	sb := NewServer(WithWebhookPath("/api/adb/webhook"), WithWebhookValidator(adb))
+	t.Cleanup(sb.Close)
+	require.Equal(t, sb.URL+"/api/adb/webhook", sb.WebhookURL())
+
+	sender, err := paygate.NewWebhookSender(sb.URL+"/api/adb/webhook", sb.WebhookPassword,
+		paygate.WithWebhookValidator(adb), paygate.WithBatchSize(4))
+	require.NoError(t, err)
+	txs := testTxs(9)
+	for i := range txs {
+		txs[i].Agency = adb.Agencies()[i%3]
+	}
+	report, err := sender.Send(context.Background(), txs)
+	require.NoError(t, err)
+	require.Len(t, report.Accepted, 9)
+	require.Equal(t, 3, sb.WebhookRequests(), "the server saw every request at its path")
+	stored := sb.Transactions()
+	require.Len(t, stored, 9)
+	for _, tx := range stored {
+		require.Contains(t, []paygate.ZakatAgency{"ADBLZS", "ADBPPZ", "ADB"}, tx.Agency)
+	}
+
+	// The sandbox's own sender agrees with it.
+	own, err := sb.WebhookSender()
+	require.NoError(t, err)
+	more := testTxs(12)[9:]
+	for i := range more {
+		more[i].Agency = "ADBPPZ"
+	}
+	report, err = own.Send(context.Background(), more)
+	require.NoError(t, err)
+	require.Len(t, report.Accepted, 3)
+
+	// The document's path is not served here; the document's codes are
+	// refused by the sender (not sent) and by the server (400).
+	status, _ := post(t, sb, sb.URL+paygate.WebhookPath, `{"transactions":[]}`)
+	require.Equal(t, http.StatusNotFound, status)
+	bank := testTxs(1)
+	bank[0].OrderNo = "BANK-ONLY"
+	report, err = sender.Send(context.Background(), bank)
+	require.Error(t, err)
+	require.Len(t, report.Invalid, 1)
+	require.Equal(t, "must be one of ADBLZS, ADBPPZ, ADB", report.Invalid[0].Problems[0].Rule)
+	status, body := post(t, sb, sb.WebhookURL(), `{"transactions":[{"agency":"BANKLZS","orderno":"X","amount":1,"name":"A","email":"a@b.co","time":"2026-11-22T10:30:00+0800","status":"success","data":{}}]}`)
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Contains(t, body, "must be one of ADBLZS, ADBPPZ, ADB")
+	require.Len(t, sb.Transactions(), 12)
+}
+
+// The sandbox's defaults are the document's path and codes, and its
+// WebhookURL is a URL a sender uses as given.
+func TestWebhookDefaultsAndPathOption(t *testing.T) {
+	sb := newSandbox(t)
+	require.Equal(t, sb.URL+paygate.WebhookPath, sb.WebhookURL())
+	sender, err := sb.WebhookSender()
+	require.NoError(t, err)
+	report, err := sender.Send(context.Background(), testTxs(2))
+	require.NoError(t, err)
+	require.Len(t, report.Accepted, 2)
+
+	for _, p := range []string{"", "/", "api/adb/webhook", "/api/{x}", "/api/adb/webhook?x", "/a b", "/api/../webhook"} {
+		_, err := Start(WithWebhookPath(p))
+		require.ErrorContains(t, err, "webhook path", p)
+	}
+}
+
+// Times in every ISO 8601 form with an offset are stored as the instant and
+// offset they name, a PHP DATE_ISO8601 time included; one without an
+// offset is refused (docs/assumptions.md A-webhook-time).
+func TestWebhookTimeForms(t *testing.T) {
+	sb := newSandbox(t)
+	tests := []struct {
+		time   string
+		status int
+		want   time.Time
+	}{
+		{"2024-01-02T03:04:05+0800", http.StatusOK, time.Date(2024, 1, 2, 3, 4, 5, 0, time.FixedZone("", 8*3600))},
+		{"2024-01-02T03:04+08:00", http.StatusOK, time.Date(2024, 1, 2, 3, 4, 0, 0, time.FixedZone("", 8*3600))},
+		{"2024-01-01T19:04:05.25Z", http.StatusOK, time.Date(2024, 1, 1, 19, 4, 5, 250_000_000, time.UTC)},
+		{"2024-01-02T03:04:05", http.StatusBadRequest, time.Time{}},
+	}
+	for i, tt := range tests {
+		orderno := "T" + string(rune('A'+i))
+		status, body := post(t, sb, sb.WebhookURL(), `{"transactions":[{"agency":"BANK","orderno":"`+orderno+
+			`","amount":1,"name":"A","email":"a@b.co","time":"`+tt.time+`","status":"success","data":{}}]}`)
+		require.Equal(t, tt.status, status, "%s: %s", tt.time, body)
+		if tt.status != http.StatusOK {
+			require.Contains(t, body, "/transactions/0/time")
+			continue
+		}
+		var got time.Time
+		for _, tx := range sb.Transactions() {
+			if tx.OrderNo == orderno {
+				got = tx.Time
+			}
+		}
+		require.True(t, tt.want.Equal(got), "%s stored as %v", tt.time, got)
+		_, off := got.Zone()
+		_, wantOff := tt.want.Zone()
+		require.Equal(t, wantOff, off)
+	}
+}
+
+// A record breaking the fitrah product rule is held back with its problem;
+// the other records of the same send are sent and stored (docs/assumptions.md
+// A-webhook-fitrah).
+func TestWebhookFitrahRuleHoldsBackOnlyItsRecord(t *testing.T) {
+	sb := newSandbox(t)
+	sender, err := sb.WebhookSender(paygate.WithBatchSize(2))
+	require.NoError(t, err)
+	txs := testTxs(5)
+	txs[1].Data = paygate.ZakatData{Type: paygate.TypeZakatFitrah, Rate: "7.00", Dependants: "3"} // 21.00, amount is 2.00
+	txs[3].Data = paygate.ZakatData{Type: paygate.TypeFitrah, Rate: "2.5", Dependants: "4"}
+	txs[3].Amount = 1000 // 2.5 x 4 = 10.00: valid
+	report, err := sender.Send(context.Background(), txs)
+	require.Error(t, err)
+	require.Len(t, report.Invalid, 1)
+	require.Equal(t, 1, report.Invalid[0].Index)
+	require.Equal(t, "/transactions/1/amount", report.Invalid[0].Problems[0].Field)
+	require.Contains(t, report.Invalid[0].Problems[0].Rule, "must equal zakat_rate x zakat_dependant (7.00 x 3 = 21.00)")
+	require.ElementsMatch(t, []string{txs[0].OrderNo, txs[2].OrderNo, txs[3].OrderNo, txs[4].OrderNo}, report.Accepted)
+	require.Len(t, sb.Transactions(), 4)
+	require.Empty(t, report.Rejected)
+	require.Empty(t, report.Unconfirmed)
+}
