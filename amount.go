@@ -93,7 +93,8 @@ func (a *Amount) UnmarshalJSON(b []byte) error {
 }
 
 // amountFromJSONNumber reads a JSON number token as sen: >= 0 (negative zero
-// is zero, as JSON Schema's minimum 0 has it) and exact in sen.
+// is zero, as JSON Schema's minimum 0 has it) and exact in sen, never
+// rounded (docs/assumptions.md A-webhook-amount).
 func amountFromJSONNumber(s string) (Amount, error) {
 	switch {
 	case s == "":

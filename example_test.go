@@ -85,7 +85,7 @@ func ExampleValidateBatchJSON() {
 	}
 	// Output:
 	// /transactions/0/amount | must be >= 0
-	// /transactions/0/time | must be ISO 8601 (RFC 3339) with a timezone offset, e.g. 2026-11-22T10:30:00+08:00
+	// /transactions/0/time | must be ISO 8601 with a timezone offset (Z, +08:00 or +0800), e.g. 2026-11-22T10:30:00+08:00
 	// /transactions/0/data/zakat_ic_no | must be 12 digits
 }
 
@@ -116,4 +116,38 @@ func ExampleWebhookSender_Send() {
 	// Output:
 	// server: /api/bank/webhook <nil>
 	// [A1] <nil>
+}
+
+// The bank webhook page's endpoint and agency codes: the URL's path is
+// used as given, and the validator, the sender and the schema share the
+// codes.
+func ExampleWebhookValidator() {
+	rules, err := paygate.NewWebhookValidator(paygate.BrandAgencies("ADB")...)
+	if err != nil {
+		panic(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		_, err := rules.ValidateBatchJSON(body)
+		fmt.Println("server:", r.URL.Path, err)
+	}))
+	defer srv.Close()
+
+	sender, err := paygate.NewWebhookSender(srv.URL+"/api/adb/webhook", "demo-password", paygate.WithWebhookValidator(rules))
+	if err != nil {
+		panic(err)
+	}
+	tx := paygate.Transaction{
+		Agency: "ADBLZS", OrderNo: "A1", Amount: 2500, Name: "Ali", Email: "ali@example.com",
+		Time:   time.Date(2026, 11, 22, 10, 30, 0, 0, time.FixedZone("MYT", 8*3600)),
+		Status: paygate.StatusSuccess,
+	}
+	report, err := sender.Send(context.Background(), []paygate.Transaction{tx})
+	fmt.Println(report.Accepted, err)
+	fmt.Println(rules.Agencies(), paygate.ValidateTransactions([]paygate.Transaction{tx}))
+	// Output:
+	// server: /api/adb/webhook <nil>
+	// [A1] <nil>
+	// [ADBLZS ADBPPZ ADB] paygate: 1 validation problem
+	// 	/transactions/0/agency: must be one of BANKLZS, BANKPPZ, BANK (value "ADBLZS")
 }

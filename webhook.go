@@ -6,7 +6,11 @@ import (
 	"time"
 )
 
-// WebhookPath is the path of the bank transaction webhook (docs/protocol.md endpoint 7).
+// WebhookPath is the document's path of the bank transaction webhook
+// (docs/protocol.md endpoint 7), which NewWebhookSender adds to a bare
+// host. The real service's path carries the brand instead of `bank`
+// (/api/adb/webhook on the bank webhook page): give NewWebhookSender that
+// endpoint's whole URL (docs/assumptions.md A-webhook-brand).
 const WebhookPath = "/api/bank/webhook"
 
 // Batch is the webhook request body (docs/protocol.md B1).
@@ -24,7 +28,9 @@ type Transaction struct {
 	Amount  Amount      `json:"amount"`  // RM as a JSON number, >= 0
 	Name    string      `json:"name"`    // the customer's name
 	Email   string      `json:"email"`   // the customer's e-mail address (ValidEmail)
-	// Time is sent as RFC 3339 with its own offset ("2026-11-22T10:30:00+08:00").
+	// Time is sent as RFC 3339 with its own offset ("2026-11-22T10:30:00+08:00");
+	// ValidateBatchJSON reads the other ISO 8601 forms too
+	// (docs/assumptions.md A-webhook-time).
 	Time   time.Time `json:"time"`
 	Status Status    `json:"status"` // success, pending or failed
 	Data   ZakatData `json:"data"`   // the zakat details (B3)
@@ -45,7 +51,7 @@ type ZakatData struct {
 	City       string     `json:"zakat_city,omitempty"`      // free text
 	Amount     string     `json:"zakat_amount,omitempty"`    // numeric, at most 2 decimals
 	Rate       string     `json:"zakat_rate,omitempty"`      // rice price per kg; fitrah only
-	Dependants string     `json:"zakat_dependant,omitempty"` // whole number; fitrah only
+	Dependants string     `json:"zakat_dependant,omitempty"` // whole number (A-webhook-dependants); fitrah only
 }
 
 // ZakatAgency is the zakat agency a transaction is posted to
@@ -53,7 +59,9 @@ type ZakatData struct {
 // payment gateway, which is a plain string (WithAgency, Order.Agency).
 type ZakatAgency string
 
-// The agencies docs/protocol.md B2 lists.
+// The agencies docs/protocol.md B2 lists, with the document's `BANK` in
+// place of the brand: the default set of a WebhookValidator, which takes
+// the real codes (docs/assumptions.md A-webhook-brand).
 const (
 	// ZakatAgencyLZS: payment to the Selangor zakat agency via the bank.
 	ZakatAgencyLZS ZakatAgency = "BANKLZS"
@@ -63,7 +71,8 @@ const (
 	ZakatAgencyTest ZakatAgency = "BANK"
 )
 
-// ZakatAgencies lists every ZakatAgency value docs/protocol.md B2 allows.
+// ZakatAgencies lists every ZakatAgency value docs/protocol.md B2 allows:
+// the agency codes of the zero WebhookValidator.
 func ZakatAgencies() []ZakatAgency {
 	return []ZakatAgency{ZakatAgencyLZS, ZakatAgencyPPZ, ZakatAgencyTest}
 }
@@ -139,7 +148,9 @@ func ZakatTypes() []ZakatType {
 func (t ZakatType) Valid() bool { return slices.Contains(ZakatTypes(), t) }
 
 // IsFitrah reports whether t is a fitrah type (`fitrah` or `zakat_fitrah`),
-// the only types that may carry zakat_rate and zakat_dependant (docs/protocol.md B3).
+// the only types that may carry zakat_rate and zakat_dependant (docs/protocol.md B3
+// says `zakat_fitrah`; `fitrah` is read as the same type, docs/assumptions.md
+// A-webhook-fitrah).
 func (t ZakatType) IsFitrah() bool { return t == TypeFitrah || t == TypeZakatFitrah }
 
 //go:embed testdata/webhook/schema.json
@@ -148,5 +159,6 @@ var webhookSchema []byte
 // WebhookSchema returns the JSON Schema (draft 2020-12) of the webhook body,
 // for banks' own tooling. It expresses every per-field rule of docs/protocol.md B1-B3; the
 // cross-item rules (unique orderno, the fitrah product) are named in its
-// $comment and checked by ValidateBatchJSON.
+// $comment and checked by ValidateBatchJSON. Its `agency` enum is the
+// document's codes; WebhookValidator.Schema has a validator's.
 func WebhookSchema() []byte { return slices.Clone(webhookSchema) }

@@ -78,7 +78,7 @@ var zakatFields = [...]zakatField{
 	{"zakat_city", func(d *ZakatData) *string { return &d.City }, nil, ""},
 	{"zakat_amount", func(d *ZakatData) *string { return &d.Amount }, decimal(2), ruleZakatAmount},
 	{"zakat_rate", func(d *ZakatData) *string { return &d.Rate }, decimal(-1), ruleRate},
-	{"zakat_dependant", func(d *ZakatData) *string { return &d.Dependants }, digits(1, -1), ruleDependant},
+	{"zakat_dependant", func(d *ZakatData) *string { return &d.Dependants }, digits(1, -1), ruleDependant}, // A-webhook-dependants
 }
 
 // Bits of the data fields that the fitrah rules look at.
@@ -125,7 +125,9 @@ func validateTransactions(txs []Transaction, rules WebhookValidator) error {
 
 // checkTransaction applies the value rules to one transaction. present has
 // the fields that are there with the right JSON type; reported has those
-// already reported (wrong type, unreadable value), which are skipped.
+// already reported (wrong type, unreadable value), which are skipped. The
+// fitrah product is a rule of the record, not advice (docs/protocol.md B3
+// says "should equal"; docs/assumptions.md A-webhook-fitrah).
 func checkTransaction(v *ValidationError, i int, tx *Transaction, present, reported, dataPresent uint16, seen *orderNoSet, rules WebhookValidator) {
 	for bit, name := range txFields {
 		b := uint16(1) << bit
@@ -346,7 +348,7 @@ func cutByte(s string, c byte) (before, after string, found bool) {
 // failure of the whole decode, and unknown fields are tolerated. Keys match
 // exactly (not case-insensitively, as encoding/json would), and a known key
 // given twice in one object is a problem rather than a silent choice between
-// two values. It returns the typed batch when there is no problem (its
+// two values (docs/assumptions.md A-webhook-keys). It returns the typed batch when there is no problem (its
 // strings may share memory with one copy of body), and a *ValidationError
 // otherwise (field "" for a body that is not JSON at all).
 //

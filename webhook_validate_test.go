@@ -144,6 +144,8 @@ func TestValidateBatchJSONRules(t *testing.T) {
 		{"valid: unknown fields", func(tx, body map[string]any) { tx["extra"] = 1; body["meta"] = []any{1} }, "", ""},
 		{"valid: Z time", func(tx, _ map[string]any) { tx["time"] = "2026-11-22T02:30:00Z" }, "", ""},
 		{"valid: fractional seconds", func(tx, _ map[string]any) { tx["time"] = "2026-11-22T10:30:00.123+08:00" }, "", ""},
+		{"valid: offset without colon (PHP DATE_ISO8601)", func(tx, _ map[string]any) { tx["time"] = "2026-11-22T10:30:00+0800" }, "", ""},
+		{"valid: no seconds", func(tx, _ map[string]any) { tx["time"] = "2026-11-22T10:30+08:00" }, "", ""},
 		{"valid: empty free text", func(tx, _ map[string]any) { tx["data"].(map[string]any)["zakat_city"] = "" }, "", ""},
 		{"body: transactions missing", func(_, body map[string]any) { delete(body, "transactions") }, "/transactions", ruleRequired},
 		{"body: transactions wrong case", func(_, body map[string]any) {
@@ -168,7 +170,8 @@ func TestValidateBatchJSONRules(t *testing.T) {
 		{"time no offset", func(tx, _ map[string]any) { tx["time"] = "2026-11-22T10:30:00" }, "/transactions/0/time", ruleTime},
 		{"time date only", func(tx, _ map[string]any) { tx["time"] = "2026-11-22" }, "/transactions/0/time", ruleTime},
 		{"time 30 February", func(tx, _ map[string]any) { tx["time"] = "2026-02-30T10:30:00+08:00" }, "/transactions/0/time", ruleTime},
-		{"time offset without colon", func(tx, _ map[string]any) { tx["time"] = "2026-11-22T10:30:00+0800" }, "/transactions/0/time", ruleTime},
+		{"time offset of one digit", func(tx, _ map[string]any) { tx["time"] = "2026-11-22T10:30:00+8:00" }, "/transactions/0/time", ruleTime},
+		{"time offset of hours only", func(tx, _ map[string]any) { tx["time"] = "2026-11-22T10:30:00+08" }, "/transactions/0/time", ruleTime},
 		{"time number", func(tx, _ map[string]any) { tx["time"] = 1763778600 }, "/transactions/0/time", ruleString},
 		{"status unknown", func(tx, _ map[string]any) { tx["status"] = "done" }, "/transactions/0/status", ruleStatus},
 		{"data missing", func(tx, _ map[string]any) { delete(tx, "data") }, "/transactions/0/data", ruleRequired},

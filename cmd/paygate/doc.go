@@ -14,14 +14,15 @@
 //	lookup REFNO             one order, for reconciliation
 //	ping                     check that the service answers (its echo and version), no credential sent
 //	webhook validate FILE... check webhook batch files against docs/protocol.md B1-B3
+//	                         (-agencies or PAYGATE_WEBHOOK_AGENCIES: the agency codes)
 //	webhook send FILE        validate and send a batch with X-API-Password
 //	version                  print the SDK's version
 //
 // Configuration comes from flags and the PAYGATE_* variables (PAYGATE_AGENCY,
 // PAYGATE_API_KEY, PAYGATE_AUTH_TOKEN, PAYGATE_CHECKOUT_URL,
-// PAYGATE_REPORTS_URL, PAYGATE_WEBHOOK_URL, PAYGATE_WEBHOOK_PASSWORD); the
-// deprecated PAYGATE_TOKEN, PAYGATE_USERNAME and PAYGATE_PASSWORD are
-// refused. Secrets are read from the environment, never from flags (which
+// PAYGATE_REPORTS_URL, PAYGATE_WEBHOOK_URL, PAYGATE_WEBHOOK_PASSWORD,
+// PAYGATE_WEBHOOK_AGENCIES); the deprecated PAYGATE_TOKEN, PAYGATE_USERNAME
+// and PAYGATE_PASSWORD are refused. Secrets are read from the environment, never from flags (which
 // other users can see in the process list).
 //
 // Exit status: 0 success; 1 the operation failed (invalid input, a signature

@@ -34,7 +34,7 @@ func TestTopLevel(t *testing.T) {
 		{[]string{"webhook"}, exitUsage, "usage: paygate webhook validate"},
 		{[]string{"webhook", "-h"}, exitOK, "usage: paygate webhook validate"},
 		{[]string{"webhook", "send-all"}, exitUsage, `unknown subcommand "send-all"`},
-		{[]string{"webhook", "validate"}, exitUsage, "usage: paygate webhook validate FILE..."},
+		{[]string{"webhook", "validate"}, exitUsage, "usage: paygate webhook validate [-agencies LIST] FILE..."},
 		{[]string{"webhook", "validate", "-h"}, exitOK, "Exit status"},
 		{[]string{"webhook", "validate", "-bogus"}, exitUsage, "flag provided but not defined"},
 	}
@@ -74,7 +74,7 @@ func TestWebhookValidate(t *testing.T) {
 			oneBad + ": 1 problem\n  /transactions/0/status: must be one of success, pending, failed (value \"ok\")\n", ""},
 		{"many problems", []string{invalid}, "", exitInvalid, invalid + ": 4 problems\n" +
 			"  /transactions/0/amount: must be >= 0 (value \"-1\")\n" +
-			"  /transactions/1/time: must be ISO 8601 (RFC 3339) with a timezone offset, e.g. 2026-11-22T10:30:00+08:00 (value \"2026-11-22 10:30\")\n" +
+			"  /transactions/1/time: must be ISO 8601 with a timezone offset (Z, +08:00 or +0800), e.g. 2026-11-22T10:30:00+08:00 (value \"2026-11-22 10:30\")\n" +
 			"  /transactions/1/orderno: must be unique in the batch (also at /transactions/0/orderno) (value \"ORD-000001\")\n" +
 			"  /transactions/2/data/zakat_ic_no: must be 12 digits (value \"1234\")\n", ""},
 		{"not JSON", []string{notJSON}, "", exitInvalid, notJSON + ": 1 problem\n  (body): must be valid JSON: offset 18: unexpected end of input, want a JSON value\n", ""},

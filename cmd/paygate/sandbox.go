@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
+	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/gatewaytest"
 )
 
@@ -12,10 +14,16 @@ func runSandbox(e env, args []string) int {
 	fs := newFlags(e, "sandbox", "[-addr 127.0.0.1:8085]", "Runs the in-process sandbox of the whole service on loopback until interrupted.")
 	addr := fs.String("addr", "127.0.0.1:0", "loopback address to listen on")
 	retry := fs.Duration("retry-interval", 0, "wait between direct-callback attempts (default 30s, as the service)")
+	webhookPath := fs.String("webhook-path", paygate.WebhookPath, "the webhook's path, e.g. /api/adb/webhook")
+	agencies := agenciesFlag(fs)
 	if st, ok := parse(fs, args); !ok {
 		return st
 	}
-	opts := []gatewaytest.Option{gatewaytest.WithAddr(*addr)}
+	rules, err := agencies()
+	if err != nil {
+		return fail(e, "sandbox: %v", err)
+	}
+	opts := []gatewaytest.Option{gatewaytest.WithAddr(*addr), gatewaytest.WithWebhookPath(*webhookPath), gatewaytest.WithWebhookValidator(rules)}
 	if *retry > 0 {
 		opts = append(opts, gatewaytest.WithRetryInterval(*retry))
 	}
@@ -25,7 +33,8 @@ func runSandbox(e env, args []string) int {
 	}
 	defer sb.Close()
 	for _, kv := range [][2]string{
-		{"PAYGATE_CHECKOUT_URL", sb.URL}, {"PAYGATE_REPORTS_URL", sb.URL}, {"PAYGATE_WEBHOOK_URL", sb.URL},
+		{"PAYGATE_CHECKOUT_URL", sb.URL}, {"PAYGATE_REPORTS_URL", sb.URL}, {"PAYGATE_WEBHOOK_URL", sb.WebhookURL()},
+		{paygate.EnvWebhookAgencies, joinAgencies(rules.Agencies())},
 		{"PAYGATE_AGENCY", sb.Agency}, {"PAYGATE_API_KEY", sb.APIKey}, {"PAYGATE_AUTH_TOKEN", sb.AuthToken},
 		{"PAYGATE_WEBHOOK_PASSWORD", sb.WebhookPassword},
 	} {
@@ -34,4 +43,13 @@ func runSandbox(e env, args []string) int {
 	fmt.Fprintln(e.stderr, "sandbox ready (these are sandbox credentials); Ctrl-C to stop")
 	<-e.ctx.Done()
 	return exitOK
+}
+
+// joinAgencies writes agency codes in the form ParseAgencies reads.
+func joinAgencies(codes []paygate.ZakatAgency) string {
+	names := make([]string, len(codes))
+	for i, c := range codes {
+		names[i] = string(c)
+	}
+	return strings.Join(names, ",")
 }

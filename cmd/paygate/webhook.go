@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -30,19 +31,38 @@ func runWebhook(e env, args []string) int {
 	return fail(e, "webhook: unknown subcommand %q (want validate or send)", args[0])
 }
 
-// runWebhookValidate checks batch files with paygate.ValidateBatchReader,
+// agenciesFlag adds -agencies, the webhook's agency codes (default
+// $PAYGATE_WEBHOOK_AGENCIES, else the document's; docs/assumptions.md
+// A-webhook-brand), and returns a reader of the validator it sets.
+func agenciesFlag(fs *flag.FlagSet) func() (paygate.WebhookValidator, error) {
+	list := fs.String("agencies", "", "comma-separated agency codes, e.g. ADBLZS,ADBPPZ,ADB (default $"+paygate.EnvWebhookAgencies+", else BANKLZS,BANKPPZ,BANK)")
+	return func() (paygate.WebhookValidator, error) {
+		v, err := paygate.ParseAgencies(envOr(*list, paygate.EnvWebhookAgencies))
+		if err != nil {
+			return v, fmt.Errorf("-agencies or %s: %w", paygate.EnvWebhookAgencies, err)
+		}
+		return v, nil
+	}
+}
+
+// runWebhookValidate checks batch files with WebhookValidator.ValidateBatchReader,
 // streaming, so a file of any size fits in a few tens of megabytes. It
 // prints one line per file, `FILE: ok` or `FILE: N problems`, each problem
 // then indented on its own line (pointer, rule, value). FILE "-" is
 // standard input.
 func runWebhookValidate(e env, args []string) int {
-	fs := newFlags(e, "webhook validate", "FILE...", "Checks each webhook batch (docs/protocol.md B1-B3) and prints FILE: ok or FILE: N problems.\nExit status: 0 all valid, 1 any invalid, 2 usage or I/O error. FILE - reads standard input.")
+	fs := newFlags(e, "webhook validate", "[-agencies LIST] FILE...", "Checks each webhook batch (docs/protocol.md B1-B3) and prints FILE: ok or FILE: N problems.\nExit status: 0 all valid, 1 any invalid, 2 usage or I/O error. FILE - reads standard input.")
+	agencies := agenciesFlag(fs)
 	if st, ok := parse(fs, args); !ok {
 		return st
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return exitUsage
+	}
+	rules, err := agencies()
+	if err != nil {
+		return fail(e, "%v", err)
 	}
 	// What stays live is the orderno set, pointer-free memory the collector
 	// marks at almost no cost; the rest is windows of the file already read.
@@ -52,7 +72,7 @@ func runWebhookValidate(e env, args []string) int {
 	status := exitOK
 	for _, name := range fs.Args() {
 		var ve *paygate.ValidationError
-		switch err := validateFile(e, name); {
+		switch err := validateFile(e, name, rules); {
 		case err == nil:
 			fmt.Fprintf(e.stdout, "%s: ok\n", name)
 			continue
@@ -77,8 +97,8 @@ func runWebhookValidate(e env, args []string) int {
 }
 
 // validateFile streams one named file (or standard input for "-") through
-// paygate.ValidateBatchReader.
-func validateFile(e env, name string) error {
+// rules.ValidateBatchReader.
+func validateFile(e env, name string, rules paygate.WebhookValidator) error {
 	r := e.stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -88,7 +108,7 @@ func validateFile(e env, name string) error {
 		defer f.Close()
 		r = f
 	}
-	_, err := paygate.ValidateBatchReader(r)
+	_, err := rules.ValidateBatchReader(r)
 	return err
 }
 
@@ -103,9 +123,10 @@ func readInput(e env, name string) ([]byte, error) {
 // runWebhookSend validates a batch file and sends it to PAYGATE_WEBHOOK_URL
 // with PAYGATE_WEBHOOK_PASSWORD, then prints what became of each orderno.
 func runWebhookSend(e env, args []string) int {
-	fs := newFlags(e, "webhook send", "[-batch N] [-webhook-url URL] FILE", "Validates a webhook batch and posts it (docs/protocol.md endpoint 7) with $PAYGATE_WEBHOOK_PASSWORD; exit 0 only if every transaction was accepted.")
+	fs := newFlags(e, "webhook send", "[-batch N] [-webhook-url URL] [-agencies LIST] FILE", "Validates a webhook batch and posts it (docs/protocol.md endpoint 7) with $PAYGATE_WEBHOOK_PASSWORD; exit 0 only if every transaction was accepted.")
 	batchSize := fs.Int("batch", paygate.DefaultBatchSize, "transactions per request")
-	webhookURL := fs.String("webhook-url", "", "webhook host (default $PAYGATE_WEBHOOK_URL)")
+	webhookURL := fs.String("webhook-url", "", "the webhook endpoint's URL, used as given (https://pay.tulus.my/api/adb/webhook), or a bare host for /api/bank/webhook (default $PAYGATE_WEBHOOK_URL)")
+	agencies := agenciesFlag(fs)
 	if st, ok := parse(fs, args); !ok {
 		return st
 	}
@@ -120,16 +141,20 @@ func runWebhookSend(e env, args []string) int {
 	case password == "":
 		return fail(e, "%s is not set", paygate.EnvWebhookPassword)
 	}
+	rules, err := agencies()
+	if err != nil {
+		return fail(e, "%v", err)
+	}
 	body, err := readInput(e, fs.Arg(0))
 	if err != nil {
 		return fail(e, "%s: %v", fs.Arg(0), err)
 	}
-	batch, err := paygate.ValidateBatchJSON(body)
+	batch, err := rules.ValidateBatchJSON(body)
 	if err != nil {
 		fmt.Fprintf(e.stdout, "%s: not sent: %v\n", fs.Arg(0), err)
 		return exitInvalid
 	}
-	sender, err := paygate.NewWebhookSender(target, password, paygate.WithBatchSize(*batchSize))
+	sender, err := paygate.NewWebhookSender(target, password, paygate.WithBatchSize(*batchSize), paygate.WithWebhookValidator(rules))
 	if err != nil {
 		return fail(e, "%v", err)
 	}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
+	"github.com/stretchr/testify/require"
+)
+
+// adbBatch writes the valid test batch with the bank webhook page's agency
+// codes (BANK... becomes ADB...) and PHP DATE_ISO8601 times, and returns
+// its path.
+func adbBatch(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile("../../testdata/webhook/valid-batch.json")
+	require.NoError(t, err)
+	body := strings.ReplaceAll(string(raw), `"agency": "BANK`, `"agency": "ADB`)
+	body = strings.ReplaceAll(body, `:00+08:00"`, `:00+0800"`)
+	require.NotEqual(t, string(raw), body)
+	path := filepath.Join(t.TempDir(), "adb-batch.json")
+	require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
+	return path
+}
+
+// webhook validate and send take the agency codes from -agencies or
+// PAYGATE_WEBHOOK_AGENCIES, and send posts to a webhook URL with a path as
+// given.
+func TestWebhookCommandsWithAgencies(t *testing.T) {
+	file := adbBatch(t)
+	code, out, _ := runCLI(t, "", "webhook", "validate", file)
+	require.Equal(t, exitInvalid, code)
+	require.Contains(t, out, "must be one of BANKLZS, BANKPPZ, BANK")
+	code, out, errOut := runCLI(t, "", "webhook", "validate", "-agencies", "ADBLZS,ADBPPZ,ADB", file)
+	require.Equal(t, exitOK, code, errOut)
+	require.Equal(t, file+": ok\n", out)
+	code, _, errOut = runCLI(t, "", "webhook", "validate", "-agencies", "ADB,,X", file)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, paygate.EnvWebhookAgencies)
+
+	adb, err := paygate.NewWebhookValidator(paygate.BrandAgencies("ADB")...)
+	require.NoError(t, err)
+	sb := gatewaytest.NewServer(gatewaytest.WithWebhookPath("/api/adb/webhook"), gatewaytest.WithWebhookValidator(adb))
+	t.Cleanup(sb.Close)
+	t.Setenv(paygate.EnvWebhookURL, sb.URL+"/api/adb/webhook")
+	t.Setenv(paygate.EnvWebhookPassword, sb.WebhookPassword)
+	code, out, _ = runCLI(t, "", "webhook", "send", file)
+	require.Equal(t, exitInvalid, code, "the document's codes by default: not sent")
+	require.Contains(t, out, "not sent")
+	require.Zero(t, sb.WebhookRequests())
+
+	t.Setenv(paygate.EnvWebhookAgencies, "ADBLZS,ADBPPZ,ADB")
+	code, out, errOut = runCLI(t, "", "webhook", "send", file)
+	require.Equal(t, exitOK, code, errOut+out)
+	require.Contains(t, out, "3 accepted, 0 rejected, 0 unconfirmed")
+	require.Len(t, sb.Transactions(), 3)
+}
+
+// The sandbox command serves the webhook at -webhook-path with -agencies
+// and prints the endpoint's URL and the codes, which a sender uses as they
+// are.
+func TestSandboxCommandWebhookBrand(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	done := make(chan int)
+	go func() {
+		done <- dispatch(env{ctx: ctx, stdin: strings.NewReader(""), stdout: &out, stderr: &errOut},
+			[]string{"sandbox", "-webhook-path", "/api/adb/webhook", "-agencies", "ADBLZS,ADBPPZ,ADB"})
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "PAYGATE_WEBHOOK_PASSWORD=") }, 5*time.Second, 10*time.Millisecond)
+	vars := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		vars[k] = v
+	}
+	require.True(t, strings.HasSuffix(vars[paygate.EnvWebhookURL], "/api/adb/webhook"), vars[paygate.EnvWebhookURL])
+	require.Equal(t, "ADBLZS,ADBPPZ,ADB", vars[paygate.EnvWebhookAgencies])
+	for k, v := range vars {
+		t.Setenv(k, v)
+	}
+	sender, err := paygate.NewWebhookSenderFromEnv()
+	require.NoError(t, err)
+	tx := paygate.Transaction{Agency: "ADBPPZ", OrderNo: "S1", Amount: 100, Name: "A", Email: "a@b.co",
+		Time: time.Now(), Status: paygate.StatusSuccess}
+	report, err := sender.Send(context.Background(), []paygate.Transaction{tx})
+	require.NoError(t, err)
+	require.Equal(t, []string{"S1"}, report.Accepted)
+	cancel()
+	require.Equal(t, exitOK, <-done)
+
+	code, _, errOut2 := runCLI(t, "", "sandbox", "-agencies", "A B")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut2, "agency")
+}
