@@ -272,6 +272,8 @@ func FuzzValidateBatchJSON(f *testing.F) {
 	valid, _ := json.Marshal(validBatchMap(2))
 	f.Add(valid)
 	f.Add([]byte(`{"transactions":[{"agency":"BANK","orderno":"1","amount":0,"name":"a","email":"a@b.c","time":"2026-01-01T00:00:00Z","status":"failed","data":{}}]}`))
+	f.Add([]byte(`{"transactions":[{"agency":"BANKPPZ","orderno":"2","amount":1.5,"name":"a","email":"a@b.c","time":"0000-02-29T23:59:59.1234567891+2359","status":"pending","data":{}}]}`))
+	f.Add([]byte(`{"transactions":[{"agency":"BANKLZS","orderno":"3","amount":1e2,"name":"a","email":"a@b.c","time":"2024-01-02T03:04-00:00","status":"success","data":{}}]}`))
 	f.Add([]byte(`{"transactions":[1,"x",null,{}]}`))
 	f.Add([]byte(`{"transactions":{}}`))
 	f.Add([]byte(`[`))

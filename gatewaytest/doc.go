@@ -8,7 +8,10 @@
 // order pending, sends the buyer's unsigned browser return and the signed
 // direct callback (retried every RetryInterval until a 2xx, up to
 // MaxAttempts), answers the payment report, order lookup and QR endpoints,
-// and receives webhook batches with X-API-Password. Tests drive the same
+// and receives webhook batches with X-API-Password (at WebhookURL; a bank
+// tests against its real endpoint's shape with WithWebhookPath and
+// WithWebhookValidator, and gets a matching sender from WebhookSender).
+// Tests drive the same
 // flow from Go with Pay and Complete, and read the delivery log with
 // Callbacks.
 //
@@ -27,5 +30,6 @@
 // Each assumption the SDK makes where the service's interface is silent has
 // a switch here (docs/assumptions.md): WithCallbackRefNo, WithCallbackFPX,
 // WithPOSTSignedWithPath, WithUnsignedOrders, WithWebhookDuplicates,
-// WithWebhookFaults and WithMaxItems.
+// WithWebhookFaults, WithWebhookPath, WithWebhookValidator and WithMaxItems
+// among others.
 package gatewaytest
