@@ -90,3 +90,23 @@ func FuzzWebhookTime(f *testing.F) {
 		require.Equal(t, b, a, "%q keeps its offset", s)
 	})
 }
+
+// A time read in another ISO 8601 form is sent on as RFC 3339 with the
+// same offset (what WebhookSender posts for a batch read from a file).
+func TestWebhookTimeResentAsRFC3339(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{in: "2024-01-02T03:04:05+0800", want: `"time":"2024-01-02T03:04:05+08:00"`},
+		{in: "2024-01-02T03:04-0330", want: `"time":"2024-01-02T03:04:00-03:30"`},
+		{in: "2024-01-02T03:04:05.250Z", want: `"time":"2024-01-02T03:04:05.25Z"`},
+		{in: "2024-01-02T03:04:05.1+05:45", want: `"time":"2024-01-02T03:04:05.1+05:45"`},
+	}
+	for _, tt := range tests {
+		in, want := tt.in, tt.want
+		body := `{"transactions":[{"agency":"BANK","orderno":"1","amount":1,"name":"a","email":"a@b.co","time":"` + in + `","status":"success","data":{}}]}`
+		batch, err := ValidateBatchJSON([]byte(body))
+		require.NoError(t, err, in)
+		out, err := json.Marshal(batch)
+		require.NoError(t, err)
+		require.Contains(t, string(out), want, in)
+	}
+}
