@@ -19,27 +19,32 @@ func main() {
 		log.Fatal("usage: bankfeed [-sandbox] BATCH.json")
 	}
 	url, password := os.Getenv("PAYGATE_WEBHOOK_URL"), os.Getenv("PAYGATE_WEBHOOK_PASSWORD")
+	rules, err := paygate.ParseAgencies(os.Getenv("PAYGATE_WEBHOOK_AGENCIES")) // e.g. ADBLZS,ADBPPZ,ADB
+	if err != nil {
+		log.Fatal(err)
+	}
 	if *sandbox {
-		sb := gatewaytest.NewServer()
+		sb := gatewaytest.NewServer(gatewaytest.WithWebhookValidator(rules))
 		defer sb.Close()
-		url, password = sb.URL, sb.WebhookPassword
+		url, password = sb.WebhookURL(), sb.WebhookPassword
 	}
 	body, err := os.ReadFile(flag.Arg(0))
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := feed(context.Background(), url, password, body, os.Stdout); err != nil {
+	if err := feed(context.Background(), url, password, rules, body, os.Stdout); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// feed validates a batch and sends it.
-func feed(ctx context.Context, url, password string, body []byte, out io.Writer) error {
-	batch, err := paygate.ValidateBatchJSON(body)
+// feed validates a batch with rules (the agency codes) and sends it to the
+// webhook endpoint at url.
+func feed(ctx context.Context, url, password string, rules paygate.WebhookValidator, body []byte, out io.Writer) error {
+	batch, err := rules.ValidateBatchJSON(body)
 	if err != nil {
 		return err // every problem, by JSON pointer; nothing was sent
 	}
-	sender, err := paygate.NewWebhookSender(url, password)
+	sender, err := paygate.NewWebhookSender(url, password, paygate.WithWebhookValidator(rules))
 	if err != nil {
 		return err
 	}

@@ -19,15 +19,31 @@ func TestFeed(t *testing.T) {
 	valid, err := os.ReadFile("../../testdata/webhook/valid-batch.json")
 	require.NoError(t, err)
 	var out bytes.Buffer
-	require.NoError(t, feed(context.Background(), sb.URL, sb.WebhookPassword, valid, &out))
+	require.NoError(t, feed(context.Background(), sb.URL, sb.WebhookPassword, paygate.WebhookValidator{}, valid, &out))
 	require.Contains(t, out.String(), "accepted [ORD-000001 ORD-000002 ORD-000003]")
 	require.Len(t, sb.Transactions(), 3)
 
 	invalid, err := os.ReadFile("../../testdata/webhook/invalid-batch.json")
 	require.NoError(t, err)
-	err = feed(context.Background(), sb.URL, sb.WebhookPassword, invalid, &out)
+	err = feed(context.Background(), sb.URL, sb.WebhookPassword, paygate.WebhookValidator{}, invalid, &out)
 	var ve *paygate.ValidationError
 	require.True(t, errors.As(err, &ve))
 	require.Len(t, ve.Problems, 4)
 	require.Equal(t, 3, sb.WebhookReceived(), "nothing of the invalid batch was sent")
+}
+
+// The feed against the real endpoint's shape: a URL with the brand's path
+// and the brand's agency codes.
+func TestFeedBrand(t *testing.T) {
+	rules, err := paygate.ParseAgencies("ADBLZS,ADBPPZ,ADB")
+	require.NoError(t, err)
+	sb := gatewaytest.NewServer(gatewaytest.WithWebhookPath("/api/adb/webhook"), gatewaytest.WithWebhookValidator(rules))
+	defer sb.Close()
+	valid, err := os.ReadFile("../../testdata/webhook/valid-batch.json")
+	require.NoError(t, err)
+	adb := bytes.ReplaceAll(valid, []byte(`"agency": "BANK`), []byte(`"agency": "ADB`))
+	var out bytes.Buffer
+	require.NoError(t, feed(context.Background(), sb.WebhookURL(), sb.WebhookPassword, rules, adb, &out))
+	require.Contains(t, out.String(), "accepted [ORD-000001 ORD-000002 ORD-000003]")
+	require.Len(t, sb.Transactions(), 3)
 }
