@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -301,7 +302,8 @@ func (h *CallbackHandler) once(w http.ResponseWriter, r *http.Request, cb *Callb
 		http.Error(w, "being handled by another delivery", http.StatusServiceUnavailable)
 		return "", false
 	}
-	hookErr := h.runRenewed(r, d, ev, claimed, claim.Token, lease, cb)
+	var completed atomic.Bool
+	hookErr := h.runRenewed(r, d, ev, claimed, claim.Token, lease, cb, &completed)
 	sctx, cancel = h.storeContext(r)
 	defer cancel()
 	if hookErr != nil {
@@ -310,6 +312,11 @@ func (h *CallbackHandler) once(w http.ResponseWriter, r *http.Request, cb *Callb
 			h.log(r, slog.LevelError, "dedupe release failed", "refNo", cb.RefNo, "err", err)
 		}
 		http.Error(w, "callback handling failed", http.StatusInternalServerError)
+		return "", false
+	}
+	if completed.Load() {
+		// The hook committed the completion with its effect (HookClaim).
+		w.WriteHeader(http.StatusOK)
 		return "", false
 	}
 	if err := d.Complete(sctx, ev.key, claim.Token, ev.result); err != nil {
@@ -335,7 +342,7 @@ func (h *CallbackHandler) storeContext(r *http.Request) (context.Context, contex
 // taken at claimed for lease, every lease/3. When renewal says the claim is
 // lost, or keeps failing until the lease could have lapsed, the hook's
 // context is cancelled with that cause.
-func (h *CallbackHandler) runRenewed(r *http.Request, d Deduper, ev event, claimed time.Time, token string, lease time.Duration, cb *Callback) error {
+func (h *CallbackHandler) runRenewed(r *http.Request, d Deduper, ev event, claimed time.Time, token string, lease time.Duration, cb *Callback, completed *atomic.Bool) error {
 	timeout := h.HookTimeout
 	if timeout <= 0 {
 		timeout = DefaultHookTimeout
@@ -345,6 +352,7 @@ func (h *CallbackHandler) runRenewed(r *http.Request, d Deduper, ev event, claim
 	defer cancelTimeout()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	ctx = withHookClaim(ctx, HookClaim{Key: ev.key, Token: token, Result: ev.result}, completed)
 	stop := make(chan struct{})
 	renewed := make(chan struct{})
 	go func() {

@@ -1,0 +1,55 @@
+package paygate
+
+import (
+	"context"
+	"sync/atomic"
+)
+
+// HookClaim is the Deduper claim a CallbackHandler hook runs under (the
+// receiver rule "fulfil once per refNo", docs/protocol.md "Receiver rules"):
+// the event's Deduper key, the claim's fencing token and what the event's
+// completion records. The handler puts it in every hook's context.
+//
+// A hook that records the event's completion itself, in the same database
+// transaction as its effect (sqldedup.Deduper.FulfilTx does), fences that
+// transaction on Token, so that a claim taken over by another delivery can
+// never commit, and calls Completed once the transaction has committed: the
+// handler then does not complete the event a second time.
+type HookClaim struct {
+	// Key is the Deduper key of the event ("fulfil|<refNo>" for a
+	// fulfilment).
+	Key string
+	// Token is the claim's fencing token (ClaimResult.Token).
+	Token string
+	// Result is what the event's completion records (the orderNo that
+	// fulfilled a refNo; empty for other events).
+	Result string
+
+	completed *atomic.Bool
+}
+
+// Completed tells the handler that the hook recorded the event's completion
+// itself, under Token, in a transaction that has committed. Call it only
+// then: the handler skips Deduper.Complete for this claim.
+func (c HookClaim) Completed() {
+	if c.completed != nil {
+		c.completed.Store(true)
+	}
+}
+
+// hookClaimKey is the context key of the HookClaim a hook runs under.
+type hookClaimKey struct{}
+
+// HookClaimFrom returns the claim the hook's ctx runs under; ok is false
+// outside a CallbackHandler hook.
+func HookClaimFrom(ctx context.Context) (claim HookClaim, ok bool) {
+	claim, ok = ctx.Value(hookClaimKey{}).(HookClaim)
+	return claim, ok
+}
+
+// withHookClaim returns ctx carrying claim, whose Completed is recorded in
+// completed.
+func withHookClaim(ctx context.Context, claim HookClaim, completed *atomic.Bool) context.Context {
+	claim.completed = completed
+	return context.WithValue(ctx, hookClaimKey{}, claim)
+}
