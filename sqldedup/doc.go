@@ -16,7 +16,9 @@
 // every burst otherwise opens (and PostgreSQL forks) new connections, and a
 // renewal that waits behind them can let a lease lapse.
 //
-// Set-up, once per process:
+// Set-up, once per process; Migrate is safe when every replica of a fleet
+// runs it at the same instant (it takes an advisory lock), and Purge, run
+// about once a day, keeps the table small:
 //
 //	db, err := sql.Open("pgx", os.Getenv("DATABASE_URL")) // import _ "github.com/jackc/pgx/v5/stdlib"
 //	db.SetMaxOpenConns(20)

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"regexp"
 	"time"
 
@@ -104,20 +105,58 @@ WHERE key = $1 AND token = $2 AND NOT done`
 }
 
 // Migrate creates the table if it does not exist, and adds the result
-// column to a table made by an earlier version.
+// column to a table made by an earlier version. It is safe to run from
+// every replica at start-up, all at once: it runs in one transaction that
+// first takes a PostgreSQL advisory lock named after the table
+// (pg_advisory_xact_lock), so concurrent Migrates of one table run one
+// after the other and each later one finds the table made. The lock is
+// needed because CREATE TABLE IF NOT EXISTS does not make concurrent
+// creation safe: two sessions that both find no table both insert its row
+// type, and one fails on pg_type's unique index (SQLSTATE 23505). The lock
+// ends with the transaction, so a process killed mid-Migrate holds nothing.
+// The column is added only when missing, so a Migrate against a live table
+// takes no table lock that would queue its claims.
 func (d *Deduper) Migrate(ctx context.Context) error {
-	for _, stmt := range []string{`CREATE TABLE IF NOT EXISTS ` + d.table + ` (
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqldedup: migrate: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }() // a no-op once committed
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, migrateLock(d.table)); err != nil {
+		return fmt.Errorf("sqldedup: migrate: lock: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+d.table+` (
 	key        text PRIMARY KEY,
 	token      text,
 	done       boolean NOT NULL DEFAULT false,
 	result     text,
 	expires_at timestamptz NOT NULL
-)`, `ALTER TABLE ` + d.table + ` ADD COLUMN IF NOT EXISTS result text`} {
-		if _, err := d.db.ExecContext(ctx, stmt); err != nil {
+)`); err != nil {
+		return fmt.Errorf("sqldedup: migrate: %w", err)
+	}
+	var hasResult bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_attribute
+WHERE attrelid = to_regclass($1) AND attname = 'result' AND NOT attisdropped)`, d.table).Scan(&hasResult); err != nil {
+		return fmt.Errorf("sqldedup: migrate: %w", err)
+	}
+	if !hasResult {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+d.table+` ADD COLUMN IF NOT EXISTS result text`); err != nil {
 			return fmt.Errorf("sqldedup: migrate: %w", err)
 		}
 	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqldedup: migrate: %w", err)
+	}
 	return nil
+}
+
+// migrateLock is the advisory lock key of Migrate on table: a hash of the
+// name, so that Migrates of other tables do not wait on each other (a
+// collision only makes two of them take turns).
+func migrateLock(table string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("paygate/sqldedup.Migrate " + table))
+	return int64(h.Sum64())
 }
 
 // Claim implements paygate.Deduper in one statement.
@@ -156,8 +195,19 @@ func (d *Deduper) Release(ctx context.Context, key, token string) error {
 	return d.exactlyOne(ctx, "release", d.releaseSQL, key, token)
 }
 
-// Purge deletes lapsed claims and completed keys past retention. Claim takes
-// such rows over anyway; run Purge now and then only to keep the table small.
+// Purge deletes the rows no claim needs any more: claims whose lease has
+// lapsed (their holder crashed or stopped renewing; a Claim of the key would
+// take the row over anyway, and a holder still running finds its claim lost)
+// and completed keys older than the retention (DefaultRetention, 30 days,
+// unless WithRetention). It never deletes a live claim or a key completed
+// within the retention, so correctness never depends on it: it only keeps
+// the table (one row per event) from growing. Run it about once a day, from
+// one replica or a scheduled job (several at once are harmless); the table
+// then holds about a retention's worth of events. What must hold is the
+// retention itself: keep it far beyond the longest the gateway may go on
+// retrying one callback (about every 30 s until a 2xx, docs/assumptions.md
+// A-callback-retries) and beyond the oldest order you reconcile, since an
+// event purged while a delivery of it can still arrive is handled again.
 func (d *Deduper) Purge(ctx context.Context) (int64, error) {
 	res, err := d.db.ExecContext(ctx, d.purgeSQL)
 	if err != nil {
