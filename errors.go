@@ -120,8 +120,11 @@ const maxErrorBody = 4 << 10
 
 // APIError is an HTTP answer outside 2xx from the service. Its codes and
 // bodies are not published (docs/protocol.md "Errors", docs/assumptions.md
-// A-errors), so the body is kept raw, capped at 4 KiB.
-// It never holds a query string, request body or credential.
+// A-errors), so the body is kept raw, capped at 4 KiB, with every
+// credential of the request replaced by [REDACTED] first: an error page may
+// echo the request (the rule and what counts as a credential: scrub.go,
+// requestSecrets). It never holds a query string, request body or
+// credential.
 type APIError struct {
 	// Method is the request's method.
 	Method string
@@ -129,7 +132,9 @@ type APIError struct {
 	Path string
 	// StatusCode is the HTTP status of the answer.
 	StatusCode int
-	// Body is the start of the answer's body, at most 4 KiB.
+	// Body is the start of the answer's body, at most 4 KiB, with the
+	// request's credentials (Bearer token, webhook password, signature,
+	// user information) in any echoed form replaced by [REDACTED].
 	Body []byte
 	// Location is, for a redirect (3xx), the scheme and host it pointed to;
 	// the redirect was not followed (ErrRedirect).

@@ -139,8 +139,14 @@ func (t *transport) once(ctx context.Context, x exchange, n int) (*response, tim
 	redirect := resp.StatusCode/100 == 3
 	ok := resp.StatusCode/100 == 2 || x.accept3xx && redirect
 	limit := int64(maxErrorBody)
+	var secrets []string
 	if ok {
 		limit = x.maxBody
+	} else {
+		// An error body is kept: read past the cap by the longest secret, so
+		// that one straddling the cut is whole when it is scrubbed.
+		secrets = requestSecrets(req)
+		limit += int64(longest(secrets))
 	}
 	body, err := readBody(resp, limit, ok)
 	if err != nil {
@@ -148,6 +154,10 @@ func (t *transport) once(ctx context.Context, x exchange, n int) (*response, tim
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
 	if !ok {
+		body = scrubSecrets(body, secrets)
+		if len(body) > maxErrorBody {
+			body = body[:maxErrorBody]
+		}
 		apiErr := &APIError{Method: req.Method, Path: req.URL.Path, StatusCode: resp.StatusCode, Body: []byte(body)}
 		if redirect {
 			apiErr.Location = redirectHost(req, resp.Header.Get("Location"))

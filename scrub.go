@@ -1,0 +1,196 @@
+package paygate
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"html"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// The rule for an error answer's body (docs/protocol.md "Errors": codes and
+// bodies are not published, so an APIError keeps the body raw): a gateway's
+// or proxy's error page may echo the request, so before the body is kept,
+// every credential the request carried is replaced by [REDACTED]. What
+// counts as a credential of a request (requestSecrets):
+//
+//   - the value of every header other than Accept, Accept-Encoding,
+//     Content-Length, Content-Type and User-Agent, whole and without its
+//     scheme word: the Bearer AuthToken (Authorization), the webhook
+//     password (X-API-Password), and any header a caller's RoundTripper
+//     adds before the request is built (none do today);
+//   - the values of the URL's query parameters and of a form body's fields
+//     that secretParam names (signature, token, password, key...): the
+//     signature of a signed GET or POST. The other signed fields (agency,
+//     amount, exp...) stay: without the signature they authorise nothing;
+//   - the URL's user information: user, password, and the Basic
+//     credential they make.
+//
+// Each is looked for as sent, URL-encoded (query and path escaping),
+// JSON-escaped (with and without HTML escaping) and HTML-escaped, in ASCII
+// upper or lower case (so an upper-case hex signature, or %2f for %2F, is
+// found too). The API key itself never travels: only the signatures made
+// with it, which are scrubbed.
+
+// requestSecrets lists the credentials req carries, each in every form a
+// server could echo it in (secretForms). It reads a form
+// body again through req.GetBody; a body it cannot read again adds nothing.
+func requestSecrets(req *http.Request) []string {
+	var raw []string
+	for name, values := range req.Header {
+		if plainHeader[http.CanonicalHeaderKey(name)] {
+			continue
+		}
+		for _, v := range values {
+			raw = append(raw, v)
+			if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok {
+				raw = append(raw, strings.TrimSpace(cred))
+			}
+		}
+	}
+	if u := req.URL.User; u != nil {
+		pw, _ := u.Password()
+		raw = append(raw, u.Username(), pw, u.String(),
+			base64.StdEncoding.EncodeToString([]byte(u.Username()+":"+pw)))
+	}
+	raw = appendSecretValues(raw, req.URL.Query())
+	raw = appendSecretValues(raw, formBody(req))
+	var forms []string
+	for _, s := range raw {
+		forms = append(forms, secretForms(s)...)
+	}
+	slices.Sort(forms)
+	return slices.Compact(forms)
+}
+
+// plainHeader are the request headers that never carry a credential.
+var plainHeader = map[string]bool{
+	"Accept": true, "Accept-Encoding": true, "Content-Length": true,
+	"Content-Type": true, "User-Agent": true,
+}
+
+// appendSecretValues appends the values of vals' credential parameters
+// (secretParam).
+func appendSecretValues(raw []string, vals url.Values) []string {
+	for name, vs := range vals {
+		if secretParam(name) {
+			raw = append(raw, vs...)
+		}
+	}
+	return raw
+}
+
+// formBody is req's body parsed as a form when it is one and can be read
+// again (GetBody), else nil.
+func formBody(req *http.Request) url.Values {
+	ct, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
+	if ct != "application/x-www-form-urlencoded" || req.GetBody == nil {
+		return nil
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil
+	}
+	defer body.Close()
+	b, err := io.ReadAll(io.LimitReader(body, maxCheckoutBody))
+	if err != nil {
+		return nil
+	}
+	vals, _ := url.ParseQuery(string(b)) // what parses is what a server could echo
+	return vals
+}
+
+// secretForms is s as sent, URL-encoded and JSON- or HTML-escaped, in ASCII
+// lower case (scrubSecrets matches without regard to ASCII case); nil for
+// the empty string.
+func secretForms(s string) []string {
+	if s == "" {
+		return nil
+	}
+	var out []string
+	for _, enc := range []string{s, url.QueryEscape(s), url.PathEscape(s)} {
+		out = append(out, enc, jsonEscape(enc, false), jsonEscape(enc, true), html.EscapeString(enc))
+	}
+	for i := range out {
+		out[i] = asciiLower(out[i])
+	}
+	return out
+}
+
+// jsonEscape is s as it appears between the quotes of a JSON string, with
+// <, > and & escaped when escapeHTML is set (Go's default) or kept.
+func jsonEscape(s string, escapeHTML bool) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(escapeHTML)
+	_ = enc.Encode(s) // a string always encodes
+	out := strings.TrimSuffix(b.String(), "\n")
+	return out[1 : len(out)-1]
+}
+
+// asciiLower lower-cases ASCII letters only, so that byte offsets in the
+// result are offsets in s.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// scrubSecrets returns body with every occurrence of each secret (lower
+// case, as requestSecrets gives them) replaced by [REDACTED], matching
+// without regard to ASCII case. Overlapping occurrences become one marker.
+func scrubSecrets(body string, secrets []string) string {
+	if len(secrets) == 0 || body == "" {
+		return body
+	}
+	lower := asciiLower(body)
+	hit := make([]bool, len(body)) // bytes inside an occurrence
+	found := false
+	for _, s := range secrets {
+		for from := 0; from < len(lower); {
+			i := strings.Index(lower[from:], s)
+			if i < 0 {
+				break
+			}
+			for j := from + i; j < from+i+len(s); j++ {
+				hit[j] = true
+			}
+			found = true
+			from += i + 1
+		}
+	}
+	if !found {
+		return body
+	}
+	var b strings.Builder
+	for i := 0; i < len(body); i++ {
+		if !hit[i] {
+			b.WriteByte(body[i])
+			continue
+		}
+		b.WriteString(redacted)
+		for i+1 < len(body) && hit[i+1] {
+			i++
+		}
+	}
+	return b.String()
+}
+
+// longest is the length of the longest of secrets (0 for none): how far past
+// a cut an occurrence that starts before it can reach.
+func longest(secrets []string) int {
+	n := 0
+	for _, s := range secrets {
+		n = max(n, len(s))
+	}
+	return n
+}
