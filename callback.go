@@ -3,6 +3,7 @@ package paygate
 import (
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -49,8 +50,42 @@ type Callback struct {
 	Problems []FieldError
 	// Form holds every field as received, signature included.
 	Form url.Values
-	// Verified is true only when the signature was checked against a key.
+	// Verified is true only when the signature was checked against a key,
+	// or the event was read back from the gateway's authenticated API
+	// (Source SourceLookup or SourceReport).
 	Verified bool
+	// Source says how the event reached the handler: a callback, or a
+	// reconciliation's lookup or report row (CallbackHandler.Reconcile).
+	Source Source
+	// Stale is set on a pending, failed or unknown status that came after
+	// the refNo was fulfilled: the order stays paid; never regress it
+	// (docs/assumptions.md A-stale-status).
+	Stale bool
+}
+
+// Source says how a verified event reached the CallbackHandler.
+type Source uint8
+
+// The sources of a verified event.
+const (
+	// SourceCallback: the gateway's signed callback.
+	SourceCallback Source = iota
+	// SourceLookup: the order lookup, read by CallbackHandler.Reconcile.
+	SourceLookup
+	// SourceReport: a payment report row, read by
+	// CallbackHandler.ReconcileReport.
+	SourceReport
+)
+
+// sourceNames names each Source.
+var sourceNames = [...]string{SourceCallback: "callback", SourceLookup: "lookup", SourceReport: "report"}
+
+// String names the source.
+func (s Source) String() string {
+	if int(s) < len(sourceNames) {
+		return sourceNames[s]
+	}
+	return "Source(" + strconv.Itoa(int(s)) + ")"
 }
 
 // FPXDetail is the payment-network detail of a callback: the `fpx` field, a

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -54,23 +53,39 @@ const (
 //   - A verified `success` for a refNo already fulfilled under another
 //     orderNo is a second payment the merchant must refund: OnDoublePayment,
 //     once per such orderNo, a warning in the log, never a second Fulfil.
-//   - A verified other status (pending, failed, anything else:
-//     docs/assumptions.md A-unknown-status): OnStatus, once per (refNo,
-//     orderNo, status). A pending followed by a success is two
-//     events.
+//   - A verified pending or failed: OnStatus, once per (refNo, orderNo,
+//     status). A pending followed by a success is two events. One that
+//     comes after the refNo was fulfilled is stale (Callback.Stale, a
+//     warning): the order never regresses (docs/assumptions.md
+//     A-stale-status).
+//   - A verified status outside the three (docs/assumptions.md
+//     A-unknown-status) is never silent: an error line with the value,
+//     never Fulfil; OnStatus once if set, else 500 so that the gateway keeps
+//     the event until the merchant reconciles it.
 //   - A hook that fails or panics: 500 and the claim is released, so the
 //     gateway's next retry (about every 30 s) tries again. A completed event:
 //     200 without calling anything. An event another delivery is handling:
 //     503 with Retry-After.
 //
-// What is guaranteed: while the processes sharing the Deduper live, each
-// event's hook completes at most once (its claim is renewed while the hook
-// runs, and the hook's context is cancelled if renewal fails), and every
-// verified event is retried by the gateway until its hook succeeds. After a
-// crash between the hook's side effect and the recording of its completion,
-// the event is handled again when its lease lapses: at least once. Make
-// Fulfil idempotent on cb.RefNo (the base reference), e.g. with a unique
-// constraint in the same transaction as the order's update.
+// What is guaranteed depends on the path:
+//
+//   - The lease path (any Deduper, Fulfil writing where it likes): while
+//     the processes sharing the Deduper live, each event's hook completes at
+//     most once. Its claim is renewed while the hook runs, and the hook's
+//     context is cancelled when renewal reports the claim lost or, by a
+//     timer, a safety margin (Lease/5) before an unrenewed claim could lapse,
+//     so a hook that stops on cancellation never overlaps the next
+//     claimant. After a crash between the hook's side effect and the
+//     recording of its completion, the event is handled again when its lease
+//     lapses: at least once. Make Fulfil idempotent on cb.RefNo.
+//   - The transactional path (sqldedup.Deduper.FulfilTx): the effect and
+//     the record of the event commit in one transaction, fenced on the
+//     claim's token (HookClaim): exactly once for effects written through
+//     that transaction, across crashes, lapses and replicas.
+//   - Either way, every verified event is retried by the gateway until its
+//     hook succeeds, and a callback that never arrives is recovered by
+//     Reconcile, which runs this very path on the order read back from the
+//     gateway: a callback and a reconciliation racing fulfil once.
 //
 // The gateway is assumed to retry until it gets a 2xx (docs/assumptions.md
 // A-callback-retries): the handler answers 5xx only when a retry can help.
@@ -166,7 +181,23 @@ func (h *CallbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cb.Verified = true
-	h.handle(w, r, cb)
+	h.answer(w, h.process(r.Context(), cb, h.requestAttrs(r)))
+}
+
+// answer writes the gateway's answer for a verdict of the callback path:
+// 200, 503 with Retry-After (another delivery holds the event, or the
+// Deduper is unreachable), or 500 (a hook failed or the handler is
+// misconfigured: the gateway's next retry tries again).
+func (h *CallbackHandler) answer(w http.ResponseWriter, v verdict) {
+	switch v.code {
+	case http.StatusOK:
+		w.WriteHeader(http.StatusOK)
+	case http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", "30")
+		http.Error(w, v.reason, v.code)
+	default:
+		http.Error(w, v.reason, v.code)
+	}
 }
 
 // readForm returns the callback's fields: r.PostForm when a middleware has
@@ -222,196 +253,6 @@ func (h *CallbackHandler) browserReturn(w http.ResponseWriter, r *http.Request, 
 	h.OnReturn(w, r, cb)
 }
 
-// event is one thing the handler acts on once: its dedupe key, its hook,
-// and what its completion records.
-type event struct {
-	key    string
-	hook   func(context.Context, *Callback) error
-	result string
-}
-
-// handle acts on a verified callback once per event.
-func (h *CallbackHandler) handle(w http.ResponseWriter, r *http.Request, cb *Callback) {
-	if cb.Status != StatusSuccess {
-		if h.OnStatus == nil {
-			w.WriteHeader(http.StatusOK) // nothing to do; stop the retries
-			return
-		}
-		h.once(w, r, cb, event{key: "status|" + cb.RefNo + "|" + cb.OrderNo + "|" + string(cb.Status), hook: h.OnStatus})
-		return
-	}
-	if h.Fulfil == nil {
-		// A paid order with nowhere to go: keep the gateway retrying.
-		h.log(r, slog.LevelError, "callback handler has no Fulfil; paid order not handled", "refNo", cb.RefNo)
-		http.Error(w, "callback handler misconfigured", http.StatusInternalServerError)
-		return
-	}
-	if !cb.Consistent() {
-		h.log(r, slog.LevelWarn, "verified success is inconsistent; fulfilling (check cb.Consistent() in Fulfil to hold it)",
-			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "fpx_debit_auth_code", string(cb.FPX.DebitAuthCode),
-			"problems", fmt.Sprint(cb.Problems))
-	}
-	paid, ok := h.once(w, r, cb, event{key: "fulfil|" + cb.RefNo, hook: h.Fulfil, result: cb.OrderNo})
-	if !ok || paid == cb.OrderNo {
-		return
-	}
-	if paid == "" || cb.OrderNo == "" {
-		// One side has no orderNo: nothing proves a second payment.
-		h.log(r, slog.LevelWarn, "success for a fulfilled refNo; an orderNo is missing, so it is taken for a retry",
-			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "paidOrderNo", paid)
-		w.WriteHeader(http.StatusOK)
-		return
-	}
-	h.once(w, r, cb, event{key: "double|" + cb.RefNo + "|" + cb.OrderNo, hook: func(ctx context.Context, cb *Callback) error {
-		h.log(r, slog.LevelWarn, "second payment for a fulfilled refNo: not fulfilled; refund it",
-			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "paidOrderNo", paid, "amount", cb.Amount.String())
-		if h.OnDoublePayment == nil {
-			return nil
-		}
-		return h.OnDoublePayment(ctx, cb, paid)
-	}})
-}
-
-// once claims ev and runs its hook, answering the gateway. When the event was
-// completed before, it answers nothing and returns what the completion
-// recorded with ok true; the caller decides the answer.
-func (h *CallbackHandler) once(w http.ResponseWriter, r *http.Request, cb *Callback, ev event) (recorded string, ok bool) {
-	lease := h.Lease
-	if lease <= 0 {
-		lease = DefaultLease
-	}
-	d := h.deduper()
-	sctx, cancel := h.storeContext(r)
-	claimed := time.Now()
-	claim, err := d.Claim(sctx, ev.key, lease)
-	cancel()
-	switch {
-	case err != nil:
-		h.log(r, slog.LevelError, "dedupe claim failed", "refNo", cb.RefNo, "err", err)
-		w.Header().Set("Retry-After", "30")
-		http.Error(w, "temporarily unavailable", http.StatusServiceUnavailable)
-		return "", false
-	case claim.State == ClaimDone:
-		if ev.result == "" || claim.Result == ev.result {
-			w.WriteHeader(http.StatusOK)
-			return claim.Result, false
-		}
-		return claim.Result, true
-	case claim.State != ClaimAcquired:
-		w.Header().Set("Retry-After", "30")
-		http.Error(w, "being handled by another delivery", http.StatusServiceUnavailable)
-		return "", false
-	}
-	var completed atomic.Bool
-	hookErr := h.runRenewed(r, d, ev, claimed, claim.Token, lease, cb, &completed)
-	sctx, cancel = h.storeContext(r)
-	defer cancel()
-	if hookErr != nil {
-		h.log(r, slog.LevelError, "callback hook failed; the gateway will retry", "refNo", cb.RefNo, "status", string(cb.Status), "err", hookErr)
-		if err := d.Release(sctx, ev.key, claim.Token); err != nil {
-			h.log(r, slog.LevelError, "dedupe release failed", "refNo", cb.RefNo, "err", err)
-		}
-		http.Error(w, "callback handling failed", http.StatusInternalServerError)
-		return "", false
-	}
-	if completed.Load() {
-		// The hook committed the completion with its effect (HookClaim).
-		w.WriteHeader(http.StatusOK)
-		return "", false
-	}
-	if err := d.Complete(sctx, ev.key, claim.Token, ev.result); err != nil {
-		// The hook ran but its completion is not recorded: answer 500 so the
-		// gateway retries. If the claim was lost, another delivery may run
-		// the hook again: that is the at-least-once case Fulfil must absorb.
-		h.log(r, slog.LevelError, "dedupe complete failed after the hook ran", "refNo", cb.RefNo, "err", err)
-		http.Error(w, "callback handling failed", http.StatusInternalServerError)
-		return "", false
-	}
-	w.WriteHeader(http.StatusOK)
-	return "", false
-}
-
-// storeContext is the context of one Deduper call: the request's values,
-// not its cancellation (the work must be recorded even if the gateway hung
-// up), and a short time limit of its own.
-func (h *CallbackHandler) storeContext(r *http.Request) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(r.Context()), storeTimeout)
-}
-
-// runRenewed runs the hook under HookTimeout while renewing its claim,
-// taken at claimed for lease, every lease/3. When renewal says the claim is
-// lost, or keeps failing until the lease could have lapsed, the hook's
-// context is cancelled with that cause.
-func (h *CallbackHandler) runRenewed(r *http.Request, d Deduper, ev event, claimed time.Time, token string, lease time.Duration, cb *Callback, completed *atomic.Bool) error {
-	timeout := h.HookTimeout
-	if timeout <= 0 {
-		timeout = DefaultHookTimeout
-	}
-	// The hook outlives a dropped connection but not its time limit.
-	ctx, cancelTimeout := context.WithTimeout(context.WithoutCancel(r.Context()), timeout)
-	defer cancelTimeout()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	ctx = withHookClaim(ctx, HookClaim{Key: ev.key, Token: token, Result: ev.result}, completed)
-	stop := make(chan struct{})
-	renewed := make(chan struct{})
-	go func() {
-		defer close(renewed)
-		h.renew(r, d, ev.key, token, claimed.Add(lease), lease, stop, cancel)
-	}()
-	err := callHook(ctx, ev.hook, cb)
-	close(stop)
-	<-renewed
-	return err
-}
-
-// renew extends the claim, held until heldUntil, every lease/3 until stop is
-// closed. A failed renewal is tried again every lease/30 while the claim is
-// still surely held.
-func (h *CallbackHandler) renew(r *http.Request, d Deduper, key, token string, heldUntil time.Time, lease time.Duration, stop <-chan struct{}, cancel context.CancelCauseFunc) {
-	every := max(lease/3, 3*time.Millisecond)
-	t := time.NewTimer(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
-		sent := time.Now()
-		ctx, done := context.WithDeadline(context.WithoutCancel(r.Context()), heldUntil)
-		err := d.Renew(ctx, key, token, lease)
-		done()
-		switch {
-		case err == nil:
-			heldUntil = sent.Add(lease)
-			t.Reset(every)
-			continue
-		case errors.Is(err, ErrClaimLost):
-			h.log(r, slog.LevelError, "claim lost while the hook ran; cancelling the hook", "key", key)
-			cancel(fmt.Errorf("paygate: callback claim lost while the hook ran: %w", err))
-			return
-		case !time.Now().Before(heldUntil):
-			h.log(r, slog.LevelError, "claim renewal failed until the lease ran out; cancelling the hook", "key", key, "err", err)
-			cancel(fmt.Errorf("paygate: callback claim renewal failed: %w", err))
-			return
-		}
-		h.log(r, slog.LevelWarn, "claim renewal failed; trying again", "key", key, "err", err)
-		t.Reset(every / 10)
-	}
-}
-
-// callHook runs a hook, turning a panic into an error so that the claim is
-// released rather than left to lapse.
-func callHook(ctx context.Context, hook func(context.Context, *Callback) error, cb *Callback) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("paygate: callback hook panicked: %v", p)
-		}
-	}()
-	return hook(ctx, cb)
-}
-
 // deduper returns the configured Deduper or the handler's in-memory one.
 func (h *CallbackHandler) deduper() Deduper {
 	if h.Deduper != nil {
@@ -433,12 +274,23 @@ func (h *CallbackHandler) reject(w http.ResponseWriter, r *http.Request, status 
 // log writes one line with the request's method and path, never its body,
 // to Logger or slog.Default().
 func (h *CallbackHandler) log(r *http.Request, level slog.Level, msg string, args ...any) {
+	h.logAt(r.Context(), h.requestAttrs(r), level, msg, args...)
+}
+
+// requestAttrs is what a log line says of the request an event came in.
+func (h *CallbackHandler) requestAttrs(r *http.Request) []any {
+	return []any{"method", r.Method, "path", r.URL.Path}
+}
+
+// logAt writes one line, with attrs saying where the event came from, to
+// Logger or slog.Default().
+func (h *CallbackHandler) logAt(ctx context.Context, attrs []any, level slog.Level, msg string, args ...any) {
 	l := h.Logger
 	if l == nil {
 		l = slog.Default()
 	}
-	if !l.Enabled(r.Context(), level) {
+	if !l.Enabled(ctx, level) {
 		return
 	}
-	l.Log(r.Context(), level, msg, append([]any{"method", r.Method, "path", r.URL.Path}, args...)...)
+	l.Log(ctx, level, msg, append(attrs[:len(attrs):len(attrs)], args...)...)
 }

@@ -197,7 +197,8 @@ func (d *losingDeduper) Release(ctx context.Context, key, token string) error {
 }
 
 // When renewal fails the hook's context is cancelled with the cause: lost at
-// once, a transient error once the lease could have lapsed.
+// once, a transient error by the lease guard, a safety margin before the
+// lease could lapse.
 func TestCallbackHandlerRenewalFailureCancelsHook(t *testing.T) {
 	key := mustKey(t, testKeyUUID)
 	for _, tt := range []struct {
@@ -207,7 +208,7 @@ func TestCallbackHandlerRenewalFailureCancelsHook(t *testing.T) {
 		after time.Duration // earliest cancellation: the first renewal, or the lease's end
 	}{
 		{"claim lost", ErrClaimLost, "claim lost while the hook ran", 50 * time.Millisecond},
-		{"store down", errors.New("connection refused"), "renewal failed", 150 * time.Millisecond},
+		{"store down", errors.New("connection refused"), "not renewed before its lease's safety margin", 100 * time.Millisecond},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			d := &losingDeduper{renewErr: tt.err}

@@ -27,6 +27,7 @@ func Run(t *testing.T, newDeduper func(t *testing.T) paygate.Deduper) {
 		{"RenewExtends", renewExtends},
 		{"ConcurrentClaims", concurrentClaims},
 		{"SlowHookRenewed", slowHookRenewed},
+		{"UnrenewedHookNeverOverlaps", unrenewedHookNeverOverlaps},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newDeduper(t)) })
 	}
@@ -198,6 +199,105 @@ func slowHookRenewed(t *testing.T, d paygate.Deduper) {
 		if n != 1 {
 			t.Errorf("%s fulfilled %d times, want once", ref, n)
 		}
+	}
+}
+
+// renewalLost is a Deduper whose renewals fail as if the store were out of
+// reach of the replica holding the claim, while other deliveries still
+// reach it.
+type renewalLost struct{ paygate.Deduper }
+
+func (renewalLost) Renew(context.Context, string, string, time.Duration) error {
+	return errors.New("dedupetest: store out of reach")
+}
+
+// unrenewedHookNeverOverlaps: when a claim cannot be renewed, the hook's
+// context is cancelled a safety margin before the lease could lapse, so a
+// hook that stops on cancellation has ended before the next delivery can
+// claim the event. 20 orders, a 300 ms lease; each first hook runs until
+// cancelled and stops 5 ms later, a second delivery tries every 2 ms until
+// it gets the claim.
+func unrenewedHookNeverOverlaps(t *testing.T, d paygate.Deduper) {
+	key, err := paygate.ParseKey("3f2504e0-4f89-11d3-9a0c-0305e82c3301")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const orders, lease = 20, 300 * time.Millisecond
+	var mu sync.Mutex
+	ended := map[string]time.Time{}   // when each first hook returned
+	started := map[string]time.Time{} // when each second hook began
+	running := map[string]chan struct{}{}
+	for i := range orders {
+		running[fmt.Sprintf("MARGIN-%d", i)] = make(chan struct{})
+	}
+	first := &paygate.CallbackHandler{
+		Keys: []paygate.Key{key}, Deduper: renewalLost{d}, Lease: lease, Logger: slog.New(slog.DiscardHandler),
+		Fulfil: func(ctx context.Context, cb *paygate.Callback) error {
+			close(running[cb.RefNo])
+			<-ctx.Done()
+			time.Sleep(5 * time.Millisecond) // a prompt stop still takes a moment
+			mu.Lock()
+			ended[cb.RefNo] = time.Now()
+			mu.Unlock()
+			return context.Cause(ctx)
+		},
+	}
+	second := &paygate.CallbackHandler{
+		Keys: []paygate.Key{key}, Deduper: d, Lease: lease, Logger: slog.New(slog.DiscardHandler),
+		Fulfil: func(_ context.Context, cb *paygate.Callback) error {
+			mu.Lock()
+			started[cb.RefNo] = time.Now()
+			mu.Unlock()
+			return nil
+		},
+	}
+	deliver := func(h http.Handler, fields url.Values) int {
+		r, err := paygate.NewCallbackRequest(key, "/return", fields)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	var wg sync.WaitGroup
+	for i := range orders {
+		fields := url.Values{"status": {"success"}, "refNo": {fmt.Sprintf("MARGIN-%d", i)}, "orderNo": {fmt.Sprintf("GW-%d", i)}}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got := make(chan int, 1)
+			go func() { got <- deliver(first, fields) }()
+			select { // the first delivery holds the claim
+			case <-running[fields.Get("refNo")]:
+			case <-time.After(5 * time.Second):
+				t.Errorf("%s: the first delivery's hook did not start within 5 s", fields.Get("refNo"))
+				return
+			}
+			deadline := time.Now().Add(10 * lease)
+			for deliver(second, fields) != http.StatusOK {
+				if time.Now().After(deadline) {
+					t.Errorf("%s: the second delivery never got the claim within %v", fields.Get("refNo"), 10*lease)
+					break
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			if code := <-got; code != http.StatusInternalServerError {
+				t.Errorf("%s: the cancelled first hook answered %d, want 500", fields.Get("refNo"), code)
+			}
+		}()
+	}
+	wg.Wait()
+	overlaps := 0
+	for ref, start := range started {
+		if end, ok := ended[ref]; !ok || start.Before(end) {
+			overlaps++
+			t.Errorf("%s: the next claimant started %v before the unrenewed hook ended", ref, end.Sub(start))
+		}
+	}
+	if len(started) != orders || overlaps != 0 {
+		t.Fatalf("%d of %d orders taken over, %d overlaps; want %d and 0", len(started), orders, overlaps, orders)
 	}
 }
 

@@ -1,0 +1,389 @@
+package paygate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Outcome is what the callback path made of one verified event: the same
+// for a callback (CallbackHandler.ServeHTTP) and for an order read back
+// from the gateway (CallbackHandler.Reconcile).
+type Outcome string
+
+// The outcomes of the callback path and of a reconciliation.
+const (
+	// OutcomeFulfilled: a success, fulfilled now (Fulfil ran and its
+	// completion is recorded).
+	OutcomeFulfilled Outcome = "fulfilled"
+	// OutcomeAlreadyFulfilled: a success whose refNo was fulfilled before
+	// (by a callback, another replica or an earlier reconciliation).
+	OutcomeAlreadyFulfilled Outcome = "already_fulfilled"
+	// OutcomePending: the gateway says pending; nothing fulfilled.
+	OutcomePending Outcome = "pending"
+	// OutcomeFailed: the gateway says failed; nothing fulfilled.
+	OutcomeFailed Outcome = "failed"
+	// OutcomeUnknownStatus: a status outside success, pending and failed
+	// (docs/assumptions.md A-unknown-status); nothing fulfilled, logged at
+	// error level.
+	OutcomeUnknownStatus Outcome = "unknown_status"
+	// OutcomeNotFound: the gateway has no order under the reference
+	// (reconciliation only).
+	OutcomeNotFound Outcome = "not_found"
+	// OutcomeHeldBack: a record the SDK would not act on (another reference
+	// or agency, a field that did not parse, an amount that contradicts
+	// another, a status nobody can prove); nothing fulfilled, review it
+	// (reconciliation only, docs/assumptions.md A-reconcile).
+	OutcomeHeldBack Outcome = "held_back"
+	// OutcomeDoublePayment: a success for a refNo fulfilled under another
+	// orderNo; OnDoublePayment ran, nothing fulfilled.
+	OutcomeDoublePayment Outcome = "double_payment"
+	// OutcomeInFlight: another delivery holds the event's claim; try again
+	// later.
+	OutcomeInFlight Outcome = "in_flight"
+	// OutcomeError: a hook failed, the Deduper could not be reached, or the
+	// lookup failed; try again later.
+	OutcomeError Outcome = "error"
+)
+
+// verdict is the callback path's answer for one event: the HTTP status the
+// gateway gets, the outcome a reconciliation reports, and why.
+type verdict struct {
+	code    int
+	outcome Outcome
+	// paid is the orderNo that fulfilled the refNo, when one did.
+	paid string
+	// stale is set when a pending or failed event came after the refNo's
+	// fulfilment.
+	stale bool
+	// reason is the short text of a non-200 answer; err the cause.
+	reason string
+	err    error
+}
+
+// statusOutcome maps a verified non-success status to its outcome; any
+// other status is OutcomeUnknownStatus.
+var statusOutcome = map[Status]Outcome{StatusPending: OutcomePending, StatusFailed: OutcomeFailed}
+
+// errNoFulfil is the verdict's cause when a paid order has no Fulfil.
+var errNoFulfil = errors.New("paygate: callback handler has no Fulfil; paid order not handled")
+
+// process runs the callback path on one verified event, whatever brought it
+// (a callback or a reconciliation): the receiver rules of CallbackHandler.
+// attrs say in each log line where the event came from.
+func (h *CallbackHandler) process(ctx context.Context, cb *Callback, attrs []any) verdict {
+	if cb.Status != StatusSuccess {
+		return h.processStatus(ctx, cb, attrs)
+	}
+	if h.Fulfil == nil {
+		// A paid order with nowhere to go: keep the gateway retrying.
+		h.logAt(ctx, attrs, slog.LevelError, errNoFulfil.Error(), "refNo", cb.RefNo)
+		return verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handler misconfigured", err: errNoFulfil}
+	}
+	if !cb.Consistent() {
+		h.logAt(ctx, attrs, slog.LevelWarn, "verified success is inconsistent; fulfilling (check cb.Consistent() in Fulfil to hold it)",
+			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "fpx_debit_auth_code", string(cb.FPX.DebitAuthCode),
+			"problems", fmt.Sprint(cb.Problems))
+	}
+	v, paid, done := h.once(ctx, attrs, cb, event{key: fulfilKey(cb.RefNo), hook: h.Fulfil, result: cb.OrderNo}, OutcomeFulfilled)
+	switch {
+	case !done:
+		return v
+	case paid == cb.OrderNo:
+		return verdict{code: http.StatusOK, outcome: OutcomeAlreadyFulfilled, paid: paid}
+	case paid == "" || cb.OrderNo == "":
+		// One side has no orderNo: nothing proves a second payment.
+		h.logAt(ctx, attrs, slog.LevelWarn, "success for a fulfilled refNo; an orderNo is missing, so it is taken for a retry",
+			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "paidOrderNo", paid)
+		return verdict{code: http.StatusOK, outcome: OutcomeAlreadyFulfilled, paid: paid}
+	}
+	v, _, done = h.once(ctx, attrs, cb, event{key: "double|" + cb.RefNo + "|" + cb.OrderNo, hook: func(ctx context.Context, cb *Callback) error {
+		h.logAt(ctx, attrs, slog.LevelWarn, "second payment for a fulfilled refNo: not fulfilled; refund it",
+			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "paidOrderNo", paid, "amount", cb.Amount.String())
+		if h.OnDoublePayment == nil {
+			return nil
+		}
+		return h.OnDoublePayment(ctx, cb, paid)
+	}}, OutcomeDoublePayment)
+	if done {
+		v = verdict{code: http.StatusOK, outcome: OutcomeDoublePayment}
+	}
+	v.paid = paid
+	return v
+}
+
+// processStatus handles a verified pending, failed or unknown status. One
+// that comes after the refNo's fulfilment is stale: it never regresses the
+// order (docs/assumptions.md A-stale-status). An unknown status is never
+// silent (docs/assumptions.md A-unknown-status).
+func (h *CallbackHandler) processStatus(ctx context.Context, cb *Callback, attrs []any) verdict {
+	outcome, known := statusOutcome[cb.Status]
+	if !known {
+		outcome = OutcomeUnknownStatus
+		h.logAt(ctx, attrs, slog.LevelError, "verified callback with a status the protocol does not define: not fulfilled; reconcile the order",
+			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "status", string(cb.Status))
+	}
+	paid, v, ok := h.fulfilment(ctx, attrs, cb)
+	if !ok {
+		return v
+	}
+	if cb.Stale = paid != nil; cb.Stale {
+		h.logAt(ctx, attrs, slog.LevelWarn, "status after the refNo was fulfilled: stale, the order stays paid",
+			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "status", string(cb.Status), "paidOrderNo", *paid)
+	}
+	if h.OnStatus == nil {
+		if !known && !cb.Stale {
+			// Nothing took it: keep the gateway retrying rather than drop it.
+			return verdict{code: http.StatusInternalServerError, outcome: outcome, stale: cb.Stale,
+				reason: "unknown callback status", err: fmt.Errorf("paygate: unknown callback status %q", cb.Status)}
+		}
+		return verdict{code: http.StatusOK, outcome: outcome, stale: cb.Stale}
+	}
+	v, _, done := h.once(ctx, attrs, cb, event{key: "status|" + cb.RefNo + "|" + cb.OrderNo + "|" + string(cb.Status), hook: h.OnStatus}, outcome)
+	if done {
+		v = verdict{code: http.StatusOK, outcome: outcome}
+	}
+	v.stale = cb.Stale
+	return v
+}
+
+// fulfilment reports whether cb's refNo was fulfilled, and under which
+// orderNo, by claiming its fulfilment key and giving an acquired claim
+// straight back (any Deduper answers that). ok is false, with the verdict
+// to answer, when the Deduper fails or a fulfilment is in flight: the event
+// is then judged on the gateway's next retry, once the fulfilment settled.
+func (h *CallbackHandler) fulfilment(ctx context.Context, attrs []any, cb *Callback) (paid *string, v verdict, ok bool) {
+	d := h.deduper()
+	sctx, cancel := storeContext(ctx)
+	defer cancel()
+	claim, err := d.Claim(sctx, fulfilKey(cb.RefNo), h.lease())
+	switch {
+	case err != nil:
+		return nil, h.storeFailed(ctx, attrs, cb, "dedupe claim failed", err), false
+	case claim.State == ClaimDone:
+		return &claim.Result, verdict{}, true
+	case claim.State == ClaimBusy:
+		return nil, verdict{code: http.StatusServiceUnavailable, outcome: OutcomeInFlight, reason: "being handled by another delivery"}, false
+	}
+	if err := d.Release(sctx, fulfilKey(cb.RefNo), claim.Token); err != nil {
+		h.logAt(ctx, attrs, slog.LevelError, "dedupe release failed", "refNo", cb.RefNo, "err", err)
+	}
+	return nil, verdict{}, true
+}
+
+// fulfilKey is the Deduper key of a refNo's fulfilment.
+func fulfilKey(refNo string) string { return "fulfil|" + refNo }
+
+// event is one thing the handler acts on once: its dedupe key, its hook,
+// and what its completion records.
+type event struct {
+	key    string
+	hook   func(context.Context, *Callback) error
+	result string
+}
+
+// once claims ev and runs its hook. When the event was completed before, it
+// returns done with what the completion recorded, and the caller decides;
+// otherwise the verdict: ran (200, outcome ran), in flight elsewhere (503),
+// or failed (500 or 503).
+func (h *CallbackHandler) once(ctx context.Context, attrs []any, cb *Callback, ev event, ran Outcome) (v verdict, recorded string, done bool) {
+	lease := h.lease()
+	d := h.deduper()
+	sctx, cancel := storeContext(ctx)
+	claimed := time.Now()
+	claim, err := d.Claim(sctx, ev.key, lease)
+	cancel()
+	switch {
+	case err != nil:
+		return h.storeFailed(ctx, attrs, cb, "dedupe claim failed", err), "", false
+	case claim.State == ClaimDone:
+		return verdict{}, claim.Result, true
+	case claim.State != ClaimAcquired:
+		return verdict{code: http.StatusServiceUnavailable, outcome: OutcomeInFlight, reason: "being handled by another delivery"}, "", false
+	}
+	var completed atomic.Bool
+	hookErr := h.runRenewed(ctx, attrs, d, ev, claimed, claim.Token, lease, cb, &completed)
+	sctx, cancel = storeContext(ctx)
+	defer cancel()
+	if hookErr != nil {
+		h.logAt(ctx, attrs, slog.LevelError, "callback hook failed; the gateway will retry", "refNo", cb.RefNo, "status", string(cb.Status), "err", hookErr)
+		if err := d.Release(sctx, ev.key, claim.Token); err != nil {
+			h.logAt(ctx, attrs, slog.LevelError, "dedupe release failed", "refNo", cb.RefNo, "err", err)
+		}
+		return verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: hookErr}, "", false
+	}
+	if !completed.Load() {
+		// Unless the hook committed the completion with its effect
+		// (HookClaim.Completed), record it here.
+		if err := d.Complete(sctx, ev.key, claim.Token, ev.result); err != nil {
+			// The hook ran but its completion is not recorded: 500 so the
+			// gateway retries. If the claim was lost, another delivery may
+			// run the hook again: the at-least-once case of the lease path.
+			h.logAt(ctx, attrs, slog.LevelError, "dedupe complete failed after the hook ran", "refNo", cb.RefNo, "err", err)
+			return verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: err}, "", false
+		}
+	}
+	return verdict{code: http.StatusOK, outcome: ran}, "", false
+}
+
+// storeFailed is the verdict when the Deduper cannot be reached: 503, the
+// gateway comes back.
+func (h *CallbackHandler) storeFailed(ctx context.Context, attrs []any, cb *Callback, msg string, err error) verdict {
+	h.logAt(ctx, attrs, slog.LevelError, msg, "refNo", cb.RefNo, "err", err)
+	return verdict{code: http.StatusServiceUnavailable, outcome: OutcomeError, reason: "temporarily unavailable", err: err}
+}
+
+// lease is Lease or DefaultLease.
+func (h *CallbackHandler) lease() time.Duration {
+	if h.Lease > 0 {
+		return h.Lease
+	}
+	return DefaultLease
+}
+
+// storeContext is the context of one Deduper call: ctx's values, not its
+// cancellation (the work must be recorded even if the gateway hung up), and
+// a short time limit of its own.
+func storeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+}
+
+// runRenewed runs the hook under HookTimeout while renewing its claim,
+// taken at claimed for lease, every lease/3. The hook's context is
+// cancelled, with the cause, when renewal says the claim is lost, and, by a
+// timer of its own, a safety margin (lease/leaseMarginDivisor) before the
+// claim could lapse unrenewed: a hook that stops on cancellation never
+// overlaps the next claimant.
+func (h *CallbackHandler) runRenewed(ctx context.Context, attrs []any, d Deduper, ev event, claimed time.Time, token string, lease time.Duration, cb *Callback, completed *atomic.Bool) error {
+	timeout := h.HookTimeout
+	if timeout <= 0 {
+		timeout = DefaultHookTimeout
+	}
+	// The hook outlives a dropped connection but not its time limit.
+	ctx, cancelTimeout := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancelTimeout()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var guard *leaseGuard
+	guard = newLeaseGuard(claimed.Add(lease), lease, func() {
+		cause := fmt.Errorf("%w (last renewal error: %w)", errLeaseMargin, guard.renewalError())
+		h.logAt(ctx, attrs, slog.LevelError, "claim not renewed before its safety margin; cancelling the hook", "key", ev.key, "err", cause)
+		cancel(cause)
+	})
+	defer guard.stop()
+	ctx = withHookClaim(ctx, HookClaim{Key: ev.key, Token: token, Result: ev.result}, completed)
+	stop := make(chan struct{})
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		h.renew(ctx, attrs, d, ev.key, token, guard, lease, stop, cancel)
+	}()
+	err := callHook(ctx, ev.hook, cb)
+	close(stop)
+	<-renewed
+	return err
+}
+
+// errLeaseMargin is the cause of a hook's cancellation when its claim was
+// not renewed in time.
+var errLeaseMargin = errors.New("paygate: callback claim not renewed before its lease's safety margin")
+
+// leaseMarginDivisor sets the safety margin: a hook's context is cancelled
+// lease/leaseMarginDivisor before its claim could lapse.
+const leaseMarginDivisor = 5
+
+// leaseGuard cancels a hook a safety margin before its claim could lapse;
+// each renewal moves that instant on.
+type leaseGuard struct {
+	margin time.Duration
+	timer  *time.Timer
+	mu     sync.Mutex
+	// lastErr is the last failed renewal's error, for the cause.
+	lastErr error
+}
+
+// failed records a renewal's error.
+func (g *leaseGuard) failed(err error) {
+	g.mu.Lock()
+	g.lastErr = err
+	g.mu.Unlock()
+}
+
+// renewalError is the last failed renewal's error (nil: none failed, the
+// first renewal did not come back in time).
+func (g *leaseGuard) renewalError() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.lastErr == nil {
+		return errors.New("no renewal answered")
+	}
+	return g.lastErr
+}
+
+// newLeaseGuard arms the guard for a claim held until heldUntil.
+func newLeaseGuard(heldUntil time.Time, lease time.Duration, cancel func()) *leaseGuard {
+	margin := lease / leaseMarginDivisor
+	return &leaseGuard{margin: margin, timer: time.AfterFunc(time.Until(heldUntil)-margin, cancel)}
+}
+
+// extend moves the cancellation to the margin before heldUntil. Once fired,
+// the guard stays fired: a cancelled hook is not revived.
+func (g *leaseGuard) extend(heldUntil time.Time) {
+	if g.timer.Stop() {
+		g.timer.Reset(time.Until(heldUntil) - g.margin)
+	}
+}
+
+// stop disarms the guard.
+func (g *leaseGuard) stop() { g.timer.Stop() }
+
+// renew extends the claim every lease/3 until stop is closed or the hook's
+// context ends. A failed renewal is tried again every lease/30; the guard
+// cancels the hook if none succeeds in time, ErrClaimLost at once.
+func (h *CallbackHandler) renew(ctx context.Context, attrs []any, d Deduper, key, token string, guard *leaseGuard, lease time.Duration, stop <-chan struct{}, cancel context.CancelCauseFunc) {
+	every := max(lease/3, 3*time.Millisecond)
+	t := time.NewTimer(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		sent := time.Now()
+		rctx, done := context.WithTimeout(context.WithoutCancel(ctx), lease)
+		err := d.Renew(rctx, key, token, lease)
+		done()
+		switch {
+		case err == nil:
+			guard.extend(sent.Add(lease))
+			t.Reset(every)
+			continue
+		case errors.Is(err, ErrClaimLost):
+			h.logAt(ctx, attrs, slog.LevelError, "claim lost while the hook ran; cancelling the hook", "key", key)
+			cancel(fmt.Errorf("paygate: callback claim lost while the hook ran: %w", err))
+			return
+		}
+		guard.failed(err)
+		h.logAt(ctx, attrs, slog.LevelWarn, "claim renewal failed; trying again", "key", key, "err", err)
+		t.Reset(max(every/10, time.Millisecond))
+	}
+}
+
+// callHook runs a hook, turning a panic into an error so that the claim is
+// released rather than left to lapse.
+func callHook(ctx context.Context, hook func(context.Context, *Callback) error, cb *Callback) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("paygate: callback hook panicked: %v", p)
+		}
+	}()
+	return hook(ctx, cb)
+}

@@ -1,0 +1,86 @@
+package paygate
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A status after the refNo's fulfilment is stale: OnStatus gets it marked,
+// the order is not regressed, a warning is logged; before the fulfilment
+// it is not stale.
+func TestCallbackStatusAfterSuccessIsStale(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	tests := []struct {
+		name      string
+		first     []Status // delivered before the one under test
+		status    Status
+		wantStale bool
+	}{
+		{name: "failed after success", first: []Status{StatusSuccess}, status: StatusFailed, wantStale: true},
+		{name: "pending after success", first: []Status{StatusSuccess}, status: StatusPending, wantStale: true},
+		{name: "pending before success", status: StatusPending},
+		{name: "failed, never paid", first: []Status{StatusPending}, status: StatusFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			var got []*Callback
+			fulfils := 0
+			h := &CallbackHandler{Keys: []Key{key}, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+				Fulfil: func(context.Context, *Callback) error { fulfils++; return nil },
+				OnStatus: func(_ context.Context, cb *Callback) error {
+					got = append(got, cb)
+					return nil
+				}}
+			for _, st := range tt.first {
+				require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, callbackFields("INV-S", "GW1", st, "00"))).Code)
+			}
+			got = nil
+			require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, callbackFields("INV-S", "GW1", tt.status, "00"))).Code)
+			require.Len(t, got, 1, "OnStatus gets the event once")
+			require.Equal(t, tt.wantStale, got[0].Stale)
+			require.Equal(t, tt.wantStale, strings.Contains(logs.String(), "level=WARN msg=\"status after the refNo was fulfilled"), logs.String())
+			if tt.wantStale {
+				require.Equal(t, 1, fulfils, "the order stays fulfilled once")
+			}
+		})
+	}
+}
+
+// A verified status outside the three is never silent: an error line with
+// the value, never Fulfil; without OnStatus the gateway is answered 500 so
+// that it keeps the event; with OnStatus the hook gets it once.
+func TestCallbackUnknownStatusIsNeverSilent(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	for _, withOnStatus := range []bool{false, true} {
+		var logs bytes.Buffer
+		statuses := 0
+		h := &CallbackHandler{Keys: []Key{key}, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+			Fulfil: func(context.Context, *Callback) error { t.Fatal("an unknown status was fulfilled"); return nil }}
+		if withOnStatus {
+			h.OnStatus = func(_ context.Context, cb *Callback) error {
+				require.Equal(t, Status("SUCCESS"), cb.Status)
+				statuses++
+				return nil
+			}
+		}
+		want := http.StatusInternalServerError
+		if withOnStatus {
+			want = http.StatusOK
+		}
+		for range 2 {
+			require.Equal(t, want, serve(h, signedRequest(t, key, callbackFields("INV-U", "GW1", "SUCCESS", "00"))).Code)
+		}
+		require.Contains(t, logs.String(), `level=ERROR msg="verified callback with a status the protocol does not define`)
+		require.Contains(t, logs.String(), "status=SUCCESS")
+		if withOnStatus {
+			require.Equal(t, 1, statuses, "OnStatus once per event")
+		}
+	}
+}
