@@ -131,6 +131,9 @@ type CallbackHandler struct {
 	// HookTimeout is the time limit of one hook call, separate from the
 	// lease; 0 means DefaultHookTimeout.
 	HookTimeout time.Duration
+	// ReconcileInterval is the pause between two lookups of Reconcile; 0
+	// means DefaultReconcileInterval, a negative value none.
+	ReconcileInterval time.Duration
 	// Logger receives one line per refused, failed or suspicious callback;
 	// nil means slog.Default(). To log nothing, pass
 	// slog.New(slog.DiscardHandler).

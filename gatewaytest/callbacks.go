@@ -73,7 +73,7 @@ func (s *Server) sendCallback(o Order) {
 			d.Attempts = append(d.Attempts, a)
 			d.Delivered = a.StatusCode/100 == 2
 			s.mu.Unlock()
-			if a.StatusCode/100 == 2 {
+			if a.StatusCode/100 == 2 || n == s.cfg.maxAttempts {
 				return
 			}
 			select {

@@ -1,0 +1,223 @@
+package paygate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// DefaultReconcileInterval is the pause between two lookups of Reconcile
+// unless CallbackHandler.ReconcileInterval says otherwise: ten lookups a
+// second, gentle on the gateway's reports host.
+const DefaultReconcileInterval = 100 * time.Millisecond
+
+// Reconciliation is what Reconcile or ReconcileReport did: one entry per
+// reference or report row, in order, and how many of each outcome.
+type Reconciliation struct {
+	// Entries holds one entry per reference asked for (Reconcile) or row
+	// read (ReconcileReport).
+	Entries []ReconcileEntry
+	// Counts is the number of entries of each outcome.
+	Counts map[Outcome]int
+}
+
+// add appends e and counts its outcome.
+func (r *Reconciliation) add(e ReconcileEntry) {
+	r.Entries = append(r.Entries, e)
+	r.Counts[e.Outcome]++
+}
+
+// ReconcileEntry is the outcome of one awaited reference or report row.
+type ReconcileEntry struct {
+	// RefNo is the reference as asked for (Reconcile), or the row's base
+	// reference (ReconcileReport).
+	RefNo string
+	// OrderNo is the gateway's order number, when a record was read.
+	OrderNo string
+	// Status is the record's status, when a record was read.
+	Status Status
+	// Amount is the record's amount in sen, when a record was read.
+	Amount Amount
+	// Outcome is what the callback path made of the record.
+	Outcome Outcome
+	// PaidOrderNo is the orderNo that fulfilled the refNo, with
+	// OutcomeAlreadyFulfilled and OutcomeDoublePayment.
+	PaidOrderNo string
+	// Stale is set when a pending or failed record came after the refNo's
+	// fulfilment (docs/assumptions.md A-stale-status).
+	Stale bool
+	// Problems says why a record was held back, or what did not parse.
+	Problems []FieldError
+	// Err is the cause of OutcomeError, OutcomeNotFound or a record that
+	// could not be read.
+	Err error
+}
+
+// Reconcile settles the orders the merchant still awaits (a callback never
+// received, an order pending for days): for each reference, as the order
+// was created (refNo, or refNo~extraData when it had extra data), it looks
+// the order up at the gateway (Client.LookupOrderByRefNo) and runs exactly
+// the callback path on the answer: the same Deduper key, the same Fulfil,
+// OnStatus and OnDoublePayment, once each. An order already fulfilled by a
+// callback is not fulfilled again, and a callback and a reconciliation
+// racing on two replicas fulfil once. Callback.Source is SourceLookup.
+//
+// The record is the gateway's authenticated answer, but its shape is a
+// guess (docs/assumptions.md A-lookup, A-reconcile): a record is held back
+// (OutcomeHeldBack, nothing called) when it names another reference or
+// another agency than the Client's, when its status cannot be proved, or
+// when a success has no amount or a money field that did not parse or
+// contradicts another. Lookups are paced by ReconcileInterval. Each
+// reference's outcome is in the result; the error is ctx's, with the
+// entries done so far.
+func (h *CallbackHandler) Reconcile(ctx context.Context, c *Client, refNos []string) (*Reconciliation, error) {
+	if c == nil {
+		return nil, errors.New("paygate: Reconcile needs a Client")
+	}
+	rec := &Reconciliation{Counts: map[Outcome]int{}}
+	for i, ref := range refNos {
+		if i > 0 {
+			if err := h.pace(ctx); err != nil {
+				return rec, err
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return rec, err
+		}
+		rec.add(h.reconcileRef(ctx, c, ref))
+	}
+	return rec, nil
+}
+
+// ReconcileReport walks the payment report for q (Client.Payments: a day
+// range, docs/protocol.md "Payment report") and runs each row through the
+// callback path as Reconcile does (Callback.Source SourceReport): paid rows
+// the merchant has not fulfilled are fulfilled, once; rows already
+// fulfilled are counted as such. A row is held back by the rules of
+// Reconcile. The error is the report's or ctx's, with the entries done so
+// far.
+func (h *CallbackHandler) ReconcileReport(ctx context.Context, c *Client, q ReportQuery) (*Reconciliation, error) {
+	if c == nil {
+		return nil, errors.New("paygate: ReconcileReport needs a Client")
+	}
+	rec := &Reconciliation{Counts: map[Outcome]int{}}
+	for row, err := range c.Payments(ctx, q) {
+		if err != nil {
+			return rec, err
+		}
+		p, err := row.Payment()
+		if err != nil {
+			rec.add(ReconcileEntry{Outcome: OutcomeHeldBack, Err: err})
+			continue
+		}
+		rec.add(h.reconcileRecord(ctx, c, &p, SourceReport, ""))
+	}
+	return rec, ctx.Err()
+}
+
+// pace waits ReconcileInterval, or until ctx ends.
+func (h *CallbackHandler) pace(ctx context.Context) error {
+	d := h.ReconcileInterval
+	if d == 0 {
+		d = DefaultReconcileInterval
+	}
+	if d < 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// reconcileRef looks one awaited reference up and runs its record through
+// the callback path.
+func (h *CallbackHandler) reconcileRef(ctx context.Context, c *Client, ref string) ReconcileEntry {
+	r, err := c.LookupOrderByRefNo(ctx, ref)
+	switch {
+	case errors.Is(err, ErrOrderNotFound):
+		return ReconcileEntry{RefNo: ref, Outcome: OutcomeNotFound, Err: err}
+	case err != nil:
+		return ReconcileEntry{RefNo: ref, Outcome: OutcomeError, Err: err}
+	}
+	p, err := r.Payment()
+	if err != nil {
+		return ReconcileEntry{RefNo: ref, Outcome: OutcomeHeldBack, Err: err}
+	}
+	e := h.reconcileRecord(ctx, c, &p, SourceLookup, ref)
+	e.RefNo = ref
+	return e
+}
+
+// reconcileRecord runs one record of the gateway through the callback
+// path, unless a rule of Reconcile holds it back. asked is the reference
+// looked up ("" for a report row).
+func (h *CallbackHandler) reconcileRecord(ctx context.Context, c *Client, p *PaymentRecord, source Source, asked string) ReconcileEntry {
+	e := ReconcileEntry{RefNo: p.RefNo, OrderNo: p.OrderNo, Status: p.Status, Amount: p.Amount, Problems: p.Problems}
+	if held := holdBack(p, c.agency, asked); len(held) > 0 {
+		e.Outcome, e.Problems = OutcomeHeldBack, append(held, p.Problems...)
+		h.logAt(ctx, []any{"source", source.String()}, slog.LevelWarn, "gateway record held back: not acted on; review it",
+			"refNo", p.RefNo, "orderNo", p.OrderNo, "status", string(p.Status), "problems", fmt.Sprint(e.Problems))
+		return e
+	}
+	v := h.process(ctx, p.callback(source), []any{"source", source.String()})
+	e.Outcome, e.PaidOrderNo, e.Stale, e.Err = v.outcome, v.paid, v.stale, v.err
+	return e
+}
+
+// holdBack lists why a record must not be acted on (docs/assumptions.md
+// A-reconcile): another reference than the one asked for, another agency
+// than the client's, a status nobody can prove, or a success whose amount
+// is absent or whose money fields did not parse or contradict each other.
+func holdBack(p *PaymentRecord, agency, asked string) []FieldError {
+	var held []FieldError
+	if base, _ := SplitRefNo(asked); asked != "" && base != p.RefNo {
+		held = append(held, newFieldError("refNo", "is not the reference looked up ("+asked+")", p.RefNo))
+	}
+	if agency != "" && p.Agency != "" && p.Agency != agency {
+		held = append(held, newFieldError("agency", "is not the client's agency ("+agency+")", p.Agency))
+	}
+	switch {
+	case !p.Status.Valid():
+		return append(held, newFieldError("status", "cannot be proved: the outcome is unconfirmed", string(p.Status)))
+	case p.Status != StatusSuccess:
+		return held
+	case p.Amount <= 0:
+		held = append(held, newFieldError("amount", "absent or zero on a success: nothing to check the payment against", p.Amount.String()))
+	}
+	for _, fe := range p.Problems {
+		if !displayOnlyRecordFields[fe.Field] {
+			held = append(held, newFieldError(fe.Field, "did not parse or contradicts another field on a success", ""))
+			break
+		}
+	}
+	return held
+}
+
+// displayOnlyRecordFields are the record fields whose problems do not
+// touch money: a success is acted on despite them.
+var displayOnlyRecordFields = map[string]bool{
+	"fpx_txn_time": true, "fpxTxnTime": true, "created_at": true, "created_date": true,
+	"fpx_txn_id": true, "fpx_fpx_txn_id": true, "fpxTxnId": true,
+}
+
+// callback is the record as the callback path reads an event: verified
+// (the gateway's authenticated answer), from source.
+func (p *PaymentRecord) callback(source Source) *Callback {
+	cb := &Callback{
+		Status: p.Status, OrderNo: p.OrderNo, RefNo: p.RefNo, ExtraData: p.ExtraData,
+		Amount: p.Amount, FPXTxnID: p.FPXTxnID, Agency: p.Agency,
+		FPX:      FPXDetail{Present: p.HasFPXCode, DebitAuthCode: p.FPXCode, HasDebitAuthCode: p.HasFPXCode},
+		Problems: p.Problems, Verified: true, Source: source,
+	}
+	if !p.Time.IsZero() {
+		cb.FPXTxnTime = p.Time.Format(time.RFC3339)
+	}
+	return cb
+}
