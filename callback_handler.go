@@ -95,7 +95,9 @@ const (
 // does not parse or a verified callback without `status` or `refNo`.
 //
 // A form already parsed by middleware (r.ParseForm consumes the body) is
-// read from r.PostForm.
+// read from r.PostForm, still held to BodyLimit (413). ReadTimeout needs
+// a middleware's ResponseWriter to have Unwrap; without it the handler
+// logs one warning naming the cure.
 type CallbackHandler struct {
 	// Keys verify the signature; several allow key rotation. Required.
 	Keys []Key
@@ -141,6 +143,8 @@ type CallbackHandler struct {
 
 	initOnce sync.Once
 	memory   *MemoryDeduper
+	// deadlineWarning logs once that the read deadline could not be set.
+	deadlineWarning sync.Once
 }
 
 // ServeHTTP implements the receiver rules.
@@ -203,23 +207,26 @@ func (h *CallbackHandler) answer(w http.ResponseWriter, v verdict) {
 	}
 }
 
-// readForm returns the callback's fields: r.PostForm when a middleware has
-// parsed the form already, else the body, read under BodyLimit and
-// ReadTimeout.
+// readForm returns the callback's fields, read under BodyLimit and
+// ReadTimeout. A form a middleware parsed already (r.PostForm) is used as
+// it is, but still held to BodyLimit: 413 when its Content-Length, or the
+// size of its parsed fields, is over the limit. When the read deadline
+// cannot be set (a ResponseWriter wrapper without Unwrap), the body is read
+// all the same and the handler logs a warning once, naming the cure.
 func (h *CallbackHandler) readForm(w http.ResponseWriter, r *http.Request) (url.Values, int, error) {
+	limit := h.bodyLimit()
 	if r.PostForm != nil {
+		if err := parsedFormOverLimit(r, limit); err != nil {
+			return nil, http.StatusRequestEntityTooLarge, err
+		}
 		return r.PostForm, 0, nil
 	}
-	limit := h.BodyLimit
-	if limit <= 0 {
-		limit = DefaultCallbackBodyLimit
-	}
-	timeout := h.ReadTimeout
-	if timeout <= 0 {
-		timeout = DefaultCallbackReadTimeout
-	}
 	rc := http.NewResponseController(w)
-	deadline := rc.SetReadDeadline(time.Now().Add(timeout)) == nil
+	err := rc.SetReadDeadline(time.Now().Add(h.readTimeout()))
+	deadline := err == nil
+	if !deadline {
+		h.warnNoReadDeadline(w, r, err)
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooBig *http.MaxBytesError
 	switch {
