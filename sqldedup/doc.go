@@ -11,6 +11,15 @@
 // Times come from the database clock, so replicas with skewed clocks still
 // agree on when a lease ends.
 //
+// Two paths: with the Deduper alone (the lease path) a hook runs at most
+// once while the processes live and at least once after a crash, so the
+// hook must be idempotent; with Fulfil: d.FulfilTx(fn) (the transactional
+// path) the merchant's effect and the event's completion, fenced on the
+// claim's token, commit in one transaction: exactly once for what fn
+// writes, whatever crashes, with no idempotency needed in fn. FulfilTx
+// costs two round trips beyond the merchant's own BEGIN, statements and
+// COMMIT.
+//
 // Size the pool for bursts of duplicate callbacks: set SetMaxIdleConns equal
 // to SetMaxOpenConns. database/sql keeps two idle connections by default, so
 // every burst otherwise opens (and PostgreSQL forks) new connections, and a

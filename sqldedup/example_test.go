@@ -41,3 +41,33 @@ func ExampleNew() {
 		},
 	})
 }
+
+// Fulfilment in the merchant's own transaction: the order's update and the
+// record that the callback was handled commit together, so the order is
+// marked paid exactly once whatever crashes, without a unique constraint
+// or an "already paid" check.
+func ExampleDeduper_FulfilTx() {
+	db, err := sql.Open("pgx", os.Getenv("DATABASE_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	dedupe, err := sqldedup.New(db)
+	if err != nil {
+		log.Fatal(err)
+	}
+	key, err := paygate.ParseKey(os.Getenv("PAYGATE_API_KEY"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	http.Handle("/paygate/return", &paygate.CallbackHandler{
+		Keys:    []paygate.Key{key},
+		Deduper: dedupe,
+		Fulfil: dedupe.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+			if _, err := tx.ExecContext(ctx, `UPDATE orders SET paid_sen = $2 WHERE ref_no = $1`, cb.RefNo, int64(cb.Amount)); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO ledger (ref_no, order_no) VALUES ($1, $2)`, cb.RefNo, cb.OrderNo)
+			return err
+		}),
+	})
+}

@@ -1,11 +1,15 @@
 package sqldedup
 
 import (
+	"bufio"
 	"context"
+	"database/sql"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -17,14 +21,18 @@ import (
 	"github.com/paygate-go/paygate"
 )
 
-// countingProxy forwards PostgreSQL connections and counts the round trips
-// clients start: each Sync (extended protocol) or Query (simple protocol)
-// message asks the server for an answer the client then waits for.
+// countingProxy forwards PostgreSQL connections (sslmode=disable) and
+// counts the round trips clients start: each Sync (extended protocol) or
+// Query (simple protocol) message asks the server for an answer the client
+// then waits for. Armed with dropCommit, it cuts the next connection whose
+// server confirms a COMMIT, before the client reads the confirmation: a
+// COMMIT whose outcome the client cannot know.
 type countingProxy struct {
-	ln     net.Listener
-	target string
-	trips  atomic.Int64
-	wg     sync.WaitGroup
+	ln         net.Listener
+	target     string
+	trips      atomic.Int64
+	dropCommit atomic.Bool
+	wg         sync.WaitGroup
 }
 
 // newCountingProxy listens on loopback in front of the test server and
@@ -56,7 +64,7 @@ func (p *countingProxy) accept() {
 			continue
 		}
 		p.wg.Add(2)
-		go func() { defer p.wg.Done(); _, _ = io.Copy(c, s); c.Close() }()
+		go func() { defer p.wg.Done(); p.backend(s, c); c.Close(); s.Close() }()
 		go func() { defer p.wg.Done(); p.frontend(c, s); s.Close() }()
 	}
 }
@@ -99,6 +107,29 @@ func (p *countingProxy) frontend(c io.Reader, s io.Writer) {
 	}
 }
 
+// backend copies server messages to the client, message by message, and
+// cuts both connections instead of passing on a COMMIT's CommandComplete
+// when dropCommit is armed.
+func (p *countingProxy) backend(s io.Reader, c io.Writer) {
+	r := bufio.NewReader(s)
+	var head [5]byte
+	for {
+		if _, err := io.ReadFull(r, head[:]); err != nil {
+			return
+		}
+		body := make([]byte, binary.BigEndian.Uint32(head[1:])-4)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return
+		}
+		if head[0] == 'C' && string(body) == "COMMIT\x00" && p.dropCommit.CompareAndSwap(true, false) {
+			return
+		}
+		if _, err := c.Write(append(head[:], body...)); err != nil {
+			return
+		}
+	}
+}
+
 // roundTrips counts the round trips fn makes.
 func (p *countingProxy) roundTrips(fn func()) int64 {
 	before := p.trips.Load()
@@ -132,4 +163,53 @@ func TestRoundTrips(t *testing.T) {
 	require.EqualValues(t, 1, proxy.roundTrips(func() { c, err = d.Claim(ctx, "busy-GW1", time.Minute) }), "busy is one statement")
 	require.Equal(t, paygate.ClaimBusy, c.State)
 	require.False(t, errors.Is(err, paygate.ErrClaimLost))
+}
+
+// FulfilTx costs two round trips beyond the merchant's own BEGIN,
+// statement and COMMIT for a new event (the claim, the fenced completion),
+// one for a duplicate of a completed event and one for a duplicate in
+// flight (503).
+func TestFulfilTxRoundTrips(t *testing.T) {
+	proxy, dsn := newCountingProxy(t, testDSN(t))
+	s := newTxShop(t, openDB(t, dsn))
+	var hold atomic.Pointer[chan struct{}]
+	entered := make(chan struct{}, 1)
+	h := s.handler(s.d, 0, s.d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+		err := s.insert(ctx, tx, cb, "A")
+		if proceed := hold.Load(); proceed != nil {
+			entered <- struct{}{}
+			<-*proceed
+		}
+		return err
+	}))
+	// inFlight runs during while a delivery of ref is inside its hook.
+	inFlight := func(ref string, during func()) {
+		proceed := make(chan struct{})
+		hold.Store(&proceed)
+		first := make(chan int, 1)
+		go func() { first <- s.deliver(t, h, ref) }()
+		defer func() { hold.Store(nil); close(proceed); require.Equal(t, http.StatusOK, <-first) }()
+		select {
+		case <-entered:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("waited 10 s for the hook of %s to start", ref)
+		}
+		during()
+	}
+	// Warm both connections the handler uses and pgx's statement caches.
+	for i := range 3 {
+		require.Equal(t, http.StatusOK, s.deliver(t, h, fmt.Sprint("WARM-", i)))
+		inFlight(fmt.Sprint("WARM-FLIGHT-", i), func() { s.deliver(t, h, fmt.Sprint("WARM-FLIGHT-", i)) })
+	}
+	const merchant = 3 // BEGIN, INSERT, COMMIT
+	var code int
+	require.EqualValues(t, merchant+2, proxy.roundTrips(func() { code = s.deliver(t, h, "NEW") }), "a new event")
+	require.Equal(t, http.StatusOK, code)
+	require.EqualValues(t, 1, proxy.roundTrips(func() { code = s.deliver(t, h, "NEW") }), "a duplicate of a completed event")
+	require.Equal(t, http.StatusOK, code)
+	inFlight("FLIGHT", func() {
+		require.EqualValues(t, 1, proxy.roundTrips(func() { code = s.deliver(t, h, "FLIGHT") }), "a duplicate in flight")
+		require.Equal(t, http.StatusServiceUnavailable, code)
+	})
+	require.Equal(t, []string{"A"}, s.rows(t, "FLIGHT"))
 }

@@ -1,0 +1,293 @@
+package sqldedup
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate-go/paygate"
+)
+
+// txShop is a merchant whose fulfilment adds a ledger row, in a table with
+// no unique constraint: only FulfilTx keeps it to one row per order.
+type txShop struct {
+	d      *Deduper
+	db     *sql.DB
+	ledger string
+	key    paygate.Key
+	calls  atomic.Int32
+}
+
+// newTxShop makes a fresh deduper table and ledger on db.
+func newTxShop(t testing.TB, db *sql.DB) *txShop {
+	t.Helper()
+	d, _ := testDeduperOn(t, db)
+	ledger := fmt.Sprintf("ledger_test_%d", rand.Uint32())
+	_, err := db.Exec(`CREATE TABLE ` + ledger + ` (ref_no text, order_no text, by_replica text)`)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = db.Exec("DROP TABLE " + ledger) })
+	key, err := paygate.ParseKey("3f2504e0-4f89-11d3-9a0c-0305e82c3301")
+	require.NoError(t, err)
+	return &txShop{d: d, db: db, ledger: ledger, key: key}
+}
+
+// insert adds cb's ledger row through tx, by replica.
+func (s *txShop) insert(ctx context.Context, tx *sql.Tx, cb *paygate.Callback, replica string) error {
+	s.calls.Add(1)
+	_, err := tx.ExecContext(ctx, `INSERT INTO `+s.ledger+` (ref_no, order_no, by_replica) VALUES ($1, $2, $3)`, cb.RefNo, cb.OrderNo, replica)
+	return err
+}
+
+// handler serves FulfilTx(fn) on deduper (s.d unless given).
+func (s *txShop) handler(deduper paygate.Deduper, lease time.Duration, fulfil func(context.Context, *paygate.Callback) error) *paygate.CallbackHandler {
+	return &paygate.CallbackHandler{Keys: []paygate.Key{s.key}, Deduper: deduper, Fulfil: fulfil, Lease: lease,
+		HookTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler)}
+}
+
+// deliver posts the success callback of ref to h and returns the status.
+func (s *txShop) deliver(t testing.TB, h http.Handler, ref string) int {
+	t.Helper()
+	r, err := paygate.NewCallbackRequest(s.key, "/return", url.Values{"status": {"success"}, "refNo": {ref + "~cart"},
+		"orderNo": {"GW-" + ref}, "amount": {"10.00"}, "fpx": {`{"fpx_debit_auth_code":"00"}`}})
+	require.NoError(t, err)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w.Code
+}
+
+// rows lists the ledger rows of ref by the replica that wrote them.
+func (s *txShop) rows(t testing.TB, ref string) []string {
+	t.Helper()
+	rs, err := s.db.Query(`SELECT by_replica FROM `+s.ledger+` WHERE ref_no = $1`, ref)
+	require.NoError(t, err)
+	defer rs.Close()
+	var by []string
+	for rs.Next() {
+		var b string
+		require.NoError(t, rs.Scan(&b))
+		by = append(by, b)
+	}
+	require.NoError(t, rs.Err())
+	return by
+}
+
+// The effect and the completion commit together: one ledger row, the event
+// done with the orderNo, a duplicate answered 200 without calling fn, and a
+// release under the committed claim's token undoes nothing.
+func TestFulfilTxOnce(t *testing.T) {
+	ctx := context.Background()
+	s := newTxShop(t, openDB(t, testDSN(t)))
+	var token string
+	h := s.handler(s.d, 0, s.d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+		claim, ok := paygate.HookClaimFrom(ctx)
+		require.True(t, ok)
+		token = claim.Token
+		return s.insert(ctx, tx, cb, "A")
+	}))
+	require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"))
+	require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"))
+	require.Equal(t, []string{"A"}, s.rows(t, "INV-1"))
+	require.EqualValues(t, 1, s.calls.Load())
+	require.ErrorIs(t, s.d.Release(ctx, "fulfil|INV-1", token), paygate.ErrClaimLost, "a completed event is never released")
+	c, err := s.d.Claim(ctx, "fulfil|INV-1", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, paygate.ClaimResult{State: paygate.ClaimDone, Result: "GW-INV-1"}, c)
+}
+
+// A failing or panicking fn leaves neither its effect nor a completion: 500,
+// the claim released, and the retry fulfils once.
+func TestFulfilTxFailureRollsBack(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		fail func() error
+	}{
+		{"error", func() error { return errors.New("warehouse down") }},
+		{"panic", func() error { panic("stock service returned garbage") }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTxShop(t, openDB(t, testDSN(t)))
+			first := true
+			h := s.handler(s.d, 0, s.d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+				if err := s.insert(ctx, tx, cb, "A"); err != nil {
+					return err
+				}
+				if first {
+					first = false
+					return tt.fail()
+				}
+				return nil
+			}))
+			require.Equal(t, http.StatusInternalServerError, s.deliver(t, h, "INV-2"))
+			require.Empty(t, s.rows(t, "INV-2"))
+			require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-2"), "the claim was released")
+			require.Equal(t, []string{"A"}, s.rows(t, "INV-2"))
+		})
+	}
+}
+
+// Outside a CallbackHandler there is no claim: an error, fn not called,
+// nothing written.
+func TestFulfilTxOutsideHandler(t *testing.T) {
+	s := newTxShop(t, openDB(t, testDSN(t)))
+	fulfil := s.d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error { return s.insert(ctx, tx, cb, "A") })
+	err := fulfil(context.Background(), &paygate.Callback{RefNo: "INV-3", OrderNo: "GW-INV-3", Status: paygate.StatusSuccess})
+	require.ErrorIs(t, err, ErrNoHookClaim)
+	require.EqualValues(t, 0, s.calls.Load())
+	require.Empty(t, s.rows(t, "INV-3"))
+	var n int
+	require.NoError(t, s.db.QueryRow(`SELECT count(*) FROM `+s.d.table).Scan(&n))
+	require.Zero(t, n)
+}
+
+// deafRenewals is a replica whose renewals seem to succeed but reach nobody
+// (a partition, a pause): its claim lapses while its hook runs on.
+type deafRenewals struct{ paygate.Deduper }
+
+func (deafRenewals) Renew(context.Context, string, string, time.Duration) error { return nil }
+
+// A claim taken over makes the old holder's transaction roll back, even
+// when it completes while the new holder is still in its fn: the old
+// holder gets ErrClaimLost and 500, the new one commits, one ledger row.
+func TestFulfilTxTakenOverRollsBack(t *testing.T) {
+	s := newTxShop(t, openDB(t, testDSN(t)))
+	const lease = 300 * time.Millisecond
+	enteredA, proceedA := make(chan struct{}), make(chan struct{})
+	enteredB, proceedB := make(chan struct{}), make(chan struct{})
+	fulfilA := s.d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+		err := s.insert(ctx, tx, cb, "A")
+		close(enteredA)
+		<-proceedA // outlives its lease, its renewals lost
+		return err
+	})
+	errA := make(chan error, 1)
+	a := s.handler(deafRenewals{s.d}, lease, func(ctx context.Context, cb *paygate.Callback) error {
+		err := fulfilA(ctx, cb)
+		errA <- err
+		return err
+	})
+	b := s.handler(s.d, lease, s.d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+		err := s.insert(ctx, tx, cb, "B")
+		close(enteredB)
+		<-proceedB
+		return err
+	}))
+	codeA, codeB := make(chan int, 1), make(chan int, 1)
+	go func() { codeA <- s.deliver(t, a, "INV-4") }()
+	waitFor(t, enteredA, "replica A's hook to start")
+	for i := 0; ; i++ { // until A's lease has lapsed
+		require.Less(t, i, 100, "A's lease of %v never lapsed", lease)
+		var lapsed bool
+		require.NoError(t, s.db.QueryRow(`SELECT expires_at <= now() FROM `+s.d.table+` WHERE key = 'fulfil|INV-4'`).Scan(&lapsed))
+		if lapsed {
+			break
+		}
+		time.Sleep(lease / 10)
+	}
+	go func() { codeB <- s.deliver(t, b, "INV-4") }()
+	waitFor(t, enteredB, "replica B to take the lapsed claim over")
+	close(proceedA)
+	require.ErrorIs(t, <-errA, paygate.ErrClaimLost)
+	require.Equal(t, http.StatusInternalServerError, <-codeA)
+	close(proceedB)
+	require.Equal(t, http.StatusOK, <-codeB)
+	require.Equal(t, []string{"B"}, s.rows(t, "INV-4"))
+	require.Equal(t, http.StatusOK, s.deliver(t, b, "INV-4"))
+	require.EqualValues(t, 2, s.calls.Load())
+}
+
+// A duplicate of an event in flight gets 503 while the first delivery's
+// transaction is open, not after it.
+func TestFulfilTxDuplicateInFlight(t *testing.T) {
+	s := newTxShop(t, openDB(t, testDSN(t)))
+	entered, proceed := make(chan struct{}), make(chan struct{})
+	h := s.handler(s.d, 0, s.d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+		err := s.insert(ctx, tx, cb, "A")
+		close(entered)
+		<-proceed
+		return err
+	}))
+	first := make(chan int, 1)
+	go func() { first <- s.deliver(t, h, "INV-5") }()
+	waitFor(t, entered, "the first delivery's hook to start")
+	dup := make(chan int, 1)
+	go func() { dup <- s.deliver(t, h, "INV-5") }()
+	select {
+	case code := <-dup:
+		require.Equal(t, http.StatusServiceUnavailable, code)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a duplicate in flight waited for the first delivery's hook: it must get 503 at once")
+	}
+	close(proceed)
+	require.Equal(t, http.StatusOK, <-first)
+	require.Equal(t, []string{"A"}, s.rows(t, "INV-5"))
+}
+
+// A claim is not blocked by a completion written but not yet committed:
+// the completing transaction's row lock is invisible to the claim's read.
+func TestClaimNotBlockedByUncommittedCompletion(t *testing.T) {
+	ctx := context.Background()
+	d, db := testDeduper(t)
+	c, err := d.Claim(ctx, "k", time.Minute)
+	require.NoError(t, err)
+	tx, err := db.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }()
+	_, err = tx.ExecContext(ctx, d.completeSQL, "k", c.Token, "GW1", d.retention.Microseconds())
+	require.NoError(t, err)
+	bounded, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	busy, err := d.Claim(bounded, "k", time.Minute)
+	require.NoError(t, err, "a claim waited on the completing transaction's lock")
+	require.Equal(t, paygate.ClaimBusy, busy.State)
+	require.NoError(t, tx.Commit())
+	done, err := d.Claim(ctx, "k", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, paygate.ClaimResult{State: paygate.ClaimDone, Result: "GW1"}, done)
+}
+
+// A COMMIT whose answer is lost (the connection cut after the server
+// committed): the hook reports an error, the handler answers 500 and
+// releases the claim, the release leaves the committed completion alone,
+// and the retry gets 200 without calling fn again.
+func TestFulfilTxCommitOutcomeUnknown(t *testing.T) {
+	proxy, dsn := newCountingProxy(t, testDSN(t))
+	s := newTxShop(t, openDB(t, dsn))
+	var hookErr atomic.Value
+	fulfil := s.d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error { return s.insert(ctx, tx, cb, "A") })
+	h := s.handler(s.d, 0, func(ctx context.Context, cb *paygate.Callback) error {
+		err := fulfil(ctx, cb)
+		if err != nil {
+			hookErr.Store(err)
+		}
+		return err
+	})
+	proxy.dropCommit.Store(true)
+	require.Equal(t, http.StatusInternalServerError, s.deliver(t, h, "INV-6"))
+	require.False(t, proxy.dropCommit.Load(), "the COMMIT's answer was cut")
+	require.ErrorContains(t, hookErr.Load().(error), "outcome unknown")
+	require.Equal(t, []string{"A"}, s.rows(t, "INV-6"), "the server committed")
+	require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-6"))
+	require.Equal(t, []string{"A"}, s.rows(t, "INV-6"))
+	require.EqualValues(t, 1, s.calls.Load())
+}
+
+// waitFor waits for ch to close, failing after 10 s with what was awaited.
+func waitFor(t testing.TB, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("waited 10 s for %s", what)
+	}
+}
