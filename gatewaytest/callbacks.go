@@ -19,6 +19,8 @@ type Delivery struct {
 	Status    paygate.Status // the status the callback carries
 	Attempts  []Attempt      // every POST of this callback, in order
 	Delivered bool           // a 2xx was received
+	Dropped   bool           // never sent: WithCallbackLoss matched the order
+	Stale     bool           // sent after the order's success was delivered (WithStaleCallbacks)
 }
 
 // Attempt is one POST of a direct callback.
@@ -40,26 +42,41 @@ func (s *Server) Callbacks() []Delivery {
 	return out
 }
 
-// Settle waits until no direct callback is being delivered or retried.
+// Settle waits until no direct callback is being delivered or retried and
+// no late settlement (WithLateSettlement) is still due.
 func (s *Server) Settle() { s.pending.Wait() }
 
 // sendCallback starts the signed direct callback of an order's current
-// status: POSTed to returnUrl at once, then every RetryInterval until a 2xx,
-// up to MaxAttempts, or until the server closes.
-func (s *Server) sendCallback(o Order) {
+// status.
+func (s *Server) sendCallback(o Order) { s.deliver(o, false) }
+
+// deliver logs a direct callback of o and, unless WithCallbackLoss drops
+// it, POSTs it to returnUrl at once, then every RetryInterval until a 2xx,
+// up to MaxAttempts, or until the server closes; nothing is sent once Close
+// has begun. A success delivered is followed by the stale callback of
+// WithStaleCallbacks when it matches.
+func (s *Server) deliver(o Order, stale bool) {
 	signed, err := s.signCallback(s.callbackFields(o))
 	if err != nil {
 		panic(fmt.Sprintf("gatewaytest: signing a callback: %v", err)) // the fields are single-valued by construction
 	}
-	d := &Delivery{OrderNo: o.OrderNo, RefNo: o.RefNo, Status: o.Status}
+	d := &Delivery{OrderNo: o.OrderNo, RefNo: o.RefNo, Status: o.Status, Stale: stale, Dropped: s.cfg.recovery.lost(o.RefNo)}
 	s.mu.Lock()
 	s.log = append(s.log, d)
 	s.mu.Unlock()
+	if d.Dropped {
+		return
+	}
 	body := signed.Encode()
 	s.pending.Add(1)
 	go func() {
 		defer s.pending.Done()
 		for n := 1; n <= s.cfg.maxAttempts; n++ {
+			select {
+			case <-s.closed:
+				return
+			default:
+			}
 			a := Attempt{At: s.cfg.now()}
 			resp, err := s.client.Post(o.ReturnURL, "application/x-www-form-urlencoded", strings.NewReader(body))
 			if err != nil {
@@ -73,7 +90,13 @@ func (s *Server) sendCallback(o Order) {
 			d.Attempts = append(d.Attempts, a)
 			d.Delivered = a.StatusCode/100 == 2
 			s.mu.Unlock()
-			if a.StatusCode/100 == 2 || n == s.cfg.maxAttempts {
+			if a.StatusCode/100 == 2 {
+				if !stale && o.Status == paygate.StatusSuccess && s.cfg.recovery.followedByStale(o.RefNo) {
+					s.sendStale(o)
+				}
+				return
+			}
+			if n == s.cfg.maxAttempts {
 				return
 			}
 			select {

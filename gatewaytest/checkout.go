@@ -367,10 +367,19 @@ func (s *Server) decideRef(refNo string, status paygate.Status, complete bool) e
 }
 
 // decide moves an order to status and starts the direct callback. Only an
-// undecided order can be decided, and only a pending one completed.
+// undecided order can be decided, and only a pending one completed. A
+// success paid for an order WithLateSettlement matches is pending first and
+// completed later.
 func (s *Server) decide(orderNo string, status paygate.Status, complete bool) (Order, error) {
 	if !status.Valid() || complete && status == paygate.StatusPending {
 		return Order{}, fmt.Errorf("gatewaytest: status %q", status)
+	}
+	late := false
+	if ref, ok := s.order(orderNo); ok && !complete && status == paygate.StatusSuccess {
+		late = s.cfg.recovery.settlesLate(ref.RefNo) // called without the lock: the predicate is the user's
+	}
+	if late {
+		status = paygate.StatusPending
 	}
 	s.mu.Lock()
 	o, ok := s.byNo[orderNo]
@@ -386,13 +395,25 @@ func (s *Server) decide(orderNo string, status paygate.Status, complete bool) (O
 		return Order{}, fmt.Errorf("gatewaytest: order %s is already %s", orderNo, o.Status)
 	}
 	o.Status = status
-	o.FPXCode = map[paygate.Status]paygate.FPXCode{paygate.StatusSuccess: "00", paygate.StatusPending: "09", paygate.StatusFailed: "51"}[status]
+	o.FPXCode = fpxCodes[status]
+	if due, ok := s.settling[orderNo]; ok && complete { // settled before its late settlement
+		close(due)
+		delete(s.settling, orderNo)
+	}
+	var due chan struct{}
+	if late {
+		due = make(chan struct{})
+		s.settling[orderNo] = due
+	}
 	o.FPXTxnID = fmt.Sprintf("%s%06d", o.Created.UTC().Format("060102150405"), len(s.log)+1)
 	o.Paid = s.cfg.now()
 	snapshot := *o
 	s.mu.Unlock()
 	if snapshot.ReturnURL != "" {
 		s.sendCallback(snapshot)
+	}
+	if late {
+		s.settleLater(snapshot.OrderNo, due)
 	}
 	return snapshot, nil
 }

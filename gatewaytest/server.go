@@ -45,6 +45,7 @@ type Server struct {
 	requests int // webhook requests received
 	pending  sync.WaitGroup
 	closed   chan struct{}
+	settling map[string]chan struct{} // late settlements due, by orderNo; closed when completed (WithLateSettlement)
 }
 
 // config holds the options.
@@ -67,6 +68,7 @@ type config struct {
 	refNoTildes    bool
 	webhookPath    string
 	webhookRules   paygate.WebhookValidator
+	recovery       recovery
 }
 
 // Option configures a Server.
@@ -76,7 +78,10 @@ type Option func(*config)
 // service's is about 30 s; tests use milliseconds).
 func WithRetryInterval(d time.Duration) Option { return func(c *config) { c.retryInterval = d } }
 
-// WithMaxAttempts caps the direct-callback attempts per event (default 10).
+// WithMaxAttempts caps the direct-callback attempts per event (default 10):
+// with the merchant down, the gateway gives up after n tries and the event
+// stays undelivered (docs/assumptions.md A-reconcile; WithCallbackLoss is
+// the callback never sent at all).
 func WithMaxAttempts(n int) Option { return func(c *config) { c.maxAttempts = n } }
 
 // WithClock sets the clock used to check exp and stamp orders.
@@ -104,6 +109,9 @@ func Start(opts ...Option) (*Server, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if err := cfg.recovery.validate(); err != nil {
+		return nil, err
+	}
 	if !validWebhookPath(cfg.webhookPath) {
 		return nil, fmt.Errorf("webhook path %q: want an absolute path, other than /, without query, fragment or pattern characters", cfg.webhookPath)
 	}
@@ -126,6 +134,7 @@ func Start(opts ...Option) (*Server, error) {
 		byRef:           map[string]*Order{},
 		webhook:         map[string]paygate.Transaction{},
 		closed:          make(chan struct{}),
+		settling:        map[string]chan struct{}{},
 		client:          &http.Client{Timeout: 10 * time.Second},
 	}
 	s.srv = httptest.NewUnstartedServer(s.routes())

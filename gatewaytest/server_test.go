@@ -50,7 +50,11 @@ func newMerchant(t *testing.T, sb *Server) *merchant {
 		OnStatus: func(_ context.Context, cb *paygate.Callback) error {
 			m.mu.Lock()
 			defer m.mu.Unlock()
-			m.statuses = append(m.statuses, cb.RefNo+"|"+string(cb.Status))
+			st := cb.RefNo + "|" + string(cb.Status)
+			if cb.Stale {
+				st += "|stale"
+			}
+			m.statuses = append(m.statuses, st)
 			return nil
 		},
 		OnReturn: func(w http.ResponseWriter, _ *http.Request, cb *paygate.Callback) {
