@@ -31,5 +31,8 @@
 // a switch here (docs/assumptions.md): WithCallbackRefNo, WithCallbackFPX,
 // WithPOSTSignedWithPath, WithUnsignedOrders, WithWebhookDuplicates,
 // WithWebhookFaults, WithWebhookPath, WithWebhookValidator and WithMaxItems
-// among others.
+// among others. The recovery switches leave orders awaited for a
+// reconciliation job to find: WithCallbackLoss (a callback never
+// delivered), WithMaxAttempts (the gateway gives up), WithLateSettlement
+// (pending, settled later) and WithStaleCallbacks (out of order).
 package gatewaytest
