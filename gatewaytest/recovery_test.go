@@ -2,7 +2,6 @@ package gatewaytest
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -34,13 +33,15 @@ func settle(t *testing.T, sb *Server) {
 }
 
 // deliveries summarises the delivery log: the status each event carried
-// and what became of it.
-func deliveries(sb *Server) []string {
+// and what became of it. A dropped event has no attempt.
+func deliveries(t *testing.T, sb *Server) []string {
+	t.Helper()
 	var out []string
 	for _, d := range sb.Callbacks() {
 		s := string(d.Status)
 		switch {
 		case d.Dropped:
+			require.Empty(t, d.Attempts, "a dropped callback is never sent")
 			s += " dropped"
 		case d.Delivered:
 			s += " delivered"
@@ -50,9 +51,17 @@ func deliveries(sb *Server) []string {
 		if d.Stale {
 			s += " stale"
 		}
-		out = append(out, s+fmt.Sprintf(" %d", len(d.Attempts)))
+		out = append(out, s)
 	}
 	return out
+}
+
+// firstAttempts is the number of POSTs of the first callback.
+func firstAttempts(t *testing.T, sb *Server) int {
+	t.Helper()
+	log := sb.Callbacks()
+	require.NotEmpty(t, log, "no callback logged")
+	return len(log[0].Attempts)
 }
 
 // gatewayState is the order's status and FPX code as the lookup shows
@@ -106,22 +115,23 @@ func TestCallbackLoss(t *testing.T) {
 		complete   paygate.Status // "" for none
 		merchant5x int            // deliveries the merchant fails first
 		want       []string
+		attempts   int // POSTs of the first callback; 0: not checked
 		fulfilled  int
 		gateway    string
 	}{
 		{name: "success lost", opts: []Option{WithCallbackLoss(hasPrefix("LOST"))}, ref: "LOST-1", pay: paygate.StatusSuccess,
-			want: []string{"success dropped 0"}, gateway: "success 00"},
+			want: []string{"success dropped"}, gateway: "success 00"},
 		{name: "pending and its completion lost", opts: []Option{WithCallbackLoss(hasPrefix("LOST"))}, ref: "LOST-2",
 			pay: paygate.StatusPending, complete: paygate.StatusSuccess,
-			want: []string{"pending dropped 0", "success dropped 0"}, gateway: "success 00"},
+			want: []string{"pending dropped", "success dropped"}, gateway: "success 00"},
 		{name: "failure lost", opts: []Option{WithCallbackLoss(hasPrefix("LOST"))}, ref: "LOST-3", pay: paygate.StatusFailed,
-			want: []string{"failed dropped 0"}, gateway: "failed 51"},
+			want: []string{"failed dropped"}, gateway: "failed 51"},
 		{name: "the predicate sees refNo~extraData", opts: []Option{WithCallbackLoss(func(ref string) bool { return ref == "INV-4~cart" })},
-			ref: "INV-4", pay: paygate.StatusSuccess, want: []string{"success dropped 0"}, gateway: "success 00"},
+			ref: "INV-4", pay: paygate.StatusSuccess, want: []string{"success dropped"}, gateway: "success 00"},
 		{name: "other orders delivered", opts: []Option{WithCallbackLoss(hasPrefix("LOST"))}, ref: "KEPT-1", pay: paygate.StatusSuccess,
-			want: []string{"success delivered 1"}, fulfilled: 1, gateway: "success 00"},
+			want: []string{"success delivered"}, attempts: 1, fulfilled: 1, gateway: "success 00"},
 		{name: "gateway gives up after N", opts: []Option{WithMaxAttempts(2)}, ref: "DOWN-1", pay: paygate.StatusSuccess, merchant5x: 100,
-			want: []string{"success undelivered 2"}, gateway: "success 00"},
+			want: []string{"success undelivered"}, attempts: 2, gateway: "success 00"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sb := newSandbox(t, tc.opts...)
@@ -134,7 +144,10 @@ func TestCallbackLoss(t *testing.T) {
 				require.NoError(t, sb.Complete(sent, tc.complete))
 			}
 			settle(t, sb)
-			require.Equal(t, tc.want, deliveries(sb))
+			require.Equal(t, tc.want, deliveries(t, sb))
+			if tc.attempts > 0 {
+				require.Equal(t, tc.attempts, firstAttempts(t, sb))
+			}
 			require.Equal(t, tc.fulfilled, m.fulfilled[tc.ref], "fulfilled by callbacks")
 			require.Equal(t, tc.gateway, gatewayState(t, sb, sent), "the lookup keeps the truth")
 
@@ -163,13 +176,13 @@ func TestLateSettlement(t *testing.T) {
 		gateway   string
 	}{
 		{name: "paid, settles late", which: hasPrefix("LATE"), pay: paygate.StatusSuccess,
-			want: []string{"pending delivered 1", "success delivered 1"}, statuses: 1, fulfilled: 1, gateway: "success 00"},
+			want: []string{"pending delivered", "success delivered"}, statuses: 1, fulfilled: 1, gateway: "success 00"},
 		{name: "not matched", which: hasPrefix("OTHER"), pay: paygate.StatusSuccess,
-			want: []string{"success delivered 1"}, fulfilled: 1, gateway: "success 00"},
+			want: []string{"success delivered"}, fulfilled: 1, gateway: "success 00"},
 		{name: "declined", which: hasPrefix("LATE"), pay: paygate.StatusFailed,
-			want: []string{"failed delivered 1"}, statuses: 1, gateway: "failed 51"},
+			want: []string{"failed delivered"}, statuses: 1, gateway: "failed 51"},
 		{name: "left pending by the buyer", which: hasPrefix("LATE"), pay: paygate.StatusPending,
-			want: []string{"pending delivered 1"}, statuses: 1, gateway: "pending 09"},
+			want: []string{"pending delivered"}, statuses: 1, gateway: "pending 09"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sb := newSandbox(t, WithLateSettlement(time.Millisecond, tc.which))
@@ -177,7 +190,7 @@ func TestLateSettlement(t *testing.T) {
 			placeOrder(t, sb, m, "LATE-1")
 			require.NoError(t, sb.Pay("LATE-1~cart", tc.pay))
 			settle(t, sb)
-			require.Equal(t, tc.want, deliveries(sb))
+			require.Equal(t, tc.want, deliveries(t, sb))
 			m.mu.Lock()
 			require.Len(t, m.statuses, tc.statuses, "%v", m.statuses)
 			require.Equal(t, tc.fulfilled, m.fulfilled["LATE-1"])
@@ -198,11 +211,11 @@ func TestLateSettlementBeforeDue(t *testing.T) {
 		gateway  string
 	}{
 		{name: "completed as success first", complete: paygate.StatusSuccess,
-			want: []string{"pending delivered 1", "success delivered 1"}, gateway: "success 00"},
+			want: []string{"pending delivered", "success delivered"}, gateway: "success 00"},
 		{name: "refused first", complete: paygate.StatusFailed,
-			want: []string{"pending delivered 1", "failed delivered 1"}, gateway: "failed 51"},
+			want: []string{"pending delivered", "failed delivered"}, gateway: "failed 51"},
 		{name: "server closed first",
-			want: []string{"pending delivered 1"}, gateway: "pending 09"},
+			want: []string{"pending delivered"}, gateway: "pending 09"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sb := NewServer(WithRetryInterval(10*time.Millisecond), WithLateSettlement(time.Hour, hasPrefix("LATE")))
@@ -234,7 +247,7 @@ func TestLateSettlementBeforeDue(t *testing.T) {
 				within(t, 5*time.Second, "Close with a late settlement an hour away", sb.Close)
 				closed = true
 			}
-			require.Equal(t, tc.want, deliveries(sb))
+			require.Equal(t, tc.want, deliveries(t, sb))
 			require.Equal(t, tc.gateway, string(sb.Orders()[0].Status)+" "+string(sb.Orders()[0].FPXCode))
 			m.mu.Lock()
 			defer m.mu.Unlock()
@@ -253,24 +266,25 @@ func TestStaleCallbacks(t *testing.T) {
 		pay        paygate.Status
 		merchant5x int
 		want       []string
+		attempts   int // POSTs of the success; 0: not checked
 		statuses   []string
 		fulfilled  int
 		gateway    string
 	}{
 		{name: "failed after success", opts: []Option{WithStaleCallbacks(paygate.StatusFailed, hasPrefix("INV"))}, pay: paygate.StatusSuccess,
-			want: []string{"success delivered 1", "failed delivered stale 1"}, statuses: []string{"INV-1|failed|stale"}, fulfilled: 1, gateway: "success 00"},
+			want: []string{"success delivered", "failed delivered stale"}, statuses: []string{"INV-1|failed|stale"}, fulfilled: 1, gateway: "success 00"},
 		{name: "pending after success", opts: []Option{WithStaleCallbacks(paygate.StatusPending, hasPrefix("INV"))}, pay: paygate.StatusSuccess,
-			want: []string{"success delivered 1", "pending delivered stale 1"}, statuses: []string{"INV-1|pending|stale"}, fulfilled: 1, gateway: "success 00"},
+			want: []string{"success delivered", "pending delivered stale"}, statuses: []string{"INV-1|pending|stale"}, fulfilled: 1, gateway: "success 00"},
 		{name: "only once the success got its 2xx", opts: []Option{WithStaleCallbacks(paygate.StatusFailed, hasPrefix("INV"))}, pay: paygate.StatusSuccess, merchant5x: 2,
-			want: []string{"success delivered 3", "failed delivered stale 1"}, statuses: []string{"INV-1|failed|stale"}, fulfilled: 1, gateway: "success 00"},
+			want: []string{"success delivered", "failed delivered stale"}, attempts: 3, statuses: []string{"INV-1|failed|stale"}, fulfilled: 1, gateway: "success 00"},
 		{name: "not matched", opts: []Option{WithStaleCallbacks(paygate.StatusFailed, hasPrefix("OTHER"))}, pay: paygate.StatusSuccess,
-			want: []string{"success delivered 1"}, fulfilled: 1, gateway: "success 00"},
+			want: []string{"success delivered"}, fulfilled: 1, gateway: "success 00"},
 		{name: "a failed payment gets none", opts: []Option{WithStaleCallbacks(paygate.StatusPending, hasPrefix("INV"))}, pay: paygate.StatusFailed,
-			want: []string{"failed delivered 1"}, statuses: []string{"INV-1|failed"}, gateway: "failed 51"},
+			want: []string{"failed delivered"}, statuses: []string{"INV-1|failed"}, gateway: "failed 51"},
 		{name: "a lost success gets none", opts: []Option{WithStaleCallbacks(paygate.StatusFailed, hasPrefix("INV")), WithCallbackLoss(hasPrefix("INV"))}, pay: paygate.StatusSuccess,
-			want: []string{"success dropped 0"}, gateway: "success 00"},
+			want: []string{"success dropped"}, gateway: "success 00"},
 		{name: "after a late settlement", opts: []Option{WithStaleCallbacks(paygate.StatusFailed, hasPrefix("INV")), WithLateSettlement(0, hasPrefix("INV"))}, pay: paygate.StatusSuccess,
-			want: []string{"pending delivered 1", "success delivered 1", "failed delivered stale 1"}, fulfilled: 1, gateway: "success 00"},
+			want: []string{"pending delivered", "success delivered", "failed delivered stale"}, fulfilled: 1, gateway: "success 00"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sb := newSandbox(t, tc.opts...)
@@ -279,7 +293,10 @@ func TestStaleCallbacks(t *testing.T) {
 			placeOrder(t, sb, m, "INV-1")
 			require.NoError(t, sb.Pay("INV-1~cart", tc.pay))
 			settle(t, sb)
-			require.Equal(t, tc.want, deliveries(sb))
+			require.Equal(t, tc.want, deliveries(t, sb))
+			if tc.attempts > 0 {
+				require.Equal(t, tc.attempts, firstAttempts(t, sb))
+			}
 			m.mu.Lock()
 			if tc.statuses != nil {
 				require.Equal(t, tc.statuses, m.statuses)
