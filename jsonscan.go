@@ -3,6 +3,7 @@ package paygate
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -23,11 +24,71 @@ type jsonScanner struct {
 	// capture, while skip reads a value, collects the value's first bytes
 	// from the windows after the one it starts in.
 	capture *[]byte
+	// midToken is set when the window s ends inside a string or number
+	// token, which windowReader does only past the token's first
+	// maxValue+1 bytes: str and number then read on into the next window.
+	midToken bool
+
+	// maxValue, when > 0, is the longest string or number (in bytes of
+	// JSON text, quotes excluded) that str and number return: a longer one
+	// is reported to problems at its JSON pointer, sets long and reads as
+	// "" (ValidateBatchJSON, ValidateBatchReader).
+	maxValue int
+	long     bool // the last str or number was longer than maxValue
+	problems *ValidationError
+	path     []pathStep // where the scanner is, for the pointer of a long value
+	inKey    bool       // str is reading a key
+}
+
+// pathStep is one level of a JSON pointer: an object's key, or an array's
+// index when index >= 0.
+type pathStep struct {
+	key   string
+	index int
 }
 
 // maxJSONDepth bounds nesting, as encoding/json does, so hostile input cannot
-// exhaust the stack.
+// exhaust the stack (or, streamed, the memory): deeper input is a syntax
+// error.
 const maxJSONDepth = 10000
+
+// failAt records the first syntax error at an offset of the whole input.
+func (p *jsonScanner) failAt(off int, msg string) {
+	if p.err == nil {
+		p.err = fmt.Errorf("offset %d: %s", off, msg)
+	}
+	p.i = len(p.s)
+}
+
+// tooLong reports the value (or key) just read as longer than maxValue.
+func (p *jsonScanner) tooLong() {
+	p.long = true
+	if p.problems == nil {
+		return
+	}
+	if p.inKey {
+		p.problems.add(p.pointer(len(p.path)-1), fmt.Sprintf(ruleKeyTooLong, p.maxValue), "")
+		return
+	}
+	p.problems.add(p.pointer(len(p.path)), fmt.Sprintf(ruleTooLong, p.maxValue), "")
+}
+
+// pointer is the JSON pointer (RFC 6901) of the first n steps of path.
+func (p *jsonScanner) pointer(n int) string {
+	var b strings.Builder
+	for _, st := range p.path[:n] {
+		b.WriteByte('/')
+		if st.index >= 0 {
+			b.WriteString(strconv.Itoa(st.index))
+		} else {
+			b.WriteString(pointerEscaper.Replace(st.key))
+		}
+	}
+	return b.String()
+}
+
+// pointerEscaper escapes a key for a JSON pointer (RFC 6901 section 3).
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // fail records the first syntax error.
 func (p *jsonScanner) fail(format string, args ...any) {
@@ -45,10 +106,11 @@ func (p *jsonScanner) more() bool {
 		if p.src == nil || p.err != nil {
 			return false
 		}
-		w, ok := p.src.next()
+		w, mid, ok := p.src.next()
 		if !ok {
 			return false
 		}
+		p.midToken = mid
 		if c := p.capture; c != nil && len(*c) <= maxErrorValue {
 			*c = append(*c, w[:min(len(w), maxErrorValue+1-len(*c))]...)
 		}
@@ -101,6 +163,18 @@ func (p *jsonScanner) unexpected(want string) {
 // eachMember calls f for every key of the object that starts here, with the
 // scanner at the key's value; f must consume the value.
 func (p *jsonScanner) eachMember(f func(key string)) {
+	if p.maxValue == 0 { // no cap, no pointer to name
+		p.members(f)
+		return
+	}
+	n := len(p.path)
+	p.path = append(p.path, pathStep{index: -1})
+	p.members(f)
+	p.path = p.path[:n]
+}
+
+// members is eachMember with the object's step on the path.
+func (p *jsonScanner) members(f func(key string)) {
 	if !p.expect('{') {
 		return
 	}
@@ -113,7 +187,12 @@ func (p *jsonScanner) eachMember(f func(key string)) {
 			p.unexpected("a string key")
 			return
 		}
+		p.inKey = true
 		key := p.str()
+		p.inKey = false
+		if p.maxValue > 0 {
+			p.path[len(p.path)-1].key = key
+		}
 		if !p.expect(':') {
 			return
 		}
@@ -134,6 +213,18 @@ func (p *jsonScanner) eachMember(f func(key string)) {
 // eachElement calls f for every element of the array that starts here, with
 // its index; f must consume the element.
 func (p *jsonScanner) eachElement(f func(i int)) {
+	if p.maxValue == 0 {
+		p.elements(f)
+		return
+	}
+	n := len(p.path)
+	p.path = append(p.path, pathStep{})
+	p.elements(f)
+	p.path = p.path[:n]
+}
+
+// elements is eachElement with the array's step on the path.
+func (p *jsonScanner) elements(f func(i int)) {
 	if !p.expect('[') {
 		return
 	}
@@ -142,6 +233,9 @@ func (p *jsonScanner) eachElement(f func(i int)) {
 		return
 	}
 	for i := 0; p.err == nil; i++ {
+		if p.maxValue > 0 {
+			p.path[len(p.path)-1].index = i
+		}
 		p.ws()
 		f(i)
 		switch p.peek() {
@@ -172,7 +266,7 @@ func (p *jsonScanner) skip() string {
 	if p.base == base {
 		return p.s[start:p.i]
 	}
-	return string(head)
+	return string(head[:min(len(head), p.base+p.i-(base+start))])
 }
 
 // value consumes any value at the given depth.
@@ -210,36 +304,38 @@ func (p *jsonScanner) literal(word string) {
 	p.unexpected(word)
 }
 
-// number consumes a number (RFC 8259 grammar) and returns its text.
+// number consumes a number (RFC 8259 grammar) and returns its text, or ""
+// (with long set) when it is longer than maxValue.
 func (p *jsonScanner) number() string {
-	start := p.i
+	p.long = false
+	start, base := p.i, p.base
 	digits := func() int {
 		n := 0
-		for p.i < len(p.s) && '0' <= p.s[p.i] && p.s[p.i] <= '9' {
+		for p.inToken() && '0' <= p.s[p.i] && p.s[p.i] <= '9' {
 			p.i++
 			n++
 		}
 		return n
 	}
-	if p.i < len(p.s) && p.s[p.i] == '-' {
+	if p.inToken() && p.s[p.i] == '-' {
 		p.i++
 	}
-	if p.i < len(p.s) && p.s[p.i] == '0' {
+	if p.inToken() && p.s[p.i] == '0' {
 		p.i++
 	} else if digits() == 0 {
 		p.unexpected("a digit")
 		return ""
 	}
-	if p.i < len(p.s) && p.s[p.i] == '.' {
+	if p.inToken() && p.s[p.i] == '.' {
 		p.i++
 		if digits() == 0 {
 			p.unexpected("a digit")
 			return ""
 		}
 	}
-	if p.i < len(p.s) && (p.s[p.i] == 'e' || p.s[p.i] == 'E') {
+	if p.inToken() && (p.s[p.i] == 'e' || p.s[p.i] == 'E') {
 		p.i++
-		if p.i < len(p.s) && (p.s[p.i] == '+' || p.s[p.i] == '-') {
+		if p.inToken() && (p.s[p.i] == '+' || p.s[p.i] == '-') {
 			p.i++
 		}
 		if digits() == 0 {
@@ -247,13 +343,26 @@ func (p *jsonScanner) number() string {
 			return ""
 		}
 	}
+	if p.base != base || p.maxValue > 0 && p.i-start > p.maxValue {
+		p.tooLong() // a token spans windows only past maxValue bytes
+		return ""
+	}
 	return p.s[start:p.i]
+}
+
+// inToken reports whether the token being read has a byte at i: in this
+// window, or in the next when this one ends inside the token.
+func (p *jsonScanner) inToken() bool {
+	return p.i < len(p.s) || p.midToken && p.more()
 }
 
 // str consumes a string and returns its value: a substring of the input when
 // it holds no escape, a decoded copy otherwise. Invalid UTF-8 and lone
-// surrogates become U+FFFD, as encoding/json does.
+// surrogates become U+FFFD, as encoding/json does. A string longer than
+// maxValue bytes (quotes excluded) is reported and reads as "", with long
+// set.
 func (p *jsonScanner) str() string {
+	p.long = false
 	p.i++ // the opening quote
 	start := p.i
 	j := start
@@ -267,11 +376,19 @@ func (p *jsonScanner) str() string {
 		if c := p.s[j]; strSpecial[c] {
 			if c == '"' {
 				p.i = j + 1
+				if p.maxValue > 0 && j-start > p.maxValue {
+					p.tooLong()
+					return ""
+				}
 				return p.s[start:j]
 			}
 			p.i = j
-			return p.escapedStr(start)
+			return p.escapedStr(start, true)
 		}
+	}
+	if p.midToken { // the string goes on in the next window
+		p.i = j
+		return p.escapedStr(start, false)
 	}
 	p.fail("unterminated string")
 	return ""
@@ -305,20 +422,35 @@ var strSpecial = func() (t [256]bool) {
 	return t
 }()
 
-// escapedStr finishes a string that needs decoding, from its start.
-func (p *jsonScanner) escapedStr(start int) string {
-	buf := make([]byte, 0, p.i-start+16)
+// escapedStr finishes a string that needs decoding (special: a special
+// byte was seen) or goes on past its window, from its start. A string that
+// spans windows is longer than maxValue: its value is not kept.
+func (p *jsonScanner) escapedStr(start int, special bool) string {
+	abs := p.base + start
+	buf := make([]byte, 0, min(p.i-start, windowChunk)+16)
 	buf = append(buf, p.s[start:p.i]...)
-	for p.i < len(p.s) {
+	for {
+		if p.i >= len(p.s) {
+			if !p.midToken || !p.more() {
+				break
+			}
+			buf = buf[:0] // too long to keep
+		}
 		c := p.s[p.i]
 		switch {
 		case c == '"':
+			raw := p.base + p.i - abs
 			p.i++
+			if p.maxValue > 0 && raw > p.maxValue {
+				p.tooLong()
+				return ""
+			}
 			return string(buf)
 		case c < 0x20:
 			p.fail("control character %q in string", c)
 			return ""
 		case c >= utf8.RuneSelf:
+			special = true
 			r, size := utf8.DecodeRuneInString(p.s[p.i:])
 			buf = utf8.AppendRune(buf, r) // RuneError for invalid bytes
 			p.i += size
@@ -328,6 +460,7 @@ func (p *jsonScanner) escapedStr(start int) string {
 			p.i++
 			continue
 		}
+		special = true
 		if p.i+1 >= len(p.s) {
 			break
 		}
@@ -373,6 +506,10 @@ func (p *jsonScanner) escapedStr(start int) string {
 			p.fail("invalid escape '\\%c'", e)
 			return ""
 		}
+	}
+	if !special { // as str reports a string without any special byte
+		p.failAt(abs, "unterminated string")
+		return ""
 	}
 	p.fail("unterminated string")
 	return ""

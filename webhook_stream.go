@@ -7,23 +7,28 @@ import (
 )
 
 // ValidateBatchReader is ValidateBatchJSON for a body read from r, a window
-// at a time: it keeps in memory about two windows of the input, the
-// ordernos seen (for the rule that they are unique) and the problems found,
-// never the transactions, so a 500 MB file is checked in a few tens of
-// megabytes. It reports exactly the problems ValidateBatchJSON reports for
-// the same bytes, in the same *ValidationError, and returns the number of
-// transactions read. An error reading r is returned as it is (not a
-// *ValidationError). It checks the document's agency codes;
-// WebhookValidator.ValidateBatchReader checks others.
+// at a time: it keeps in memory about two windows of the input (256 KiB
+// each, plus the value cap), the ordernos seen (for the rule that they are
+// unique) and the problems found, never the transactions, so a 500 MB file
+// is checked in a few tens of megabytes. A value longer than the cap
+// (DefaultMaxValueBytes; WebhookValidator.WithMaxValueBytes) is a problem
+// at its JSON pointer and is read through without being kept, and nesting
+// is capped (docs/assumptions.md A-webhook-value-cap), so a 300 MB string
+// or 300 MB of nested arrays costs no more than a valid batch. It reports
+// exactly the problems ValidateBatchJSON reports for the same bytes, in the
+// same *ValidationError, and returns the number of transactions read. An
+// error reading r is returned as it is (not a *ValidationError). It checks
+// the document's agency codes; WebhookValidator.ValidateBatchReader checks
+// others.
 func ValidateBatchReader(r io.Reader) (int, error) {
 	return validateStream(r, windowChunk, WebhookValidator{})
 }
 
 // validateStream is ValidateBatchReader with windows of about chunk bytes
 // (tests use tiny ones, to put window ends everywhere) and the agency codes
-// of rules.
+// and value cap of rules.
 func validateStream(r io.Reader, chunk int, rules WebhookValidator) (int, error) {
-	src := &windowReader{r: r, chunk: chunk}
+	src := &windowReader{r: r, chunk: chunk, keep: max(rules.maxValueBytes()+1, minTokenKeep)}
 	p := &jsonScanner{src: src}
 	var v ValidationError
 	_, count := decodeBatch(p, &v, false, rules)
@@ -43,69 +48,130 @@ func validateStream(r io.Reader, chunk int, rules WebhookValidator) (int, error)
 // windowChunk is how much windowReader reads at a time.
 const windowChunk = 256 << 10
 
-// windowReader hands a jsonScanner its input in windows that each end just
-// before a comma outside a string (or at the end of the input). Every
-// comma of JSON text is read by the scanner right after a peek between two
-// tokens, so no token ever spans two windows and the scanner moves to the
-// next window only in peek.
+// minTokenKeep is the least windowReader keeps of a token before it may end
+// a window inside it: more than the longest literal (false), so that
+// literal, which does not read across windows, always sees a whole one.
+const minTokenKeep = 8
+
+// windowReader hands a jsonScanner its input in windows. A window ends
+// between two tokens (before or after white space or a structural
+// character, or after a string), where the scanner always peeks and so
+// moves on to the next window; or, past the first keep bytes of a string or
+// of a run of other token bytes, inside the token, where str and number
+// read on into the next window (never inside an escape, whose bytes the
+// scanner reads at once). No token ever makes a window longer than keep
+// bytes plus a chunk, so memory stays about two windows whatever the bytes:
+// a string of 300 MB is read through, never held.
 type windowReader struct {
 	r       io.Reader
 	chunk   int    // bytes read at a time
+	keep    int    // a token is never cut before its first keep bytes
 	buf     []byte // read, not yet handed out
-	scanned int    // buf[:scanned] has been looked through for commas
-	inStr   bool   // scanning state at buf[scanned]: inside a string
-	esc     bool   // and right after a backslash in it
-	cut     int    // the last comma outside a string in buf[:scanned], or 0
+	scanned int    // buf[:scanned] has been looked through for cuts
+	lex     lexPos // the lexical position at buf[scanned]
+	cut     int    // the last place a window may end in buf[:scanned], or 0
+	cutLex  lexPos // the lexical position at cut
 	eof     bool
 	err     error // a read error other than io.EOF
 }
 
-// next returns the next window, or false at the end of the input.
-func (w *windowReader) next() (string, bool) {
+// lexPos is where windowReader's scan is in the JSON text.
+type lexPos struct {
+	in    lexToken
+	start int // where the token started in buf; negative once it was cut
+	esc   int // in a string: bytes of an escape still to come (-1: the letter after the backslash)
+}
+
+// lexToken is the kind of token a lexPos is inside.
+type lexToken uint8
+
+const (
+	lexBetween lexToken = iota // between tokens
+	lexString                  // in a string, after its opening quote
+	lexBare                    // in a number or literal, or a run of other bytes
+)
+
+// delimiter marks white space and the structural characters, which end a
+// bare token. Read-only after package initialisation.
+var delimiter = func() (t [256]bool) {
+	for _, c := range " \t\r\n,:[]{}" {
+		t[c] = true
+	}
+	return t
+}()
+
+// next returns the next window, whether it ends inside a token, and false at
+// the end of the input.
+func (w *windowReader) next() (string, bool, bool) {
 	for {
 		w.scan()
 		if w.cut > 0 {
 			win := string(w.buf[:w.cut])
 			rest := copy(w.buf, w.buf[w.cut:])
 			w.buf, w.scanned, w.cut = w.buf[:rest], 0, 0
-			w.inStr, w.esc = false, false
-			return win, true
+			w.lex = w.cutLex
+			if w.lex.in != lexBetween {
+				w.lex.start = -w.keep // already cut: any clean place is a cut
+			}
+			return win, w.lex.in != lexBetween, true
 		}
 		if w.eof {
 			if len(w.buf) == 0 {
-				return "", false
+				return "", false, false
 			}
 			win := string(w.buf)
 			w.buf = w.buf[:0]
-			return win, true
+			return win, false, true
 		}
 		w.fill()
 	}
 }
 
-// scan looks through the unscanned bytes for commas outside strings; a
-// comma at 0 (where the last window ended) is not a cut.
+// scan looks through the unscanned bytes for the places a window may end;
+// a place at 0 (where the last window ended) is not one.
 func (w *windowReader) scan() {
-	inStr, esc := w.inStr, w.esc
+	l, cut, cutLex, keep := w.lex, w.cut, w.cutLex, w.keep
 	for i := w.scanned; i < len(w.buf); i++ {
 		c := w.buf[i]
-		switch {
-		case esc:
-			esc = false
-		case inStr:
-			switch c {
-			case '\\':
-				esc = true
-			case '"':
-				inStr = false
+		switch l.in {
+		case lexString:
+			switch {
+			case l.esc < 0:
+				l.esc = 0
+				if c == 'u' {
+					l.esc = 4
+				}
+			case l.esc > 0:
+				l.esc--
+			case c == '\\':
+				l.esc = -1
+			case c == '"':
+				l.in = lexBetween
+			case i-l.start > keep:
+				cut, cutLex = i, l
 			}
+			continue
+		case lexBare:
+			if !delimiter[c] && c != '"' {
+				if i-l.start >= keep {
+					cut, cutLex = i, l
+				}
+				continue
+			}
+			l.in = lexBetween
+		}
+		// Between tokens: a window may end before c.
+		if i > 0 {
+			cut, cutLex.in = i, lexBetween
+		}
+		switch {
 		case c == '"':
-			inStr = true
-		case c == ',' && i > 0:
-			w.cut = i
+			l = lexPos{in: lexString, start: i}
+		case !delimiter[c]:
+			l = lexPos{in: lexBare, start: i}
 		}
 	}
-	w.scanned, w.inStr, w.esc = len(w.buf), inStr, esc
+	w.scanned, w.lex, w.cut, w.cutLex = len(w.buf), l, cut, cutLex
 }
 
 // fill reads up to one more chunk.

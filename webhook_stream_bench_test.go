@@ -116,3 +116,41 @@ func BenchmarkValidate500MB(b *testing.B) {
 	b.ReportMetric(stream.Seconds()/float64(b.N), "s-stream")
 	b.ReportMetric(whole.Seconds()/float64(b.N), "s-whole")
 }
+
+// largeInputsVar names the directory TestWriteLargeInputsHelper writes the
+// inputs of BENCHMARKS.md's bounded-memory figures to.
+const largeInputsVar = "PAYGATE_WRITE_INPUTS"
+
+// TestWriteLargeInputsHelper writes the three files of the bounded-memory
+// figures of BENCHMARKS.md into the directory $PAYGATE_WRITE_INPUTS:
+// onestring.json (a batch whose one transaction is a 300 MB string),
+// nested.json (a batch with 300 MB of nested arrays) and batch500.json (a
+// valid batch of 500 MB). Without the variable it does nothing.
+//
+//	PAYGATE_WRITE_INPUTS=/tmp go test -run '^TestWriteLargeInputsHelper$' -count=1 .
+func TestWriteLargeInputsHelper(t *testing.T) {
+	dir := os.Getenv(largeInputsVar)
+	if dir == "" {
+		return
+	}
+	const size = 300_000_000
+	repeat := func(name, head string, c byte, tail string) {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := bufio.NewWriterSize(f, 1<<20)
+		w.WriteString(head)
+		w.Write(bytes.Repeat([]byte{c}, size))
+		w.WriteString(tail)
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repeat("onestring.json", `{"transactions":["`, 'a', `"]}`)
+	repeat("nested.json", `{"transactions":[],"x":`, '[', "")
+	writeBigBatch(t, filepath.Join(dir, "batch500.json"), 500<<20)
+}

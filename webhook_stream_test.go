@@ -2,7 +2,9 @@ package paygate
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,13 +20,19 @@ import (
 // size, reports exactly what ValidateBatchJSON reports.
 func requireSameAsJSON(t testing.TB, body []byte, chunks ...int) {
 	t.Helper()
-	batch, want := ValidateBatchJSON(body)
+	requireSameAsJSONWith(t, WebhookValidator{}, body, chunks...)
+}
+
+// requireSameAsJSONWith is requireSameAsJSON with rules (a value cap).
+func requireSameAsJSONWith(t testing.TB, rules WebhookValidator, body []byte, chunks ...int) {
+	t.Helper()
+	batch, want := rules.ValidateBatchJSON(body)
 	for _, chunk := range chunks {
 		for name, r := range map[string]func() io.Reader{
 			"whole reads":       func() io.Reader { return bytes.NewReader(body) },
 			"one byte per read": func() io.Reader { return iotest.OneByteReader(bytes.NewReader(body)) },
 		} {
-			n, got := validateStream(r(), chunk, WebhookValidator{})
+			n, got := validateStream(r(), chunk, rules)
 			requireSameError(t, want, got, "%s, chunk %d", name, chunk)
 			if want == nil {
 				require.Equal(t, len(batch.Transactions), n, "%s, chunk %d", name, chunk)
@@ -81,6 +89,135 @@ func TestValidateBatchReaderMatchesJSON(t *testing.T) {
 	for _, b := range bodies {
 		requireSameAsJSON(t, b, 1, 2, 7, 64, 4096, windowChunk)
 	}
+	// With a small value cap, windows end inside long tokens too.
+	bodies = append(bodies, longValueBodies()...)
+	for _, maxValue := range []int{1, 3, 10, 64} {
+		capped := WebhookValidator{}.WithMaxValueBytes(maxValue)
+		for _, b := range bodies {
+			requireSameAsJSONWith(t, capped, b, 1, 2, 7, 64, 4096)
+		}
+	}
+}
+
+// longValueBodies are inputs with long strings, numbers and keys, valid and
+// broken everywhere in and after them.
+func longValueBodies() [][]byte {
+	long := strings.Repeat("abcdefgh", 20)
+	digits := strings.Repeat("1234567890", 20)
+	var out [][]byte
+	for _, s := range []string{
+		`{"transactions":[{"orderno":"` + long + `","name":"` + long + `"}]}`,
+		`{"transactions":[{"orderno":"x","amount":` + digits + `}]}`,
+		`{"transactions":[{"orderno":"x","amount":` + digits + `.5e+3}]}`,
+		`{"transactions":[{"orderno":"x","amount":` + digits + `.}]}`,
+		`{"transactions":[{"orderno":"x","amount":` + digits + `e`,
+		`{"transactions":[{"orderno":"x","amount":` + digits + `x}]}`,
+		`{"transactions":[{"orderno":"x","amount":-` + digits,
+		`{"transactions":[{"orderno":` + digits + `}]}`,
+		`{"transactions":[{"orderno":"x","data":{"zakat_name":"` + long + `\u00e9\ud83d\ude00` + long + `"}}]}`,
+		`{"transactions":[{"orderno":"x","data":{"zakat_name":"` + long + `\q"}}]}`,
+		`{"transactions":[{"orderno":"x","data":{"zakat_name":"` + long + `\u12zz"}}]}`,
+		`{"transactions":[{"orderno":"x","data":{"zakat_name":"` + long + `\u12`,
+		`{"transactions":[{"orderno":"x","data":{"zakat_name":"` + long + `\`,
+		`{"transactions":[{"orderno":"x","data":{"zakat_name":"` + long,
+		`{"transactions":[{"orderno":"x","data":{"zakat_name":"` + long + "é" + long,
+		`{"transactions":[{"orderno":"x","data":{"zakat_name":"` + long + "\x01" + long + `"}}]}`,
+		`{"` + long + `":[1,2],"transactions":[]}`,
+		`{"x":{"a/b~c":["` + long + `",` + digits + `]},"transactions":[]}`,
+		`{"$schema":"` + long + `","transactions":[]}`,
+		`"` + long + `"`, digits, `{"transactions":` + digits + `}`,
+		`{"transactions":[` + strings.Repeat("t", 300) + `]}`,
+		`{"transactions":[true` + strings.Repeat("x", 300) + `]}`,
+		`{"transactions":["` + long + `"x]}`,
+		`{"transactions":[{"orderno":"x","amount":[` + digits + `,"` + long + `"]}]}`,
+		`{"transactions":[` + strings.Repeat(" ", 300) + `]}`,
+	} {
+		out = append(out, []byte(s))
+	}
+	return out
+}
+
+// A value longer than the cap is a problem at its JSON pointer, and only
+// that: the value is read through, the rest of the batch is still checked.
+// Both readers agree, the stream in windows smaller than the value.
+func TestValidateBatchValueCap(t *testing.T) {
+	const maxValue = 100
+	long := strings.Repeat("x", maxValue+1)
+	tooLong := fmt.Sprintf(ruleTooLong, maxValue)
+	for _, tc := range []struct {
+		name   string
+		edit   func(batch map[string]any, tx map[string]any)
+		field  string
+		rule   string
+		within bool // the value is exactly at the cap: no problem
+	}{
+		{"orderno", func(_, tx map[string]any) { tx["orderno"] = long }, "/transactions/0/orderno", tooLong, false},
+		{"name at the cap", func(_, tx map[string]any) { tx["name"] = long[1:] }, "", "", true},
+		{"amount", func(_, tx map[string]any) { tx["amount"] = json.Number(strings.Repeat("9", maxValue+1)) }, "/transactions/0/amount", tooLong, false},
+		{"data field", func(_, tx map[string]any) { tx["data"].(map[string]any)["zakat_city"] = long }, "/transactions/0/data/zakat_city", tooLong, false},
+		{"escaped string", func(_, tx map[string]any) { tx["name"] = strings.Repeat("\n", maxValue/2+1) }, "/transactions/0/name", tooLong, false},
+		{"unknown member", func(b, _ map[string]any) { b["x"] = map[string]any{"a/b~c": []any{0, long}} }, "/x/a~1b~0c/1", tooLong, false},
+		{"key", func(_, tx map[string]any) { tx[long] = 1 }, "/transactions/0", fmt.Sprintf(ruleKeyTooLong, maxValue), false},
+	} {
+		batch := validBatchMap(1)
+		tc.edit(batch, batch["transactions"].([]any)[0].(map[string]any))
+		body, err := json.Marshal(batch)
+		require.NoError(t, err)
+		rules := WebhookValidator{}.WithMaxValueBytes(maxValue)
+		_, whole := rules.ValidateBatchJSON(body)
+		n, streamed := validateStream(bytes.NewReader(body), 16, rules)
+		require.Equal(t, 1, n, tc.name)
+		for _, err := range []error{whole, streamed} {
+			if tc.within {
+				require.NoError(t, err, tc.name)
+				continue
+			}
+			require.Equal(t, []FieldError{{Field: tc.field, Rule: tc.rule}}, problemsOf(t, err), tc.name)
+		}
+	}
+}
+
+// Nesting deeper than maxJSONDepth arrays or objects inside a member is a
+// syntax error, for both readers; at the limit it is read.
+func TestValidateBatchDepthCap(t *testing.T) {
+	nest := func(depth int) []byte {
+		return []byte(`{"x":` + strings.Repeat("[", depth) + "0" + strings.Repeat("]", depth) + `,"transactions":[]}`)
+	}
+	_, err := ValidateBatchJSON(nest(maxJSONDepth + 1))
+	require.ErrorContains(t, err, "nesting deeper than 10000")
+	_, err = validateStream(bytes.NewReader(nest(maxJSONDepth+1)), 64, WebhookValidator{})
+	require.ErrorContains(t, err, "nesting deeper than 10000")
+	_, err = ValidateBatchJSON(nest(maxJSONDepth))
+	require.NoError(t, err)
+}
+
+// windowReader holds at most a chunk and a token's first keep bytes,
+// whatever the bytes (a long string, number or run of garbage, nesting,
+// white space), and hands out every byte once, in order.
+func TestWindowReaderBounded(t *testing.T) {
+	const chunk, keep, size = 64, 101, 1 << 20
+	for name, in := range map[string]string{
+		"string":        `["` + strings.Repeat(`a\u00e9\"\\`, size/10) + `"]`,
+		"number":        "[" + strings.Repeat("1234567890", size/10),
+		"garbage":       strings.Repeat("t", size),
+		"nested arrays": strings.Repeat("[", size),
+		"white space":   strings.Repeat(" ", size),
+		"commas":        strings.Repeat(",", size),
+	} {
+		w := &windowReader{r: iotest.HalfReader(strings.NewReader(in)), chunk: chunk, keep: keep}
+		var got strings.Builder
+		for {
+			win, _, ok := w.next()
+			if !ok {
+				break
+			}
+			require.LessOrEqual(t, len(win), keep+chunk+1, name)
+			require.LessOrEqual(t, cap(w.buf), 4*(keep+chunk), name)
+			got.WriteString(win)
+		}
+		require.NoError(t, w.err)
+		require.Equal(t, in, got.String(), name)
+	}
 }
 
 // FuzzValidateBatchReader: for any input, streaming in small windows reports
@@ -93,9 +230,16 @@ func FuzzValidateBatchReader(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`{"x":[1,2,3],"transactions":[{"orderno":"a"},{"orderno":"a"}]}`))
+	for _, b := range longValueBodies() {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		done := make(chan struct{})
-		go func() { defer close(done); requireSameAsJSON(t, body, 1, 5, 64) }()
+		go func() {
+			defer close(done)
+			requireSameAsJSON(t, body, 1, 5, 64)
+			requireSameAsJSONWith(t, WebhookValidator{}.WithMaxValueBytes(3), body, 1, 5, 64)
+		}()
 		select {
 		case <-done:
 		case <-time.After(5 * time.Second):

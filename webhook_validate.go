@@ -36,6 +36,8 @@ const (
 	ruleFitrahProduct = "must equal zakat_rate x zakat_dependant"
 	ruleJSON          = "must be valid JSON"
 	ruleDuplicateKey  = "must not repeat a key"
+	ruleTooLong       = "must be at most %d bytes of JSON text (WebhookValidator.WithMaxValueBytes)"
+	ruleKeyTooLong    = "must have no key longer than %d bytes of JSON text (WebhookValidator.WithMaxValueBytes)"
 )
 
 // Bits of a transaction's fields, for the masks that say which are present
@@ -380,6 +382,7 @@ func validateBatchJSON(body []byte, rules WebhookValidator) (*Batch, error) {
 // transactions are checked one at a time and not kept: the batch holds only
 // their count. rules holds the agency codes.
 func decodeBatch(p *jsonScanner, v *ValidationError, keep bool, rules WebhookValidator) (batch *Batch, count int) {
+	p.maxValue, p.problems = rules.maxValueBytes(), v
 	if p.peek() != '{' {
 		p.skip()
 		v.add("", ruleObject, "")
@@ -526,8 +529,9 @@ func decodeTransaction(p *jsonScanner, i int, tx *Transaction, v *ValidationErro
 		switch {
 		case b == txAmount && (c == '-' || '0' <= c && c <= '9'):
 			num := p.number()
-			if p.err != nil {
-				return // a syntax error: the whole body is reported as such
+			if p.err != nil || p.long {
+				reported |= b // a syntax error (the whole body is reported as such) or reported as too long
+				return
 			}
 			a, err := amountFromJSONNumber(num)
 			switch {
@@ -553,8 +557,13 @@ func decodeTransaction(p *jsonScanner, i int, tx *Transaction, v *ValidationErro
 			v.add(txPointer(i, key), ruleString, p.skip())
 			reported |= b
 		default:
+			s := p.str()
+			if p.long {
+				reported |= b
+				return
+			}
 			present |= b
-			switch s := p.str(); b {
+			switch b {
 			case txAgency:
 				tx.Agency = ZakatAgency(s)
 			case txOrderNo:
@@ -598,8 +607,10 @@ func decodeZakat(p *jsonScanner, i int, d *ZakatData, v *ValidationError) uint16
 		case p.peek() != '"':
 			v.add(dataPointer(i, key), ruleString, p.skip())
 		default:
-			*zakatFields[bit].ptr(d) = p.str()
-			present |= b
+			if s := p.str(); !p.long {
+				*zakatFields[bit].ptr(d) = s
+				present |= b
+			}
 		}
 		keys |= b
 	})

@@ -19,8 +19,43 @@ import (
 // Schema, a WebhookSender given it (WithWebhookValidator) and the sandbox
 // (gatewaytest.WithWebhookValidator) then agree on the set. A value, safe
 // to copy and for concurrent use.
+//
+// Reading JSON (ValidateBatchJSON, ValidateBatchReader), it also caps the
+// length of any one string or number, key included, at
+// DefaultMaxValueBytes (WithMaxValueBytes sets another cap), and nesting at
+// 10,000 levels: a longer value is a problem at its JSON pointer and is
+// read through without being kept, deeper nesting is a syntax error. So
+// ValidateBatchReader holds a few hundred kilobytes of input whatever the
+// bytes (a 300 MB string or 300 MB of nested arrays; BENCHMARKS.md).
 type WebhookValidator struct {
 	agencies []ZakatAgency // nil: ZakatAgencies()
+	maxValue int           // 0: DefaultMaxValueBytes
+}
+
+// DefaultMaxValueBytes is the longest string or number, in bytes of JSON
+// text (quotes excluded), a WebhookValidator reads as a value: 64 KiB. The
+// protocol gives webhook fields no length (docs/protocol.md B2, B3); 64 KiB
+// is 256 times what an order field may hold. An assumption:
+// docs/assumptions.md A-webhook-value-cap.
+const DefaultMaxValueBytes = 64 << 10
+
+// WithMaxValueBytes returns a copy of v whose ValidateBatchJSON and
+// ValidateBatchReader report any string or number (key included) longer
+// than n bytes of JSON text, quotes excluded, as a problem at its JSON
+// pointer ("must be at most n bytes ...") and read through it without
+// keeping it; n < 1 means DefaultMaxValueBytes. ValidateBatchReader's
+// memory grows with n (about n plus two 256 KiB windows).
+func (v WebhookValidator) WithMaxValueBytes(n int) WebhookValidator {
+	v.maxValue = max(n, 0)
+	return v
+}
+
+// maxValueBytes is the value cap in force.
+func (v WebhookValidator) maxValueBytes() int {
+	if v.maxValue == 0 {
+		return DefaultMaxValueBytes
+	}
+	return v.maxValue
 }
 
 // maxAgencyCode bounds the length of an agency code NewWebhookValidator
