@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs paygate's peer benchmarks (this module) and the SDK's own ratio
+# benchmarks, COUNT times each (default 6), and prints the table of
+# BENCHMARKS.md: every ratio and figure as min-max over the runs.
+#
+#   bench/run.sh                      # everything but PostgreSQL
+#   PAYGATE_TEST_POSTGRES_DSN=... bench/run.sh
+#   COUNT=3 bench/run.sh
+#
+# x/<peer> is time(paygate) / time(peer) per call, both measured in
+# alternating batches in the same run; allocs/<side> is allocations per call.
+set -euo pipefail
+cd "$(dirname "$0")"
+COUNT=${COUNT:-6}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+lscpu | grep -m1 'Model name' || true
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg)   count: $COUNT"
+(cd .. && go test -run '^$' -bench 'ClientPOST|SigningRatios' -benchtime 2000x -count "$COUNT" .) | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2 || true
+# Small calls in many alternating rounds; whole batches and walks in a few.
+go test -run '^$' -bench "^Benchmark(Sign|Handler|MemoryDeduper|SQLDedup)\$" -benchtime 100x -count "$COUNT" -timeout 60m . | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2
+go test -run '^$' -bench "^BenchmarkPayments\$" -benchtime 3x -count "$COUNT" . | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2
+go test -run '^$' -bench "^BenchmarkValidate\$" -benchtime 1x -count "$COUNT" -timeout 60m . | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2
+
+echo
+awk '
+/^Benchmark/ {
+	name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
+	for (i = 3; i < NF; i += 2) {
+		unit = $(i + 1)
+		if (unit !~ /^(x\/|allocs\/|p99|B\/key|body-x)/ || unit == "allocs/op") continue
+		k = name "\t" unit
+		if (!(k in lo)) { order[++n] = k; lo[k] = $i; hi[k] = $i }
+		if ($i + 0 < lo[k] + 0) lo[k] = $i
+		if ($i + 0 > hi[k] + 0) hi[k] = $i
+		runs[k]++
+	}
+}
+END {
+	printf "%-34s %-22s %-22s %s\n", "benchmark", "figure", "min-max", "runs"
+	for (j = 1; j <= n; j++) {
+		split(order[j], p, "\t")
+		printf "%-34s %-22s %-22s %d\n", p[1], p[2], sprintf("%.3g-%.3g", lo[order[j]], hi[order[j]]), runs[order[j]]
+	}
+}' "$out"

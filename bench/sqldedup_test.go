@@ -1,0 +1,101 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/sqldedup"
+)
+
+// concurrently runs fn n times spread over c goroutines.
+func concurrently(c, n int, fn func()) {
+	var wg sync.WaitGroup
+	for g := range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < n; i += c {
+				fn()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// BenchmarkSQLDedup: sqldedup's Claim of a completed key (a duplicate
+// callback) against the floor, a hand-written pgx INSERT ... ON CONFLICT DO
+// NOTHING of an existing key on a pool, with 1 and 16 callers at once. It
+// needs PAYGATE_TEST_POSTGRES_DSN and is skipped without it.
+func BenchmarkSQLDedup(b *testing.B) {
+	dsn := os.Getenv("PAYGATE_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		b.Skip("PAYGATE_TEST_POSTGRES_DSN is not set")
+	}
+	ctx := context.Background()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	db.SetMaxIdleConns(32)
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pool.Close)
+	table := fmt.Sprintf("bench_dedup_%d", time.Now().UnixNano())
+	d, err := sqldedup.New(db, sqldedup.WithTable(table))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := d.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	floor := table + "_floor"
+	for _, q := range []string{
+		"CREATE TABLE " + floor + " (key text PRIMARY KEY)",
+		"INSERT INTO " + floor + " VALUES ('INV-2026-000123')",
+	} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Cleanup(func() {
+		_, _ = pool.Exec(ctx, "DROP TABLE IF EXISTS "+floor)
+		_, _ = pool.Exec(ctx, "DROP TABLE IF EXISTS "+table)
+	})
+	c, err := d.Claim(ctx, "INV-2026-000123", time.Minute)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := d.Complete(ctx, "INV-2026-000123", c.Token, "GW20261122000123"); err != nil {
+		b.Fatal(err)
+	}
+	insert := "INSERT INTO " + floor + " (key) VALUES ($1) ON CONFLICT DO NOTHING"
+	for _, conc := range []int{1, 16} {
+		b.Run(fmt.Sprintf("c=%d", conc), func(b *testing.B) {
+			interleave(b, 1, side{"sqldedup", func() {
+				concurrently(conc, 16*conc, func() {
+					if c, err := d.Claim(ctx, "INV-2026-000123", time.Minute); err != nil || c.State != paygate.ClaimDone {
+						b.Error(c.State, err)
+					}
+				})
+			}}, side{"pgx", func() {
+				concurrently(conc, 16*conc, func() {
+					if _, err := pool.Exec(ctx, insert, "INV-2026-000123"); err != nil {
+						b.Error(err)
+					}
+				})
+			}})
+		})
+	}
+}
