@@ -27,10 +27,10 @@ const (
 	testSigned = "https://reports.example/api/report/v1/payment?exp=1800000060&output=json&page=0&signature=d9ab890ca3e7d26c"
 )
 
-// useSandbox starts a sandbox and points the PAYGATE_* variables at it.
-func useSandbox(t *testing.T) *gatewaytest.Server {
+// useSandbox starts a sandbox (with opts) and points the PAYGATE_* variables at it.
+func useSandbox(t *testing.T, opts ...gatewaytest.Option) *gatewaytest.Server {
 	t.Helper()
-	sb := gatewaytest.NewServer(gatewaytest.WithRetryInterval(5 * time.Millisecond))
+	sb := gatewaytest.NewServer(append([]gatewaytest.Option{gatewaytest.WithRetryInterval(5 * time.Millisecond)}, opts...)...)
 	t.Cleanup(sb.Close)
 	for k, v := range map[string]string{
 		"PAYGATE_CHECKOUT_URL": sb.URL, "PAYGATE_REPORTS_URL": sb.URL, "PAYGATE_WEBHOOK_URL": sb.URL,

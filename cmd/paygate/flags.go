@@ -78,8 +78,9 @@ func addClientFlags(fs *flag.FlagSet) clientFlags {
 	}
 }
 
-// client builds the Client from the environment and the flags.
-func (f clientFlags) client() (*paygate.Client, error) {
+// client builds the Client from the environment and the flags, then
+// extra.
+func (f clientFlags) client(extra ...paygate.Option) (*paygate.Client, error) {
 	var opts []paygate.Option
 	if *f.agency != "" {
 		opts = append(opts, paygate.WithAgency(*f.agency))
@@ -90,7 +91,7 @@ func (f clientFlags) client() (*paygate.Client, error) {
 	if *f.reportsURL != "" {
 		opts = append(opts, paygate.WithReportsURL(*f.reportsURL))
 	}
-	return paygate.NewClientFromEnv(opts...)
+	return paygate.NewClientFromEnv(append(opts, extra...)...)
 }
 
 // envOr returns the flag value, or the variable's when the flag is empty.

@@ -54,6 +54,7 @@ func commands() []command {
 		{"callback", "callback send: post a signed test callback to a local URL", runCallback},
 		{"report", "the payment report for a date range, as CSV or JSON lines", runReport},
 		{"lookup", "one order by refNo", runLookup},
+		{"reconcile", "dry run: each awaited order's gateway state and what Reconcile would do", runReconcile},
 		{"ping", "check that the service answers (its echo and version)", runPing},
 		{"webhook", "bank webhook batches: validate, send", runWebhook},
 		{"version", "print the SDK's version", runVersion},
