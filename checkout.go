@@ -147,7 +147,7 @@ func checkWireFields(v *ValidationError, form url.Values) {
 }
 
 // validate checks every rule of docs/protocol.md A1 at once and returns the form fields.
-func (o Order) validate(defaultAgency string) (url.Values, error) {
+func (o Order) validate(defaultAgency, agencySetting string) (url.Values, error) {
 	var v ValidationError
 	w := orderWire{Agency: o.Agency, RefNo: composeRef(o.RefNo, o.ExtraData), Amount: o.Amount, Email: o.Email, ReturnURL: o.ReturnURL,
 		CancelURL: o.CancelURL, PrefMethod: o.PrefMethod, PrefBank: o.PrefBank, UTM: o.UTM, DebugData: o.DebugData}
@@ -155,7 +155,7 @@ func (o Order) validate(defaultAgency string) (url.Values, error) {
 		w.Agency = defaultAgency
 	}
 	if w.Agency == "" {
-		v.add("agency", ruleRequired+" (Order.Agency or WithAgency)", "")
+		v.add("agency", ruleRequired+" (Order.Agency or "+agencySetting+")", "")
 	}
 	checkRef(&v, o.RefNo, o.ExtraData)
 	checkOrderAmount(&v, o.Amount)
@@ -209,7 +209,7 @@ func (c *Client) CheckoutForm(o Order) (*CheckoutForm, error) {
 	if err != nil {
 		return nil, err
 	}
-	form, err := o.validate(c.agency)
+	form, err := o.validate(c.agency, c.setting("WithAgency"))
 	if err != nil {
 		return nil, err
 	}
@@ -294,7 +294,7 @@ func (c *Client) CreateOrder(ctx context.Context, o Order) (*CheckoutResult, err
 	if err != nil {
 		return nil, err
 	}
-	form, err := o.validate(c.agency)
+	form, err := o.validate(c.agency, c.setting("WithAgency"))
 	if err != nil {
 		return nil, err
 	}

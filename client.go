@@ -28,6 +28,9 @@ type Client struct {
 	transport   transport
 	// postWithPath signs POSTs over <path>?<query> (WithPOSTSignedWithPath).
 	postWithPath bool
+	// fromEnv is set by NewClientFromEnv: errors then name the
+	// environment variables (setting).
+	fromEnv bool
 }
 
 // Option configures a Client. The options that a Client and a
@@ -179,26 +182,58 @@ var deprecatedEnv = [...]string{"PAYGATE_TOKEN", "PAYGATE_USERNAME", "PAYGATE_PA
 
 // NewClientFromEnv builds a Client from PAYGATE_AGENCY, PAYGATE_API_KEY,
 // PAYGATE_AUTH_TOKEN, PAYGATE_CHECKOUT_URL and PAYGATE_REPORTS_URL (each
-// optional), then opts. If PAYGATE_TOKEN, PAYGATE_USERNAME or
-// PAYGATE_PASSWORD is set it refuses with ErrDeprecatedAuth: the deprecated
-// method must not be usable, not even by accident.
+// optional, an empty one counts as unset), then opts. It fails, wrapping
+// ErrNoCredential, when neither URL is set by a variable or an option (a
+// client with no host can make no call). Every error about a variable,
+// here and in the client's later calls ("PAYGATE_CHECKOUT_URL is not
+// set"), names the variable, not the Go option. If PAYGATE_TOKEN,
+// PAYGATE_USERNAME or PAYGATE_PASSWORD is set it refuses with
+// ErrDeprecatedAuth: the deprecated method must not be usable, not even by
+// accident.
 func NewClientFromEnv(opts ...Option) (*Client, error) {
 	if err := refuseDeprecatedEnv(); err != nil {
 		return nil, err
 	}
-	var env []Option
-	for _, e := range []struct {
-		name string
-		opt  func(string) Option
-	}{
-		{EnvAgency, WithAgency}, {EnvAPIKey, WithAPIKey}, {EnvAuthToken, WithAuthToken},
-		{EnvCheckoutURL, WithCheckoutURL}, {EnvReportsURL, WithReportsURL},
-	} {
+	env := []Option{clientOption(func(c *Client) error { c.fromEnv = true; return nil })}
+	for _, e := range clientEnv {
 		if v := os.Getenv(e.name); v != "" {
-			env = append(env, wrapEnv(e.name, e.opt(v)))
+			env = append(env, wrapEnv(e.name, e.option, e.opt(v)))
 		}
 	}
-	return NewClient(append(env, opts...)...)
+	c, err := NewClient(append(env, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	if c.checkoutURL == nil && c.reportsURL == nil {
+		return nil, fmt.Errorf("%w: neither %s nor %s is set: the client has no host to call", ErrNoCredential, EnvCheckoutURL, EnvReportsURL)
+	}
+	return c, nil
+}
+
+// clientEnv maps each variable NewClientFromEnv reads to the option it
+// stands for (named in the option's own errors). Read-only.
+var clientEnv = [...]struct {
+	name, option string
+	opt          func(string) Option
+}{
+	{EnvAgency, "WithAgency", WithAgency},
+	{EnvAPIKey, "WithAPIKey", WithAPIKey},
+	{EnvAuthToken, "WithAuthToken", WithAuthToken},
+	{EnvCheckoutURL, "WithCheckoutURL", WithCheckoutURL},
+	{EnvReportsURL, "WithReportsURL", WithReportsURL},
+}
+
+// setting names a client setting in an error: the Go option (opt), or for
+// a client built by NewClientFromEnv the variable that sets it.
+func (c *Client) setting(opt string) string {
+	if c.fromEnv {
+		for _, e := range clientEnv {
+			if e.option == opt {
+				return e.name
+			}
+		}
+	}
+	return opt
 }
 
 // refuseDeprecatedEnv fails with ErrDeprecatedAuth when a variable of the
@@ -212,15 +247,34 @@ func refuseDeprecatedEnv() error {
 	return nil
 }
 
-// wrapEnv names the variable in an option's error.
-func wrapEnv(name string, o Option) Option {
+// wrapEnv names the variable in an option's error, instead of the option
+// (option) the error may name: "paygate: PAYGATE_API_KEY: invalid API key".
+// The error still matches what the option's error matches (errors.Is).
+func wrapEnv(name, option string, o Option) Option {
 	return clientOption(func(c *Client) error {
 		if err := o.applyClient(c); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return newEnvError(name, option, err)
 		}
 		return nil
 	})
 }
+
+// newEnvError rewords err, which may name the setting as option, to name
+// the variable instead.
+func newEnvError(name, option string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "paygate: ")
+	msg = strings.TrimPrefix(strings.TrimPrefix(msg, option+": "), option+" ")
+	return &envError{msg: "paygate: " + name + ": " + msg, err: err}
+}
+
+// envError is an option's error reworded to name a variable.
+type envError struct {
+	msg string
+	err error
+}
+
+func (e *envError) Error() string { return e.msg }
+func (e *envError) Unwrap() error { return e.err }
 
 // serviceURL parses a service base URL: absolute, https (or http to a
 // loopback host, for a local sandbox), no query or fragment.
@@ -251,7 +305,7 @@ func endpoint(base *url.URL, opt, path string) (string, error) {
 // needKey fails before any request when there is no API key.
 func (c *Client) needKey(call string) error {
 	if !c.key.valid() {
-		return fmt.Errorf("%w: %s needs an API key (WithAPIKey)", ErrNoCredential, call)
+		return fmt.Errorf("%w: %s needs an API key (%s)", ErrNoCredential, call, c.setting("WithAPIKey"))
 	}
 	return nil
 }

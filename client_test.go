@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -592,4 +593,83 @@ func TestNewClientFromEnv(t *testing.T) {
 	_, err = NewClientFromEnv()
 	require.ErrorIs(t, err, ErrInvalidKey)
 	require.Contains(t, err.Error(), EnvAPIKey)
+}
+
+// clearClientEnv unsets every variable NewClientFromEnv reads for the test.
+func clearClientEnv(t *testing.T) {
+	t.Helper()
+	for _, e := range clientEnv {
+		t.Setenv(e.name, "")
+		os.Unsetenv(e.name)
+	}
+}
+
+// NewClientFromEnv fails at construction when no host is set, and every
+// configuration error of an env-built client, at construction or in a
+// later call, names the variable and never the Go option nor a secret.
+func TestClientFromEnvErrorsNameTheVariable(t *testing.T) {
+	order := Order{RefNo: "INV-1", Amount: 100, Email: "a@b.example", ReturnURL: "https://shop.example/return"}
+	for _, tc := range []struct {
+		name   string
+		env    map[string]string
+		call   func(c *Client) error // nil: the error is NewClientFromEnv's
+		want   []string
+		notOpt string // the option the error must not name
+		is     error
+	}{
+		{"nothing set", nil, nil, []string{EnvCheckoutURL, EnvReportsURL}, "WithCheckoutURL", ErrNoCredential},
+		{"only the agency and key", map[string]string{EnvAgency: testAgency, EnvAPIKey: testKeyUUID}, nil, []string{EnvCheckoutURL, EnvReportsURL}, "WithReportsURL", ErrNoCredential},
+		{"checkout URL not a URL", map[string]string{EnvCheckoutURL: "ftp://x"}, nil, []string{EnvCheckoutURL + `: "ftp://x": want an absolute http(s) URL`}, "WithCheckoutURL", nil},
+		{"reports URL in clear", map[string]string{EnvReportsURL: "http://remote.example"}, nil, []string{EnvReportsURL, "loopback"}, "WithReportsURL", nil},
+		{"malformed key", map[string]string{EnvCheckoutURL: testCheckout, EnvAPIKey: "not-a-key"}, nil, []string{EnvAPIKey + ": "}, "WithAPIKey", ErrInvalidKey},
+		{"token with a space", map[string]string{EnvReportsURL: testReports, EnvAuthToken: "tok en"}, nil, []string{EnvAuthToken + ": empty, or holds white space"}, "WithAuthToken", nil},
+		{"order without checkout URL", map[string]string{EnvReportsURL: testReports, EnvAgency: testAgency}, func(c *Client) error { _, err := c.CheckoutForm(order); return err }, []string{EnvCheckoutURL + " is not set"}, "WithCheckoutURL", ErrNoCredential},
+		{"pay URL without checkout URL", map[string]string{EnvReportsURL: testReports, EnvAgency: testAgency, EnvAPIKey: testKeyUUID}, func(c *Client) error {
+			_, err := c.PayURL(PayLink{RefNo: "R", Amount: 100, Category: "fpx"})
+			return err
+		}, []string{EnvCheckoutURL + " is not set"}, "WithCheckoutURL", ErrNoCredential},
+		{"report without reports URL", map[string]string{EnvCheckoutURL: testCheckout, EnvAuthToken: "token"}, func(c *Client) error { _, err := c.LookupOrder(context.Background(), "S-1"); return err }, []string{EnvReportsURL + " is not set"}, "WithReportsURL", ErrNoCredential},
+		{"report without credential", map[string]string{EnvReportsURL: testReports}, func(c *Client) error { _, err := c.LookupOrder(context.Background(), "S-1"); return err }, []string{"needs an API key (" + EnvAPIKey + ")", "(or " + EnvAuthToken + ")"}, "WithAPIKey", ErrNoCredential},
+		{"signed report without agency", map[string]string{EnvReportsURL: testReports, EnvAPIKey: testKeyUUID}, func(c *Client) error { _, err := c.LookupOrder(context.Background(), "S-1"); return err }, []string{"signed reports need " + EnvAgency}, "WithAgency", ErrNoCredential},
+		{"order without agency", map[string]string{EnvCheckoutURL: testCheckout}, func(c *Client) error { _, err := c.CheckoutForm(order); return err }, []string{"Order.Agency or " + EnvAgency}, "WithAgency", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clearClientEnv(t)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			c, err := NewClientFromEnv()
+			if tc.call != nil {
+				require.NoError(t, err)
+				err = tc.call(c)
+			}
+			require.Error(t, err)
+			for _, w := range tc.want {
+				require.Contains(t, err.Error(), w)
+			}
+			require.NotContains(t, err.Error(), tc.notOpt)
+			require.NotContains(t, err.Error(), "tok en")
+			if tc.is != nil {
+				require.ErrorIs(t, err, tc.is)
+			}
+		})
+	}
+}
+
+// A client built with options still names the options in the same errors.
+func TestClientOptionErrorsNameTheOption(t *testing.T) {
+	clearClientEnv(t)
+	_, err := NewClient(WithCheckoutURL("ftp://x"))
+	require.ErrorContains(t, err, "WithCheckoutURL")
+	c, err := NewClient(WithReportsURL(testReports))
+	require.NoError(t, err)
+	_, err = c.PayURL(PayLink{RefNo: "R", Amount: 100, Category: "fpx"})
+	require.ErrorContains(t, err, "WithCheckoutURL is not set")
+	_, err = c.LookupOrder(context.Background(), "S-1")
+	require.ErrorContains(t, err, "needs an API key (WithAPIKey)")
+	t.Setenv(EnvReportsURL, testReports)
+	_, err = NewClientFromEnv(WithCheckoutURL("ftp://x"))
+	require.ErrorContains(t, err, "WithCheckoutURL", "an option given to NewClientFromEnv is named as an option")
+	_, err = NewClientFromEnv(WithReportsURL(testReports))
+	require.NoError(t, err)
 }

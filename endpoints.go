@@ -123,7 +123,7 @@ func WithEndpoints(e Endpoints) Option {
 // (docs/assumptions.md A-endpoints).
 func (c *Client) checkoutTarget() (string, error) {
 	if c.checkoutURL == nil {
-		return "", fmt.Errorf("%w: WithCheckoutURL is not set", ErrNoCredential)
+		return "", fmt.Errorf("%w: %s is not set", ErrNoCredential, c.setting("WithCheckoutURL"))
 	}
 	if c.checkoutURL.Path != "" {
 		return c.checkoutURL.String(), nil
@@ -135,7 +135,7 @@ func (c *Client) checkoutTarget() (string, error) {
 // the QR image page live whatever path the checkout URL has.
 func (c *Client) checkoutHost(path string) (string, error) {
 	if c.checkoutURL == nil {
-		return "", fmt.Errorf("%w: WithCheckoutURL is not set", ErrNoCredential)
+		return "", fmt.Errorf("%w: %s is not set", ErrNoCredential, c.setting("WithCheckoutURL"))
 	}
 	return c.checkoutURL.Scheme + "://" + c.checkoutURL.Host + path, nil
 }

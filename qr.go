@@ -34,7 +34,7 @@ func (c *Client) GenerateQR(ctx context.Context, q QRRequest) (*QRCode, error) {
 	if q.DuitNow {
 		path = c.endpoints.DuitNowQR
 	}
-	target, err := endpoint(c.reportsURL, "WithReportsURL", path)
+	target, err := endpoint(c.reportsURL, c.setting("WithReportsURL"), path)
 	if err != nil {
 		return nil, err
 	}

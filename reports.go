@@ -283,17 +283,17 @@ func (c *Client) lookup(ctx context.Context, param, ref string) (*OrderRecord, e
 // with agency added, signed afresh on every attempt (docs/assumptions.md
 // A-auth-choice).
 func (c *Client) reportGET(ctx context.Context, path string, vals url.Values) (string, error) {
-	base, err := endpoint(c.reportsURL, "WithReportsURL", path)
+	base, err := endpoint(c.reportsURL, c.setting("WithReportsURL"), path)
 	if err != nil {
 		return "", err
 	}
 	bearer := c.authToken.s != nil
 	if !bearer {
-		if err := c.needKey("reports (or WithAuthToken)"); err != nil {
+		if err := c.needKey("reports (or " + c.setting("WithAuthToken") + ")"); err != nil {
 			return "", err
 		}
 		if c.agency == "" {
-			return "", fmt.Errorf("%w: signed reports need WithAgency", ErrNoCredential)
+			return "", fmt.Errorf("%w: signed reports need %s", ErrNoCredential, c.setting("WithAgency"))
 		}
 		vals.Set("agency", c.agency)
 	}

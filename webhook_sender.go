@@ -74,27 +74,15 @@ func WithWebhookValidator(v WebhookValidator) SenderOption {
 // header. An empty password, or one with a line break, is refused; errors
 // never repeat it.
 func NewWebhookSender(webhookURL, password string, opts ...SenderOption) (*WebhookSender, error) {
-	u, err := url.Parse(webhookURL)
-	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return nil, fmt.Errorf("paygate: webhook URL %q: want an absolute http(s) URL", redactURL(webhookURL))
+	endpoint, err := webhookEndpoint(webhookURL)
+	if err != nil {
+		return nil, err
 	}
-	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
-		return nil, fmt.Errorf("paygate: webhook URL %q: plain http is allowed only to a loopback host; the password would travel in clear", redactURL(webhookURL))
-	}
-	if u.User != nil {
-		return nil, fmt.Errorf("paygate: webhook URL %q: no user information (the password goes in X-API-Password)", redactURL(webhookURL))
-	}
-	if password == "" || strings.ContainsAny(password, "\r\n") {
-		return nil, errors.New("paygate: webhook password: empty or holds a line break")
-	}
-	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
-		return nil, fmt.Errorf("paygate: webhook URL %q: want no query or fragment (the endpoint's URL, or a bare host)", redactURL(webhookURL))
-	}
-	if u.Path == "" || u.Path == "/" {
-		u.Path, u.RawPath = WebhookPath, ""
+	if err := checkWebhookPassword(password); err != nil {
+		return nil, err
 	}
 	s := &WebhookSender{
-		endpoint:  u.String(),
+		endpoint:  endpoint,
 		password:  newSecret(password),
 		batchSize: DefaultBatchSize,
 		transport: defaultTransport(),
@@ -108,6 +96,37 @@ func NewWebhookSender(webhookURL, password string, opts ...SenderOption) (*Webho
 	return s, nil
 }
 
+// webhookEndpoint is NewWebhookSender's rule for the URL: the endpoint it
+// posts to, or an error that does not repeat the URL's secrets.
+func webhookEndpoint(webhookURL string) (string, error) {
+	u, err := url.Parse(webhookURL)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return "", fmt.Errorf("paygate: webhook URL %q: want an absolute http(s) URL", redactURL(webhookURL))
+	}
+	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+		return "", fmt.Errorf("paygate: webhook URL %q: plain http is allowed only to a loopback host; the password would travel in clear", redactURL(webhookURL))
+	}
+	if u.User != nil {
+		return "", fmt.Errorf("paygate: webhook URL %q: no user information (the password goes in X-API-Password)", redactURL(webhookURL))
+	}
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return "", fmt.Errorf("paygate: webhook URL %q: want no query or fragment (the endpoint's URL, or a bare host)", redactURL(webhookURL))
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path, u.RawPath = WebhookPath, ""
+	}
+	return u.String(), nil
+}
+
+// checkWebhookPassword is NewWebhookSender's rule for the password; its
+// error never repeats it.
+func checkWebhookPassword(password string) error {
+	if password == "" || strings.ContainsAny(password, "\r\n") {
+		return errors.New("paygate: webhook password: empty or holds a line break")
+	}
+	return nil
+}
+
 // The environment variables NewWebhookSenderFromEnv reads.
 const (
 	EnvWebhookURL      = "PAYGATE_WEBHOOK_URL"
@@ -118,9 +137,10 @@ const (
 // NewWebhookSenderFromEnv is NewWebhookSender with the URL from
 // PAYGATE_WEBHOOK_URL and the password from PAYGATE_WEBHOOK_PASSWORD (both
 // required), the agency codes from PAYGATE_WEBHOOK_AGENCIES when it is set
-// (comma-separated, ParseAgencies), then opts. Like NewClientFromEnv it
-// refuses with ErrDeprecatedAuth when a variable of the deprecated method
-// is set.
+// (comma-separated, ParseAgencies), then opts. Every error about a
+// variable names it (and wraps ErrNoCredential when it is unset). Like
+// NewClientFromEnv it refuses with ErrDeprecatedAuth when a variable of
+// the deprecated method is set.
 func NewWebhookSenderFromEnv(opts ...SenderOption) (*WebhookSender, error) {
 	if err := refuseDeprecatedEnv(); err != nil {
 		return nil, err
@@ -132,18 +152,20 @@ func NewWebhookSenderFromEnv(opts ...SenderOption) (*WebhookSender, error) {
 	case pw == "":
 		return nil, fmt.Errorf("%w: %s is not set", ErrNoCredential, EnvWebhookPassword)
 	}
+	if _, err := webhookEndpoint(u); err != nil {
+		return nil, newEnvError(EnvWebhookURL, "webhook URL", err)
+	}
+	if err := checkWebhookPassword(pw); err != nil {
+		return nil, newEnvError(EnvWebhookPassword, "webhook password", err)
+	}
 	if list := os.Getenv(EnvWebhookAgencies); list != "" {
 		v, err := ParseAgencies(list)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", EnvWebhookAgencies, err)
+			return nil, newEnvError(EnvWebhookAgencies, "webhook agency", err)
 		}
 		opts = append([]SenderOption{WithWebhookValidator(v)}, opts...)
 	}
-	s, err := NewWebhookSender(u, pw, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("%s/%s: %w", EnvWebhookURL, EnvWebhookPassword, err)
-	}
-	return s, nil
+	return NewWebhookSender(u, pw, opts...)
 }
 
 // isLoopback reports whether host names this machine.

@@ -465,3 +465,37 @@ func TestNewWebhookSenderFromEnv(t *testing.T) {
 	_, err = NewWebhookSenderFromEnv()
 	require.ErrorIs(t, err, ErrDeprecatedAuth)
 }
+
+// NewWebhookSenderFromEnv names the variable in each of its errors, never
+// a secret.
+func TestWebhookSenderFromEnvErrorsNameTheVariable(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		url, pw, codes string
+		want           string
+		is             error
+	}{
+		{"nothing set", "", "", "", EnvWebhookURL + " is not set", ErrNoCredential},
+		{"no password", testWebhookBase, "", "", EnvWebhookPassword + " is not set", ErrNoCredential},
+		{"URL in clear", "http://remote.example", testPassword, "", EnvWebhookURL + `: "http://remote.example": plain http`, nil},
+		{"URL with userinfo", "https://user:hunter2@remote.example", testPassword, "", EnvWebhookURL + ": ", nil},
+		{"URL with a query", testWebhookBase + "?x=1", testPassword, "", EnvWebhookURL + ": ", nil},
+		{"password with a line break", testWebhookBase, "pw\nsecret", "", EnvWebhookPassword + ": empty or holds a line break", nil},
+		{"agencies", testWebhookBase, testPassword, "ADB,,X", EnvWebhookAgencies + `: "": want`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(EnvWebhookURL, tc.url)
+			t.Setenv(EnvWebhookPassword, tc.pw)
+			t.Setenv(EnvWebhookAgencies, tc.codes)
+			_, err := NewWebhookSenderFromEnv()
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+			require.NotContains(t, err.Error(), "hunter2")
+			require.NotContains(t, err.Error(), "secret")
+			require.NotContains(t, err.Error(), "webhook URL")
+			if tc.is != nil {
+				require.ErrorIs(t, err, tc.is)
+			}
+		})
+	}
+}

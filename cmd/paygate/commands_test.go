@@ -310,7 +310,9 @@ func TestCLIConsistency(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"report", "-from", "2026-11-01", "-to", "2026-11-02"}, exitUsage, "PAYGATE_REPORTS_URL (or -reports-url) is not set"},
+		{[]string{"report", "-from", "2026-11-01", "-to", "2026-11-02"}, exitUsage, "neither PAYGATE_CHECKOUT_URL (or -checkout-url) nor PAYGATE_REPORTS_URL (or -reports-url) is set"},
+		{[]string{"report", "-from", "2026-11-01", "-to", "2026-11-02", "-checkout-url", "http://127.0.0.1:1"}, exitUsage, "PAYGATE_REPORTS_URL (or -reports-url) is not set"},
+		{[]string{"lookup", "-checkout-url", "http://127.0.0.1:1", "-reports-url", "ftp://x", "X"}, exitUsage, `PAYGATE_REPORTS_URL (or -reports-url) "ftp://x": want an absolute http(s) URL`},
 		{[]string{"report", "-from", "2026-11-01", "-to", "2026-11-02", "-reports-url", "http://127.0.0.1:1"}, exitUsage, "PAYGATE_AUTH_TOKEN"},
 		{[]string{"lookup", "-reports-url", "http://127.0.0.1:1", "X"}, exitUsage, "PAYGATE_AUTH_TOKEN"},
 		{[]string{"lookup", "-by", "nothing", "X"}, exitUsage, "-by"},
@@ -319,8 +321,13 @@ func TestCLIConsistency(t *testing.T) {
 		{[]string{"webhook", "frob"}, exitUsage, "unknown subcommand"},
 		{[]string{"webhook", "validate", "/nonexistent.json"}, exitUsage, "/nonexistent.json"},
 		{[]string{"callback", "send", "-url", "http://127.0.0.1:1/r", "-refno", "A", "-unsigned"}, exitInvalid, "paygate callback send:"},
+		// Last: run with PAYGATE_CHECKOUT_URL=ftp://env.
+		{[]string{"lookup", "X"}, exitUsage, `PAYGATE_CHECKOUT_URL (or -checkout-url): "ftp://env": want an absolute http(s) URL`},
 	}
-	for _, tt := range tests {
+	for i, tt := range tests {
+		if i == len(tests)-1 {
+			t.Setenv("PAYGATE_CHECKOUT_URL", "ftp://env")
+		}
 		code, _, errOut := runCLI(t, "", tt.args...)
 		require.Equal(t, tt.code, code, "%v: %s", tt.args, errOut)
 		require.Contains(t, errOut, tt.want, "%v", tt.args)

@@ -48,13 +48,16 @@ func failed(e env, cmd string, err error) int {
 // cliText rewrites an SDK message for the command line: without the SDK's
 // own "paygate: " prefixes (the command prints one), and naming the
 // environment variables and flags a user of the tool sets instead of the
-// Go options.
+// Go options; a variable that a flag overrides is named with the flag.
 func cliText(s string) string {
 	return strings.NewReplacer(
 		"paygate: ", "",
 		"WithCheckoutURL", "PAYGATE_CHECKOUT_URL (or -checkout-url)",
 		"WithReportsURL", "PAYGATE_REPORTS_URL (or -reports-url)",
 		"WithAgency", "PAYGATE_AGENCY (or -agency)",
+		paygate.EnvCheckoutURL, "PAYGATE_CHECKOUT_URL (or -checkout-url)",
+		paygate.EnvReportsURL, "PAYGATE_REPORTS_URL (or -reports-url)",
+		paygate.EnvAgency, "PAYGATE_AGENCY (or -agency)",
 		"WithAPIKey", paygate.EnvAPIKey,
 		"WithAuthToken", paygate.EnvAuthToken,
 		"WithKey", paygate.EnvAPIKey,
