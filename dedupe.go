@@ -54,11 +54,11 @@ type ClaimResult struct {
 
 // Deduper records which callback events were handled, so that each is acted
 // on once whatever the gateway's retries (about every 30 s, docs/protocol.md
-// "Callback delivery"), concurrent duplicates or replicas (the receiver rule:
-// fulfil once per refNo). A claim carries a lease: if the claimant crashes,
-// the claim lapses and a later delivery can take it; a live claimant extends
-// it with Renew while its hook runs. Implementations must be safe for
-// concurrent use.
+// "Events and callback delivery"), concurrent duplicates or replicas (the
+// receiver rule: fulfil once per refNo). A claim carries a lease: if the
+// claimant crashes, the claim lapses and a later delivery can take it; a
+// live claimant extends it with Renew while its hook runs. Implementations
+// must be safe for concurrent use.
 type Deduper interface {
 	// Claim tries to take key for lease.
 	Claim(ctx context.Context, key string, lease time.Duration) (ClaimResult, error)

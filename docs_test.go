@@ -41,8 +41,12 @@ var (
 	commentBreak = regexp.MustCompile(`\s*\n\s*//\s*`)
 	// An assumption ID.
 	assumptionID = regexp.MustCompile(`\bA-[a-z][a-z-]*[a-z]\b`)
+	// A citation of docs/protocol.md by anchor, in code or prose.
+	protocolAnchor = regexp.MustCompile(`docs/protocol\.md#([A-Za-z0-9_-]+)`)
 	// A citation of a document the repository does not have.
-	outsideCite = regexp.MustCompile(`SPEC\.md|DESIGN\.md|\.\./shared|\bspec (?:[AB][0-9]|endpoint)|\(spec[ ,]|\bthe spec\b`)
+	outsideCite = regexp.MustCompile(`SPEC\.md|DESIGN\.md|\bshared/|\bspec (?:[AB][0-9]|endpoint)|\(spec[ ,]|\bthe spec\b`)
+	// The code a protocol.md heading starts with ("A2 ", "Endpoint 4: ").
+	headingCode = regexp.MustCompile(`(?i)^(?:[AB][0-9] |endpoint [0-9]+: )`)
 	// A Markdown link.
 	mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	// A heading, and an HTML anchor.
@@ -89,16 +93,21 @@ func TestDocCitationsResolve(t *testing.T) {
 	for _, m := range mdHeading.FindAllStringSubmatch(string(protocol), -1) {
 		headings = append(headings, strings.ToLower(m[1]))
 	}
-	inHeading := func(s string) bool {
-		s = strings.ToLower(strings.TrimSuffix(s, "s"))
-		s = strings.Replace(s, "endpoints", "endpoint", 1)
+	// A quoted name is a whole heading, with or without its code ("Payment
+	// callback" for "A2 Payment callback"); a code (A2, endpoint 4) starts
+	// one. A part of a heading does not resolve: a reader searches for it.
+	inHeading := func(cite string, quoted bool) bool {
+		cite = strings.ToLower(cite)
+		cite = strings.Replace(cite, "endpoints", "endpoint", 1)
 		for _, h := range headings {
-			if strings.Contains(h, s) {
+			if quoted && (h == cite || headingCode.ReplaceAllString(h, "") == cite) ||
+				!quoted && strings.HasPrefix(h, cite) && headingCode.MatchString(h) {
 				return true
 			}
 		}
 		return false
 	}
+	protocolAnchors := anchors(t, "docs/protocol.md")
 	ids := anchors(t, "docs/assumptions.md")
 	cited := map[string]bool{}
 	for _, f := range repoFiles(t, ".go", ".md", ".py", ".sh") {
@@ -113,10 +122,15 @@ func TestDocCitationsResolve(t *testing.T) {
 				break
 			}
 			sec := commentBreak.ReplaceAllString(m[1]+m[2], " ")
-			if !inHeading(sec) {
-				t.Errorf("%s cites docs/protocol.md %q: no such section", f, sec)
+			if !inHeading(sec, m[1] != "") {
+				t.Errorf("%s cites docs/protocol.md %q: no such heading", f, sec)
 			}
 			cited[sec] = true
+		}
+		for _, m := range protocolAnchor.FindAllStringSubmatch(text, -1) {
+			if f != "docs_test.go" && !protocolAnchors[m[1]] {
+				t.Errorf("%s cites docs/protocol.md#%s: no such heading", f, m[1])
+			}
 		}
 		if f != "docs_test.go" {
 			for _, id := range assumptionID.FindAllString(text, -1) {
