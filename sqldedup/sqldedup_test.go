@@ -62,7 +62,8 @@ func testDSN(t testing.TB) string {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%s is not set: CI must run these tests against a real PostgreSQL (.ci/run starts one)", dsnVar)
 		}
-		t.Skipf("%s is not set: skipping the PostgreSQL tests (bash .ci/run starts a server and sets it)", dsnVar)
+		t.Skipf("%s is not set: skipping the PostgreSQL tests. Run them with %s='postgres://USER@HOST:PORT/DB?sslmode=disable' go test ./sqldedup "+
+			"or, as root on Debian, with a throw-away server: bash -c 'source .ci/postgres.sh && go test ./sqldedup'", dsnVar, dsnVar)
 	}
 	return dsn
 }
