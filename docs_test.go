@@ -170,3 +170,43 @@ func TestNoTrackedFileIsIgnored(t *testing.T) {
 	}
 	require.Empty(t, strings.TrimSpace(string(out)))
 }
+
+// A measured figure: a ratio (1.28-1.48x) or an amount with its unit
+// (60.2-60.6 MB, 20 ms).
+var figure = regexp.MustCompile(`\d[\d,.]*(?:-\d[\d,.]*)?(?:x\b| ?(?:GB|MB|KB|ms|µs|s)\b)`)
+
+// A fenced code block, and a target (a cell or parenthesis that starts
+// with "target"), whose figures are not measurements.
+var (
+	fenced = regexp.MustCompile("(?s)```.*?```")
+	target = regexp.MustCompile(`(?i)target[^|)\n]*`)
+)
+
+// Every figure of the README's Performance table is one BENCHMARKS.md
+// gives: the README never claims what the measurements do not show.
+func TestReadmeFiguresFromBenchmarks(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	bench, err := os.ReadFile("BENCHMARKS.md")
+	require.NoError(t, err)
+	// Figures in commands (-benchtime 4x) and targets are not measurements.
+	measured := fenced.ReplaceAllString(string(bench), "")
+	measured = target.ReplaceAllString(measured, "")
+	_, perf, ok := strings.Cut(string(readme), "\n## Performance\n")
+	require.True(t, ok, "the README has a Performance section")
+	perf, _, _ = strings.Cut(perf, "\n## ")
+	rows := 0
+	for _, line := range strings.Split(perf, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || strings.HasPrefix(strings.TrimSpace(cells[1]), "---") || strings.TrimSpace(cells[1]) == "what" {
+			continue
+		}
+		rows++
+		for _, f := range figure.FindAllString(cells[2], -1) {
+			// The whole figure: 4x is not a part of 1.94x.
+			whole := regexp.MustCompile(`(?:^|[^\d.,-])` + regexp.QuoteMeta(f) + `(?:$|[^\w.,-])`)
+			require.True(t, whole.MatchString(measured), "README's %q: BENCHMARKS.md does not give %s", strings.TrimSpace(cells[1]), f)
+		}
+	}
+	require.NotZero(t, rows, "the Performance table has rows")
+}
