@@ -41,9 +41,9 @@ type Server struct {
 	byRef    map[string]*Order // by refNo (the composed refNo~extra)
 	log      []*Delivery
 	webhook  map[string]paygate.Transaction
-	received int // webhook transactions received, repeats included
-	requests int // webhook requests received
-	pending  sync.WaitGroup
+	received int      // webhook transactions received, repeats included
+	requests int      // webhook requests received
+	pending  inflight // deliveries and late settlements under way (Settle, Close)
 	closed   chan struct{}
 	settling map[string]chan struct{} // late settlements due, by orderNo; closed when completed (WithLateSettlement)
 }
