@@ -38,13 +38,12 @@ func runCallbackSend(e env, args []string) int {
 	if st, ok := parse(fs, args); !ok {
 		return st
 	}
+	if st, missing := missingFlags(e, fs, "url", "refno"); missing {
+		return st
+	}
 	u, err := url.Parse(*target)
 	if err != nil || u.Host == "" || !isLoopbackHost(u.Hostname()) {
 		return fail(e, "-url %q: want an http(s) URL on this machine (loopback)", *target)
-	}
-	if *refNo == "" {
-		fs.Usage()
-		return exitUsage
 	}
 	if _, err := paygate.ParseAmount(*amount); err != nil {
 		return fail(e, "-amount: %v", err)

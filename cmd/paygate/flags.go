@@ -32,6 +32,25 @@ func parse(fs *flag.FlagSet, args []string) (status int, ok bool) {
 	return 0, true
 }
 
+// usageError prints what is wrong with a command line (a missing flag or
+// argument, named), then the usage, and returns exitUsage.
+func usageError(e env, fs *flag.FlagSet, format string, args ...any) int {
+	fmt.Fprintf(e.stderr, "%s: %s\n", fs.Name(), fmt.Sprintf(format, args...))
+	fs.Usage()
+	return exitUsage
+}
+
+// missingFlags returns usageError's status naming the first of flags left
+// empty, with its help text, or 0 and false when all are set.
+func missingFlags(e env, fs *flag.FlagSet, flags ...string) (int, bool) {
+	for _, name := range flags {
+		if f := fs.Lookup(name); f != nil && f.Value.String() == "" {
+			return usageError(e, fs, "-%s is required: %s", name, strings.TrimSuffix(f.Usage, " (required)")), true
+		}
+	}
+	return 0, false
+}
+
 // fail prints a usage, configuration or I/O error and returns exitUsage.
 func fail(e env, format string, args ...any) int {
 	fmt.Fprintln(e.stderr, "paygate: "+cliText(fmt.Sprintf(format, args...)))

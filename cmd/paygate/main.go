@@ -53,7 +53,7 @@ func commands() []command {
 		{"verify", "verify a callback body; -explain prints the candidate messages", runVerify},
 		{"callback", "callback send: post a signed test callback to a local URL", runCallback},
 		{"report", "the payment report for a date range, as CSV or JSON lines", runReport},
-		{"lookup", "one order by refNo", runLookup},
+		{"lookup", "one order by the refNo it was created with (-by seller: by fpx_seller_order_no)", runLookup},
 		{"reconcile", "dry run: each awaited order's gateway state and what Reconcile would do", runReconcile},
 		{"ping", "check that the service answers (its echo and version)", runPing},
 		{"webhook", "bank webhook batches: validate, send", runWebhook},

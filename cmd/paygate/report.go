@@ -31,9 +31,11 @@ func runReport(e env, args []string) int {
 	if st, ok := parse(fs, args); !ok {
 		return st
 	}
-	if *from == "" || *to == "" || fs.NArg() != 0 {
-		fs.Usage()
-		return exitUsage
+	if st, missing := missingFlags(e, fs, "from", "to"); missing {
+		return st
+	}
+	if fs.NArg() != 0 {
+		return usageError(e, fs, "unexpected argument %q (flags come before arguments)", fs.Arg(0))
 	}
 	q := paygate.ReportQuery{ApprovedOnly: *approved, ItemsPerPage: *items}
 	for _, d := range []struct {
@@ -171,8 +173,8 @@ func csvValue(raw json.RawMessage) string {
 
 // runLookup prints one order's record as JSON.
 func runLookup(e env, args []string) int {
-	fs := newFlags(e, "lookup", "[-by seller|refno] [flags] REFERENCE", "Looks up one order (docs/protocol.md endpoint 5) and prints its record.")
-	by := fs.String("by", "seller", "seller: by fpx_seller_order_no; refno: by the refno the order was created with (refNo~extra)")
+	fs := newFlags(e, "lookup", "[-by refno|seller] [flags] REFERENCE", "Looks up one order (docs/protocol.md endpoint 5) and prints its record. By default REFERENCE is the refNo the order was created with (refNo~extra), what a merchant reconciling a payment holds; -by seller looks up the gateway's fpx_seller_order_no.")
+	by := fs.String("by", "refno", "refno: by the refNo the order was created with (refNo~extra); seller: by fpx_seller_order_no")
 	cf := addClientFlags(fs)
 	if st, ok := parse(fs, args); !ok {
 		return st
@@ -181,8 +183,7 @@ func runLookup(e env, args []string) int {
 		return fail(e, "-by %q: want seller or refno", *by)
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitUsage
+		return usageError(e, fs, "want one REFERENCE, got %d arguments", fs.NArg())
 	}
 	client, err := cf.client()
 	if err != nil {

@@ -38,8 +38,7 @@ func runSign(e env, args []string) int {
 		return st
 	}
 	if (*rawURL == "") == (*form == "") {
-		fs.Usage()
-		return exitUsage
+		return usageError(e, fs, "give exactly one of -url and -form")
 	}
 	key, ok := keyFromEnv(e)
 	if !ok {
@@ -101,8 +100,7 @@ func runVerify(e env, args []string) int {
 		return st
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitUsage
+		return usageError(e, fs, "want one BODY (or - for standard input), got %d arguments", fs.NArg())
 	}
 	key, ok := keyFromEnv(e)
 	if !ok {

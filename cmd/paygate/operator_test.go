@@ -1,0 +1,81 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// sandbox -h shows the address the sandbox really listens on by default.
+func TestSandboxHelpShowsItsAddress(t *testing.T) {
+	code, _, errOut := runCLI(t, "", "sandbox", "-h")
+	require.Equal(t, exitOK, code)
+	require.Contains(t, errOut, "usage: paygate sandbox [-addr 127.0.0.1:0]")
+	require.Contains(t, errOut, `(default "127.0.0.1:0")`)
+	require.NotContains(t, errOut, "8085]", "the usage line names the default, not an example")
+}
+
+// lookup looks up by refNo unless -by seller says otherwise, as the
+// top-level help says; both name the default the same way.
+func TestLookupByRefNoByDefault(t *testing.T) {
+	var mu sync.Mutex
+	var queries []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		queries = append(queries, r.URL.RawQuery)
+		mu.Unlock()
+		_, _ = w.Write([]byte(`{"status":"OK","fpxrequest":{"fpx_seller_order_no":"S-1","status":"success"}}`))
+	}))
+	defer srv.Close()
+	t.Setenv("PAYGATE_REPORTS_URL", srv.URL)
+	t.Setenv("PAYGATE_CHECKOUT_URL", "")
+	t.Setenv("PAYGATE_AUTH_TOKEN", "token")
+	for _, tc := range []struct {
+		args  []string
+		query string
+	}{
+		{[]string{"lookup", "INV-1~cart 7"}, "refno=INV-1~cart+7"},
+		{[]string{"lookup", "-by", "refno", "INV-1"}, "refno=INV-1"},
+		{[]string{"lookup", "-by", "seller", "S-1"}, "fpx_seller_order_no=S-1"},
+	} {
+		code, out, errOut := runCLI(t, "", tc.args...)
+		require.Equal(t, exitOK, code, errOut)
+		require.Contains(t, out, `"status": "success"`)
+		mu.Lock()
+		require.Equal(t, tc.query, queries[len(queries)-1], "%v", tc.args)
+		mu.Unlock()
+	}
+	_, _, help := runCLI(t, "", "-h")
+	require.Contains(t, help, "lookup     one order by the refNo it was created with")
+	_, _, help = runCLI(t, "", "lookup", "-h")
+	require.Contains(t, help, `(default "refno")`)
+}
+
+// A missing required flag or argument is named on its own line before the
+// usage, not left to the usage alone.
+func TestMissingRequiredNamed(t *testing.T) {
+	t.Setenv("PAYGATE_API_KEY", testKey)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report"}, "paygate report: -from is required: first day, YYYY-MM-DD\n"},
+		{[]string{"report", "-from", "2026-11-01"}, "paygate report: -to is required: last day, YYYY-MM-DD\n"},
+		{[]string{"report", "-from", "2026-11-01", "-to", "2026-11-02", "extra"}, `paygate report: unexpected argument "extra"`},
+		{[]string{"lookup"}, "paygate lookup: want one REFERENCE, got 0 arguments\n"},
+		{[]string{"sign"}, "paygate sign: give exactly one of -url and -form\n"},
+		{[]string{"verify"}, "paygate verify: want one BODY (or - for standard input), got 0 arguments\n"},
+		{[]string{"callback", "send", "-refno", "X"}, "paygate callback send: -url is required: the merchant's returnUrl (loopback only)\n"},
+		{[]string{"callback", "send", "-url", "http://127.0.0.1:1/r"}, "paygate callback send: -refno is required: refNo\n"},
+	} {
+		code, out, errOut := runCLI(t, "", tc.args...)
+		require.Equal(t, exitUsage, code, "%v", tc.args)
+		require.Empty(t, out)
+		require.True(t, strings.HasPrefix(errOut, strings.Split(tc.want, "\n")[0]), "%v: %s", tc.args, errOut)
+		require.Contains(t, errOut, "usage: paygate", "%v: the usage follows", tc.args)
+	}
+}
