@@ -578,7 +578,7 @@ func BenchmarkCallbackHandler(b *testing.B) {
 	// A new event each time: the same signed body, but a Deduper that sees
 	// every claim's key as new, so each delivery claims, runs Fulfil and
 	// completes (MemoryDeduper's own cost included; completed keys are kept a
-// millisecond, so that the store stays small however long the run).
+	// millisecond, so that the store stays small however long the run).
 	fresh := &CallbackHandler{Keys: []Key{key}, Deduper: &freshKeys{MemoryDeduper: MemoryDeduper{Retention: time.Millisecond}}, Fulfil: func(context.Context, *Callback) error { return nil }}
 	b.Run("new-event", func(b *testing.B) {
 		b.ReportAllocs()
