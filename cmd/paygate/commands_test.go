@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -89,6 +92,28 @@ func TestVerify(t *testing.T) {
 	signed, _ := paygate.SignCallback(key, fields)
 	tampered, _ := url.ParseQuery(signed.Encode())
 	tampered.Set("amount", "1.00")
+	// The expected signatures, computed here with crypto/hmac, not the SDK.
+	raw, _ := hex.DecodeString(strings.ReplaceAll(testKey, "-", ""))
+	sig := func(msg string) string {
+		m := hmac.New(sha256.New, raw)
+		m.Write([]byte(msg))
+		return hex.EncodeToString(m.Sum(nil))[:16]
+	}
+	explained := func(received, verdict0, amount string) string {
+		out := "received signature: " + received + "\n"
+		for i, m := range []string{"form", "form-php", "form-whatwg"} {
+			msg := "amount=" + amount + "&refNo=INV-1~x&status=success"
+			if i > 0 {
+				msg = "amount=" + amount + "&refNo=INV-1%7Ex&status=success"
+			}
+			verdict := "differs"
+			if i == 0 {
+				verdict = verdict0
+			}
+			out += "message (" + m + "): " + msg + "\n  expected signature: " + sig(msg) + " (" + verdict + ")\n"
+		}
+		return out
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -96,9 +121,9 @@ func TestVerify(t *testing.T) {
 		out  string
 	}{
 		{"ok", []string{"verify", signed.Encode()}, exitOK, "ok\n"},
-		{"explain", []string{"verify", "-explain", signed.Encode()}, exitOK, "message (form): amount=10.00&refNo=INV-1~x&status=success\n" +
-			"message (form-php): amount=10.00&refNo=INV-1%7Ex&status=success\n" +
-			"message (form-whatwg): amount=10.00&refNo=INV-1%7Ex&status=success\nok\n"},
+		{"explain", []string{"verify", "-explain", signed.Encode()}, exitOK, explained(signed.Get("signature"), "matches", "10.00") + "ok\n"},
+		{"explain tampered", []string{"verify", "-explain", tampered.Encode()}, exitInvalid, explained(signed.Get("signature"), "differs", "1.00") + "mismatch: paygate: signature mismatch\n"},
+		{"explain unsigned", []string{"verify", "-explain", fields.Encode()}, exitInvalid, explained("(none)", "differs", "10.00") + "missing: no signature (the buyer's browser return; display only)\n"},
 		{"tampered", []string{"verify", tampered.Encode()}, exitInvalid, "mismatch: paygate: signature mismatch\n"},
 		{"unsigned", []string{"verify", fields.Encode()}, exitInvalid, "missing: no signature (the buyer's browser return; display only)\n"},
 	}
@@ -107,6 +132,8 @@ func TestVerify(t *testing.T) {
 			code, out, errOut := runCLI(t, "", tt.args...)
 			require.Equal(t, tt.code, code, errOut)
 			require.Equal(t, tt.out, out)
+			require.NotContains(t, out+errOut, testKey, "never the key")
+			require.NotContains(t, out+errOut, hex.EncodeToString(raw), "never the key")
 		})
 	}
 	code, _, _ := runCLI(t, "", "verify")

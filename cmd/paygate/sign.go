@@ -95,7 +95,7 @@ func readForm(e env, s string) (url.Values, int) {
 // runVerify checks a callback body with PAYGATE_API_KEY.
 func runVerify(e env, args []string) int {
 	fs := newFlags(e, "verify", "[-explain] BODY|-", "Verifies a callback body (the form the gateway POSTed) with PAYGATE_API_KEY; prints ok, missing or mismatch.")
-	explain := fs.Bool("explain", false, "print every message the verifier tries")
+	explain := fs.Bool("explain", false, "print the signature received and every message the verifier tries, each with the signature PAYGATE_API_KEY gives it (never the key)")
 	if st, ok := parse(fs, args); !ok {
 		return st
 	}
@@ -111,12 +111,20 @@ func runVerify(e env, args []string) int {
 		return st
 	}
 	if *explain {
-		msgs, err := paygate.CallbackMessages(vals)
+		received, cands, err := paygate.ExplainCallback(vals, key)
 		if err != nil {
 			return fail(e, "%v", err)
 		}
-		for _, m := range msgs {
-			fmt.Fprintf(e.stdout, "message (%s): %s\n", m.Encoding, m.Message)
+		if received == "" {
+			received = "(none)"
+		}
+		fmt.Fprintf(e.stdout, "received signature: %s\n", received)
+		for _, c := range cands {
+			verdict := "differs"
+			if c.Matches {
+				verdict = "matches"
+			}
+			fmt.Fprintf(e.stdout, "message (%s): %s\n  expected signature: %s (%s)\n", c.Encoding, c.Message, c.Expected, verdict)
 		}
 	}
 	switch err := paygate.VerifyCallback(vals, key); {
