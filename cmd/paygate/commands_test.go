@@ -6,10 +6,13 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -224,27 +227,80 @@ func TestReportAndLookup(t *testing.T) {
 	require.Contains(t, errOut, "deprecated")
 }
 
+// webhook send sends the valid transactions and lists the invalid ones, as
+// WebhookSender.Send does; -all-or-nothing sends nothing then; the exit
+// status is 0 only when every transaction was accepted.
 func TestWebhookSend(t *testing.T) {
-	sb := useSandbox(t)
-	code, out, errOut := runCLI(t, "", "webhook", "send", "-batch", "2", "../../testdata/webhook/valid-batch.json")
-	require.Equal(t, exitOK, code, errOut)
-	require.Equal(t, "../../testdata/webhook/valid-batch.json: 3 accepted, 0 rejected, 0 unconfirmed; 2 batches in 2 HTTP requests (retries included)\n", out)
-	require.Len(t, sb.Transactions(), 3)
+	valid := "../../testdata/webhook/valid-batch.json"
+	raw, err := os.ReadFile(valid)
+	require.NoError(t, err)
+	var batch map[string]any
+	require.NoError(t, json.Unmarshal(raw, &batch))
+	txs := batch["transactions"].([]any)
+	bad := map[string]any{}
+	for k, v := range txs[1].(map[string]any) {
+		bad[k] = v
+	}
+	bad["orderno"], bad["amount"] = "ORD-BAD", -1
+	batch["transactions"] = []any{txs[0], bad, txs[1], txs[0], txs[2]} // a bad amount at 1, a repeated orderno at 3
+	mixedBody, err := json.Marshal(batch)
+	require.NoError(t, err)
+	mixed := filepath.Join(t.TempDir(), "mixed.json")
+	require.NoError(t, os.WriteFile(mixed, mixedBody, 0o600))
+	notJSON := filepath.Join(t.TempDir(), "broken.json")
+	require.NoError(t, os.WriteFile(notJSON, []byte(`{"transactions":[`), 0o600))
+	invalidLines := "  invalid /transactions/1 (orderno \"ORD-BAD\"), not sent:\n    /transactions/1/amount: must be >= 0 (value \"-1\")\n" +
+		"  invalid /transactions/3 (orderno \"ORD-000001\"), not sent:\n    /transactions/3/orderno: must be unique in the batch (also at /transactions/0/orderno) (value \"ORD-000001\")\n"
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		stdin    string
+		password string // "": the sandbox's
+		code     int
+		out      string // the whole of stdout, or its start when prefix
+		prefix   bool
+		errOut   string
+		stored   int
+	}{
+		{"valid", []string{"-batch", "2", valid}, "", "", exitOK,
+			valid + ": 3 accepted, 0 rejected, 0 unconfirmed, 0 invalid (not sent); 2 batches in 2 HTTP requests (retries included)\n", false, "", 3},
+		{"valid and invalid", []string{mixed}, "", "", exitInvalid,
+			mixed + ": 3 accepted, 0 rejected, 0 unconfirmed, 2 invalid (not sent); 1 batches in 1 HTTP requests (retries included)\n" + invalidLines, false, "", 3},
+		{"all or nothing", []string{"-all-or-nothing", mixed}, "", "", exitInvalid,
+			mixed + ": not sent (-all-or-nothing): 2 invalid\n" + invalidLines, false, "", 0},
+		{"all or nothing, all valid", []string{"-all-or-nothing", valid}, "", "", exitOK, valid + ": 3 accepted", true, "", 3},
+		{"not JSON", []string{notJSON}, "", "", exitInvalid, notJSON + ": not sent: 1 validation problem", true, "", 0},
+		{"wrong password", []string{valid}, "", "wrong", exitInvalid, valid + ": 0 accepted, 3 rejected", true, "", 0},
+		{"too large", []string{"-"}, strings.Repeat(" ", maxSendFile+1), "", exitUsage, "", false, "-: larger than 16 MiB: split it", 0},
+		{"no file", nil, "", "", exitUsage, "", false, "paygate webhook send: want one FILE", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sb := useSandbox(t)
+			if tc.password != "" {
+				t.Setenv("PAYGATE_WEBHOOK_PASSWORD", tc.password)
+			}
+			code, out, errOut := runCLI(t, tc.stdin, append([]string{"webhook", "send"}, tc.args...)...)
+			require.Equal(t, tc.code, code, "stdout: %s\nstderr: %s", out, errOut)
+			if tc.prefix {
+				require.True(t, strings.HasPrefix(out, tc.out), "stdout:\n%s\nwant prefix:\n%s", out, tc.out)
+			} else {
+				require.Equal(t, tc.out, out)
+			}
+			require.Contains(t, errOut, tc.errOut)
+			require.Len(t, sb.Transactions(), tc.stored)
+		})
+	}
 
-	code, out, _ = runCLI(t, "", "webhook", "send", "../../testdata/webhook/invalid-batch.json")
-	require.Equal(t, exitInvalid, code)
-	require.Contains(t, out, "not sent")
-
-	t.Setenv("PAYGATE_WEBHOOK_PASSWORD", "wrong")
-	code, out, _ = runCLI(t, "", "webhook", "send", "../../testdata/webhook/valid-batch.json")
-	require.Equal(t, exitInvalid, code)
-	require.Contains(t, out, "0 accepted, 3 rejected")
-
+	useSandbox(t)
 	t.Setenv("PAYGATE_WEBHOOK_PASSWORD", "")
-	code, _, _ = runCLI(t, "", "webhook", "send", "../../testdata/webhook/valid-batch.json")
+	code, _, errOut := runCLI(t, "", "webhook", "send", valid)
 	require.Equal(t, exitUsage, code)
-	code, _, _ = runCLI(t, "", "webhook", "send")
+	require.Contains(t, errOut, "PAYGATE_WEBHOOK_PASSWORD is not set")
+	t.Setenv("PAYGATE_WEBHOOK_PASSWORD", "pw")
+	t.Setenv("PAYGATE_WEBHOOK_URL", "http://remote.example")
+	code, _, errOut = runCLI(t, "", "webhook", "send", valid)
 	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "PAYGATE_WEBHOOK_URL (or -webhook-url)")
 }
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.

@@ -81,6 +81,8 @@ func cliText(s string) string {
 		"WithAuthToken", paygate.EnvAuthToken,
 		"WithKey", paygate.EnvAPIKey,
 		"WithBatchSize", "-batch",
+		"webhook URL", "PAYGATE_WEBHOOK_URL (or -webhook-url)",
+		"webhook password", paygate.EnvWebhookPassword,
 	).Replace(s)
 }
 

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/paygate-go/paygate"
 )
@@ -112,28 +117,50 @@ func validateFile(e env, name string, rules paygate.WebhookValidator) error {
 	return err
 }
 
-// readInput reads a named file, or standard input for "-".
+// maxSendFile bounds the file webhook send reads whole (it decodes the
+// transactions it sends): about 30,000 transactions. Larger files are
+// refused, naming the cure; webhook validate streams any size.
+const maxSendFile = 16 << 20
+
+// readInput reads a named file, or standard input for "-", up to
+// maxSendFile bytes.
 func readInput(e env, name string) ([]byte, error) {
-	if name == "-" {
-		return io.ReadAll(e.stdin)
+	r := e.stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
 	}
-	return os.ReadFile(name)
+	body, err := io.ReadAll(io.LimitReader(r, maxSendFile+1))
+	if err == nil && len(body) > maxSendFile {
+		err = fmt.Errorf("larger than %d MiB: split it into smaller batches (webhook validate checks a file of any size)", maxSendFile>>20)
+	}
+	return body, err
 }
 
-// runWebhookSend validates a batch file and sends it to PAYGATE_WEBHOOK_URL
-// with PAYGATE_WEBHOOK_PASSWORD, then prints what became of each orderno.
+// runWebhookSend validates a batch file and sends its valid transactions
+// to PAYGATE_WEBHOOK_URL with PAYGATE_WEBHOOK_PASSWORD, as
+// WebhookSender.Send does with a slice: the invalid ones are listed, not
+// sent, and do not hold back the rest, unless -all-or-nothing. Then it
+// prints what became of each orderno.
 func runWebhookSend(e env, args []string) int {
-	fs := newFlags(e, "webhook send", "[-batch N] [-webhook-url URL] [-agencies LIST] FILE", "Validates a webhook batch and posts it (docs/protocol.md endpoint 7) with $PAYGATE_WEBHOOK_PASSWORD; exit 0 only if every transaction was accepted.")
+	fs := newFlags(e, "webhook send", "[-batch N] [-all-or-nothing] [-webhook-url URL] [-agencies LIST] FILE",
+		"Validates a webhook batch and posts its valid transactions (docs/protocol.md endpoint 7) with $PAYGATE_WEBHOOK_PASSWORD, listing the invalid ones, which are not sent.\n"+
+			"Exit status: 0 every transaction accepted; 1 any transaction invalid, rejected or unconfirmed, or the file not sent; 2 usage, configuration or I/O error. FILE - reads standard input (at most 16 MiB).")
 	batchSize := fs.Int("batch", paygate.DefaultBatchSize, "transactions per request")
+	allOrNothing := fs.Bool("all-or-nothing", false, "send nothing when any transaction is invalid")
 	webhookURL := fs.String("webhook-url", "", "the webhook endpoint's URL, used as given (https://pay.tulus.my/api/adb/webhook), or a bare host for /api/bank/webhook (default $PAYGATE_WEBHOOK_URL)")
 	agencies := agenciesFlag(fs)
 	if st, ok := parse(fs, args); !ok {
 		return st
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitUsage
+		return usageError(e, fs, "want one FILE (or - for standard input), got %d arguments", fs.NArg())
 	}
+	name := fs.Arg(0)
 	target, password := envOr(*webhookURL, paygate.EnvWebhookURL), os.Getenv(paygate.EnvWebhookPassword)
 	switch {
 	case target == "":
@@ -145,23 +172,29 @@ func runWebhookSend(e env, args []string) int {
 	if err != nil {
 		return fail(e, "%v", err)
 	}
-	body, err := readInput(e, fs.Arg(0))
-	if err != nil {
-		return fail(e, "%s: %v", fs.Arg(0), err)
-	}
-	batch, err := rules.ValidateBatchJSON(body)
-	if err != nil {
-		fmt.Fprintf(e.stdout, "%s: not sent: %v\n", fs.Arg(0), err)
-		return exitInvalid
-	}
 	sender, err := paygate.NewWebhookSender(target, password, paygate.WithBatchSize(*batchSize), paygate.WithWebhookValidator(rules))
 	if err != nil {
 		return fail(e, "%v", err)
 	}
-	report, err := sender.Send(e.ctx, batch.Transactions)
+	body, err := readInput(e, name)
+	if err != nil {
+		return fail(e, "%s: %v", name, err)
+	}
+	txs, invalid, err := validTransactions(body, rules)
+	if err != nil {
+		fmt.Fprintf(e.stdout, "%s: not sent: %s\n", name, cliText(err.Error()))
+		return exitInvalid
+	}
+	if len(invalid) > 0 && *allOrNothing {
+		fmt.Fprintf(e.stdout, "%s: not sent (-all-or-nothing): %d invalid\n", name, len(invalid))
+		printInvalid(e, invalid)
+		return exitInvalid
+	}
+	report, err := sender.Send(e.ctx, txs)
 	if report != nil {
-		fmt.Fprintf(e.stdout, "%s: %d accepted, %d rejected, %d unconfirmed; %d batches in %d HTTP requests (retries included)\n",
-			fs.Arg(0), len(report.Accepted), len(report.Rejected), len(report.Unconfirmed), len(report.Requests), report.Attempts())
+		fmt.Fprintf(e.stdout, "%s: %d accepted, %d rejected, %d unconfirmed, %d invalid (not sent); %d batches in %d HTTP requests (retries included)\n",
+			name, len(report.Accepted), len(report.Rejected), len(report.Unconfirmed), len(invalid), len(report.Requests), report.Attempts())
+		printInvalid(e, invalid)
 		for _, id := range report.Rejected {
 			fmt.Fprintf(e.stdout, "  rejected %s\n", id)
 		}
@@ -169,7 +202,7 @@ func runWebhookSend(e env, args []string) int {
 			if rr.Err == nil || len(rr.OrderNos) == 0 {
 				continue
 			}
-			fmt.Fprintf(e.stdout, "  batch from %s (%d transactions): %v\n", rr.OrderNos[0], len(rr.OrderNos), rr.Err)
+			fmt.Fprintf(e.stdout, "  batch from %s (%d transactions): %s\n", rr.OrderNos[0], len(rr.OrderNos), cliText(rr.Err.Error()))
 		}
 		for _, id := range report.Unconfirmed {
 			fmt.Fprintf(e.stdout, "  unconfirmed %s (safe to send again)\n", id)
@@ -178,5 +211,93 @@ func runWebhookSend(e env, args []string) int {
 	if err != nil {
 		return failed(e, "webhook send", err)
 	}
+	if len(invalid) > 0 {
+		return exitInvalid
+	}
 	return exitOK
+}
+
+// validTransactions reads a batch and splits it as WebhookSender.Send
+// splits a slice: the valid transactions, typed, and the problems of each
+// invalid one (by its index in the file). A problem of the batch itself
+// (not JSON, no transactions array, a repeated key) is an error: no
+// transaction is then known to be what the file means.
+func validTransactions(body []byte, rules paygate.WebhookValidator) ([]paygate.Transaction, []paygate.InvalidTransaction, error) {
+	batch, err := rules.ValidateBatchJSON(body)
+	if err == nil {
+		return batch.Transactions, nil, nil
+	}
+	var ve *paygate.ValidationError
+	if !errors.As(err, &ve) {
+		return nil, nil, err
+	}
+	byIndex := map[int][]paygate.FieldError{}
+	var order []int
+	for _, p := range ve.Problems {
+		i, ok := transactionIndex(p.Field)
+		if !ok {
+			return nil, nil, err // a problem of the batch, not of one transaction
+		}
+		if _, seen := byIndex[i]; !seen {
+			order = append(order, i)
+		}
+		byIndex[i] = append(byIndex[i], p)
+	}
+	var top map[string]json.RawMessage
+	var raws []json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		return nil, nil, err
+	}
+	if err := json.Unmarshal(top["transactions"], &raws); err != nil {
+		return nil, nil, err
+	}
+	slices.Sort(order)
+	invalid := make([]paygate.InvalidTransaction, 0, len(order))
+	var valid bytes.Buffer
+	valid.WriteString(`{"transactions":[`)
+	n := 0
+	for i, raw := range raws {
+		if problems, bad := byIndex[i]; bad {
+			var no struct {
+				OrderNo any `json:"orderno"`
+			}
+			_ = json.Unmarshal(raw, &no) // for the listing only
+			s, _ := no.OrderNo.(string)
+			invalid = append(invalid, paygate.InvalidTransaction{Index: i, OrderNo: s, Problems: problems})
+			continue
+		}
+		if n > 0 {
+			valid.WriteByte(',')
+		}
+		valid.Write(raw)
+		n++
+	}
+	valid.WriteString("]}")
+	batch, err = rules.ValidateBatchJSON(valid.Bytes())
+	if err != nil { // each was valid in the file; cannot happen
+		return nil, nil, fmt.Errorf("the valid transactions, checked again: %w", err)
+	}
+	return batch.Transactions, invalid, nil
+}
+
+// transactionIndex reads N from a pointer /transactions/N/... (or
+// /transactions/N).
+func transactionIndex(pointer string) (int, bool) {
+	rest, ok := strings.CutPrefix(pointer, "/transactions/")
+	if !ok {
+		return 0, false
+	}
+	num, _, _ := strings.Cut(rest, "/")
+	i, err := strconv.Atoi(num)
+	return i, err == nil && i >= 0 && strconv.Itoa(i) == num
+}
+
+// printInvalid lists the invalid transactions, one problem a line.
+func printInvalid(e env, invalid []paygate.InvalidTransaction) {
+	for _, tx := range invalid {
+		fmt.Fprintf(e.stdout, "  invalid /transactions/%d (orderno %q), not sent:\n", tx.Index, tx.OrderNo)
+		for _, p := range tx.Problems {
+			fmt.Fprintf(e.stdout, "    %s\n", p.Error())
+		}
+	}
 }
