@@ -18,8 +18,8 @@ const redacted = "[REDACTED]"
 // reuse it: a Key keeps a pool of HMAC states so that signing and verifying
 // allocate almost nothing.
 //
-// A Key never prints its bytes: %v, %+v, %#v, %s, %x and slog all show
-// [REDACTED]. The zero Key is invalid; every function that takes one returns
+// A Key never prints its bytes: %v, %+v, %#v, %s, %q, %x, %d, slog and
+// JSON or text marshalling all show [REDACTED]. The zero Key is invalid; every function that takes one returns
 // ErrInvalidKey for it.
 type Key struct {
 	k *keyState
@@ -142,3 +142,8 @@ func (Key) Format(f fmt.State, _ rune) { io.WriteString(f, redacted) }
 
 // LogValue makes slog print [REDACTED].
 func (Key) LogValue() slog.Value { return slog.StringValue(redacted) }
+
+// MarshalText returns [REDACTED], so that JSON, XML and any text encoder
+// write that instead of an empty object. A Key does not unmarshal: parse
+// it with ParseKey.
+func (Key) MarshalText() ([]byte, error) { return []byte(redacted), nil }

@@ -7,8 +7,9 @@ import (
 )
 
 // secret holds a credential the SDK sends (AuthToken, webhook password). Like
-// Key, it prints as [REDACTED] under every fmt verb and in slog, so that no
-// error, log line or %v of an SDK value can carry it (docs/protocol.md "Authentication").
+// Key, it prints as [REDACTED] under every fmt verb, in slog and when
+// marshalled (JSON, text), so that no error, log line or %v of an SDK value
+// can carry it (docs/protocol.md "Authentication").
 type secret struct {
 	s *string
 }
@@ -40,3 +41,7 @@ func (secret) Format(f fmt.State, _ rune) { io.WriteString(f, redacted) }
 
 // LogValue makes slog print [REDACTED].
 func (secret) LogValue() slog.Value { return slog.StringValue(redacted) }
+
+// MarshalText returns [REDACTED], so that JSON, XML and any text encoder
+// write that instead of an empty object.
+func (secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
