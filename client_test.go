@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/jarcoal/httpmock"
+	"github.com/paygate-go/paygate/internal/testbound"
 	"github.com/stretchr/testify/require"
 )
 
@@ -77,7 +78,7 @@ func requireSignedURL(t *testing.T, u *url.URL, now time.Time) {
 
 type clientFixture struct {
 	c    *Client
-	mt   *httpmock.MockTransport
+	mt   testbound.Mock
 	logs *bytes.Buffer
 	now  *time.Time
 	mu   *sync.Mutex
@@ -87,7 +88,7 @@ type clientFixture struct {
 // tests can move and a captured debug log.
 func newTestClient(t *testing.T, opts ...Option) clientFixture {
 	t.Helper()
-	f := clientFixture{mt: httpmock.NewMockTransport(), logs: &bytes.Buffer{}, mu: &sync.Mutex{}}
+	f := clientFixture{mt: testbound.NewMock(), logs: &bytes.Buffer{}, mu: &sync.Mutex{}}
 	now := testNow
 	f.now = &now
 	base := []Option{

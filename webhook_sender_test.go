@@ -10,11 +10,13 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jarcoal/httpmock"
+	"github.com/paygate-go/paygate/internal/testbound"
 	"github.com/stretchr/testify/require"
 )
 
@@ -26,9 +28,9 @@ const (
 
 // newTestSender returns a sender on an httpmock transport with fast retries
 // and a debug log captured in logs.
-func newTestSender(t *testing.T, opts ...SenderOption) (*WebhookSender, *httpmock.MockTransport, *bytes.Buffer) {
+func newTestSender(t *testing.T, opts ...SenderOption) (*WebhookSender, testbound.Mock, *bytes.Buffer) {
 	t.Helper()
-	mt := httpmock.NewMockTransport()
+	mt := testbound.NewMock()
 	logs := &bytes.Buffer{}
 	base := []SenderOption{
 		WithHTTPClient(&http.Client{Transport: mt}),
@@ -495,6 +497,91 @@ func TestWebhookSenderFromEnvErrorsNameTheVariable(t *testing.T) {
 			require.NotContains(t, err.Error(), "webhook URL")
 			if tc.is != nil {
 				require.ErrorIs(t, err, tc.is)
+			}
+		})
+	}
+}
+
+// The report's matrix (docs/assumptions.md A-webhook-answers): a server
+// error or a dropped connection never proves that a batch was not stored,
+// so its transactions are Unconfirmed with that reason, never Rejected,
+// whether it happened once (single attempt) or on every attempt; a 4xx on
+// the first attempt proves it, so they are Rejected. A real server, so
+// that a dropped connection is a hijacked and closed one.
+func TestWebhookSenderReportMatrix(t *testing.T) {
+	const (
+		serverError = "unconfirmed: retries exhausted on a temporary refusal or a server error"
+		noAnswer    = "unconfirmed: no answer (the request may have reached the service)"
+		conflict    = "unconfirmed: HTTP 409: the service may hold these ordernos already"
+	)
+	drop := -1 // answer: hijack the connection and close it
+	tests := []struct {
+		name     string
+		answer   int // HTTP status, or drop
+		attempts int // the sender's MaxAttempts, all used
+		want     string
+		reason   string // in RequestReport.Err for Unconfirmed
+	}{
+		{"500 once", 500, 1, "unconfirmed", serverError},
+		{"502 once", 502, 1, "unconfirmed", serverError},
+		{"503 once", 503, 1, "unconfirmed", serverError},
+		{"504 once", 504, 1, "unconfirmed", serverError},
+		{"dropped connection once", drop, 1, "unconfirmed", noAnswer},
+		{"500 always", 500, 4, "unconfirmed", serverError},
+		{"503 always", 503, 3, "unconfirmed", serverError},
+		{"dropped connection always", drop, 3, "unconfirmed", noAnswer},
+		{"429 once", 429, 1, "unconfirmed", serverError},
+		{"409 once", 409, 1, "unconfirmed", conflict},
+		{"400 first", 400, 1, "rejected", ""},
+		{"401 first", 401, 1, "rejected", ""},
+		{"403 first", 403, 1, "rejected", ""},
+		{"404 first", 404, 1, "rejected", ""},
+		{"413 first", 413, 1, "rejected", ""},
+		{"422 first", 422, 1, "rejected", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, reqs := testbound.Handler(t, tt.attempts, "the sender makes at most MaxAttempts attempts",
+				http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					_, _ = io.Copy(io.Discard, r.Body)
+					if tt.answer == drop {
+						conn, _, err := http.NewResponseController(w).Hijack()
+						if err != nil {
+							t.Errorf("hijack: %v", err)
+							return
+						}
+						conn.Close()
+						return
+					}
+					http.Error(w, `{"error":"answer under test"}`, tt.answer)
+				}))
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			s, err := NewWebhookSender(srv.URL, testPassword,
+				WithRetry(RetryPolicy{MaxAttempts: tt.attempts, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}))
+			require.NoError(t, err)
+			report, err := s.Send(context.Background(), validTxs(2))
+			require.Error(t, err)
+			require.Equal(t, tt.attempts, reqs.Count(), "every attempt used")
+			require.Len(t, report.Requests, 1)
+			rr := report.Requests[0]
+			require.Equal(t, tt.attempts, rr.Attempts)
+			require.Empty(t, report.Accepted)
+			want := []string{validTx(0).OrderNo, validTx(1).OrderNo}
+			if tt.want == "rejected" {
+				require.Equal(t, want, report.Rejected)
+				require.Empty(t, report.Unconfirmed)
+				require.NotContains(t, rr.Err.Error(), "unconfirmed")
+				require.Equal(t, tt.answer, rr.StatusCode)
+				return
+			}
+			require.Empty(t, report.Rejected, "a %s never proves the batch was not stored", tt.name)
+			require.Equal(t, want, report.Unconfirmed)
+			require.ErrorContains(t, rr.Err, tt.reason)
+			if tt.answer != drop {
+				require.Equal(t, tt.answer, rr.StatusCode)
+				var apiErr *APIError
+				require.ErrorAs(t, rr.Err, &apiErr)
 			}
 		})
 	}

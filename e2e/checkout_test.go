@@ -79,7 +79,8 @@ func (f *failFirstSignedCallback) ServeHTTP(w http.ResponseWriter, r *http.Reque
 
 func TestBrowserCheckout(t *testing.T) {
 	exe := chromium(t)
-	sb := gatewaytest.NewServer(gatewaytest.WithRetryInterval(2 * time.Second))
+	const retry = 2 * time.Second
+	sb := gatewaytest.NewServer(gatewaytest.WithRetryInterval(retry))
 	defer sb.Close()
 	client, err := sb.Client()
 	if err != nil {
@@ -141,8 +142,8 @@ func TestBrowserCheckout(t *testing.T) {
 
 	select {
 	case <-gate.landed: // the gateway's retry got through
-	case <-time.After(30 * time.Second):
-		t.Fatal("the signed callback was not retried")
+	case <-time.After(3 * retry): // the retry is due after one interval
+		t.Fatalf("the sandbox did not retry the signed callback refused with 503 within %v (retry interval %v): %+v", 3*retry, retry, sb.Callbacks())
 	}
 	do(chromedp.Reload(), chromedp.WaitVisible(chromedp.ID("status")))
 	if status := text("#status"); status != "paid" {

@@ -109,6 +109,13 @@ func TestFaultsAcrossReplicas(t *testing.T) {
 							answers <- "ok"
 							return
 						}
+						if resp.StatusCode/100 == 4 {
+							// Final: no retry turns a refusal into a
+							// fulfilment, so the test fails now, not at
+							// the deadline.
+							answers <- fmt.Sprintf("refused with HTTP %d (a signed success must be taken): %s", resp.StatusCode, fields.Get("refNo"))
+							return
+						}
 					}
 					time.Sleep(100 * time.Millisecond) // the gateway's ~30 s, shortened
 				}
