@@ -412,6 +412,9 @@ func TestVerifySigned(t *testing.T) {
 	}
 	tampered.Set("exp", "1900000000") // a later exp is not a free extension
 	require.ErrorIs(t, VerifySignedForm(tampered, now, key), ErrSignatureMismatch)
+	tampered["exp"] = []string{form.Get("exp"), "1700000000"} // a repeated exp is not one Unix time
+	require.ErrorIs(t, VerifySignedForm(tampered, now, key), ErrSignatureExpired)
+	require.ErrorContains(t, VerifySignedForm(tampered, now, key), "exp missing or not Unix seconds")
 	tampered.Del("exp")
 	require.ErrorIs(t, VerifySignedForm(tampered, now, key), ErrSignatureExpired)
 	tampered.Del("signature")

@@ -71,6 +71,8 @@ func lifecycle(t *testing.T, d paygate.Deduper) {
 	claim(t, d, "fulfil|A", time.Minute, paygate.ClaimBusy)
 	lost(t, "Complete with another token", d.Complete(ctx, "fulfil|A", "other", "GW1"))
 	lost(t, "Renew with another token", d.Renew(ctx, "fulfil|A", "other", time.Minute))
+	lost(t, "Release with another token", d.Release(ctx, "fulfil|A", "other"))
+	claim(t, d, "fulfil|A", time.Minute, paygate.ClaimBusy) // still held
 	ok(t, "Release", d.Release(ctx, "fulfil|A", c.Token))
 	lost(t, "Release twice", d.Release(ctx, "fulfil|A", c.Token))
 
@@ -97,6 +99,7 @@ func lapsedLease(t *testing.T, d paygate.Deduper) {
 	}
 	lost(t, "Renew with the lapsed token", d.Renew(ctx, "k", old.Token, time.Minute))
 	lost(t, "Complete with the lapsed token", d.Complete(ctx, "k", old.Token, "x"))
+	lost(t, "Release with the lapsed token", d.Release(ctx, "k", old.Token))
 	ok(t, "Complete", d.Complete(ctx, "k", c.Token, "y"))
 }
 
