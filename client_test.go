@@ -33,6 +33,9 @@ const (
 	testAgency    = "AGENCY01"
 )
 
+// maxFakeRequests bounds the requests one test's fake server answers.
+const maxFakeRequests = 500
+
 // testNow is the fixed clock of the client tests.
 var testNow = time.Unix(1_800_000_000, 0)
 
@@ -88,7 +91,7 @@ type clientFixture struct {
 // tests can move and a captured debug log.
 func newTestClient(t *testing.T, opts ...Option) clientFixture {
 	t.Helper()
-	f := clientFixture{mt: testbound.NewMock(), logs: &bytes.Buffer{}, mu: &sync.Mutex{}}
+	f := clientFixture{mt: testbound.NewMock(t, maxFakeRequests, "a client's loops (retries, pages) end: at most "+strconv.Itoa(maxFakeRequests)+" requests in one test"), logs: &bytes.Buffer{}, mu: &sync.Mutex{}}
 	now := testNow
 	f.now = &now
 	base := []Option{

@@ -153,7 +153,7 @@ func TestPaymentsPrefetchAndEarlyBreak(t *testing.T) {
 }
 
 // reportServer serves pages pages of rows rows each on loopback, with a
-// delay per page.
+// delay per page; a page past the short one fails the benchmark at once.
 func reportServer(tb testing.TB, pages, rows int, delay time.Duration) *httptest.Server {
 	tb.Helper()
 	row := `{"id":%d,"seller_order_no":"INV-%08d","amount":"149.90","fpx_txn_id":"2611221030150987","status":"success"}`
@@ -165,6 +165,11 @@ func reportServer(tb testing.TB, pages, rows int, delay time.Duration) *httptest
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(delay)
 		n, _ := strconv.Atoi(r.URL.Query().Get("page"))
+		if n > pages { // a hard bound: page pages is the short one
+			tb.Errorf("page %d asked after the short page %d: a walk stops after a short page", n, pages)
+			http.Error(w, "past the test's page bound", http.StatusBadRequest)
+			return
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		b.Reset()

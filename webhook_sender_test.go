@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ const (
 // and a debug log captured in logs.
 func newTestSender(t *testing.T, opts ...SenderOption) (*WebhookSender, testbound.Mock, *bytes.Buffer) {
 	t.Helper()
-	mt := testbound.NewMock()
+	mt := testbound.NewMock(t, maxFakeRequests, "a sender's retries end: at most "+strconv.Itoa(maxFakeRequests)+" requests in one test")
 	logs := &bytes.Buffer{}
 	base := []SenderOption{
 		WithHTTPClient(&http.Client{Transport: mt}),

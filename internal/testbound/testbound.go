@@ -56,32 +56,42 @@ func Handler(t testing.TB, max int, rule string, h http.Handler) (http.Handler, 
 	}), r
 }
 
-// Mock is an httpmock transport whose responders cannot leave the client
-// waiting: a responder that stops without an answer (a require failing
-// inside it calls runtime.Goexit on httpmock's goroutine) makes the round
-// trip fail at once, instead of after the client's attempt timeout.
+// Mock is an httpmock transport whose responders cannot run away or leave
+// the client waiting: every request past the bound fails the test, naming
+// the rule, and is answered 400; a responder that stops without an answer
+// (a require failing inside it calls runtime.Goexit on httpmock's
+// goroutine) makes the round trip fail at once, instead of after the
+// client's attempt timeout.
 type Mock struct {
 	*httpmock.MockTransport
+	reqs *Requests
 }
 
-// NewMock returns a Mock on a new httpmock transport.
-func NewMock() Mock { return Mock{httpmock.NewMockTransport()} }
+// NewMock returns a Mock on a new httpmock transport, answering at most max
+// requests over all its responders; rule names what a request past it
+// breaks.
+func NewMock(t testing.TB, max int, rule string) Mock {
+	return Mock{httpmock.NewMockTransport(), NewRequests(t, max, rule)}
+}
 
-// RegisterResponder registers r as httpmock does, guarded (Responder).
+// RegisterResponder registers r as httpmock does, guarded.
 func (m Mock) RegisterResponder(method, url string, r httpmock.Responder) {
-	m.MockTransport.RegisterResponder(method, url, Responder(r))
+	m.MockTransport.RegisterResponder(method, url, m.guard(r))
 }
 
-// RegisterNoResponder registers r as httpmock does, guarded (Responder).
+// RegisterNoResponder registers r as httpmock does, guarded.
 func (m Mock) RegisterNoResponder(r httpmock.Responder) {
-	m.MockTransport.RegisterNoResponder(Responder(r))
+	m.MockTransport.RegisterNoResponder(m.guard(r))
 }
 
-// Responder runs r on a goroutine of its own and returns an error at once
-// when r stops without returning (a failed require: the test's log says
-// which check).
-func Responder(r httpmock.Responder) httpmock.Responder {
+// guard counts each request against the bound and runs r on a goroutine of
+// its own, returning an error at once when r stops without returning (a
+// failed require: the test's log says which check).
+func (m Mock) guard(r httpmock.Responder) httpmock.Responder {
 	return func(req *http.Request) (*http.Response, error) {
+		if !m.reqs.Take() {
+			return httpmock.NewStringResponse(http.StatusBadRequest, "past the test's request bound: "+m.reqs.rule), nil
+		}
 		type result struct {
 			resp *http.Response
 			err  error
