@@ -16,7 +16,7 @@ import (
 type Delivery struct {
 	OrderNo   string         // the gateway's order number
 	RefNo     string         // the order's refNo as received (refNo~extraData)
-	Status    paygate.Status // the status the callback carries
+	Status    paygate.Status // the status the callback carries (WithCallbackStatus may differ from the order's)
 	Attempts  []Attempt      // every POST of this callback, in order
 	Delivered bool           // a 2xx was received
 	Dropped   bool           // never sent: WithCallbackLoss matched the order
@@ -56,11 +56,14 @@ func (s *Server) sendCallback(o Order) { s.deliver(o, false) }
 // has begun. A success delivered is followed by the stale callback of
 // WithStaleCallbacks when it matches.
 func (s *Server) deliver(o Order, stale bool) {
-	signed, err := s.signCallback(s.callbackFields(o))
+	fields := s.callbackFields(o)
+	sent := s.cfg.recovery.sentStatus(o.RefNo, o.Status)
+	fields.Set("status", string(sent))
+	signed, err := s.signCallback(fields)
 	if err != nil {
 		panic(fmt.Sprintf("gatewaytest: signing a callback: %v", err)) // the fields are single-valued by construction
 	}
-	d := &Delivery{OrderNo: o.OrderNo, RefNo: o.RefNo, Status: o.Status, Stale: stale, Dropped: s.cfg.recovery.lost(o.RefNo)}
+	d := &Delivery{OrderNo: o.OrderNo, RefNo: o.RefNo, Status: sent, Stale: stale, Dropped: s.cfg.recovery.lost(o.RefNo)}
 	s.mu.Lock()
 	s.log = append(s.log, d)
 	s.mu.Unlock()

@@ -34,5 +34,6 @@
 // among others. The recovery switches leave orders awaited for a
 // reconciliation job to find: WithCallbackLoss (a callback never
 // delivered), WithMaxAttempts (the gateway gives up), WithLateSettlement
-// (pending, settled later) and WithStaleCallbacks (out of order).
+// (pending, settled later), WithStaleCallbacks (out of order) and
+// WithCallbackStatus (a status outside the three).
 package gatewaytest

@@ -26,6 +26,7 @@ type recovery struct {
 	late        func(refNo string) bool
 	staleStatus paygate.Status
 	stale       func(refNo string) bool
+	statusAs    func(refNo string, status paygate.Status) paygate.Status
 }
 
 // WithCallbackLoss makes the sandbox never deliver the direct callbacks of
@@ -73,6 +74,18 @@ func WithStaleCallbacks(status paygate.Status, which func(refNo string) bool) Op
 	return func(c *config) { c.recovery.staleStatus, c.recovery.stale = status, which }
 }
 
+// WithCallbackStatus makes the direct callbacks carry as(refNo, status) in
+// the status field instead of the status the gateway recorded (refNo as
+// sent, refNo~extraData): a status outside success, pending and failed,
+// such as "SUCCESS", for docs/assumptions.md A-unknown-status. The callback
+// is signed as usual, its fpx_debit_auth_code is the recorded outcome's,
+// and Callbacks logs the status sent; the lookup, the report and the
+// browser return keep the recorded status. Return status unchanged for the
+// orders to leave alone.
+func WithCallbackStatus(as func(refNo string, status paygate.Status) paygate.Status) Option {
+	return func(c *config) { c.recovery.statusAs = as }
+}
+
 // validate refuses a switch the sandbox cannot honour.
 func (r *recovery) validate() error {
 	if r.lateAfter < 0 {
@@ -95,6 +108,15 @@ func (r *recovery) settlesLate(refNo string) bool { return r.late != nil && r.la
 // followedByStale reports whether the order with refNo gets a stale
 // callback after its success is delivered.
 func (r *recovery) followedByStale(refNo string) bool { return r.stale != nil && r.stale(refNo) }
+
+// sentStatus is the status a direct callback of the order with refNo
+// carries for the recorded status.
+func (r *recovery) sentStatus(refNo string, status paygate.Status) paygate.Status {
+	if r.statusAs == nil {
+		return status
+	}
+	return r.statusAs(refNo, status)
+}
 
 // fpxCodes is the fpx_debit_auth_code the sandbox gives each outcome
 // (docs/protocol.md A2).

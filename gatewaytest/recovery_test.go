@@ -349,3 +349,50 @@ func TestCloseStopsRecoveryWork(t *testing.T) {
 	require.LessOrEqual(t, hits.Load(), int32(2), "one attempt per callback at most, none after Close")
 	require.Equal(t, []paygate.Status{paygate.StatusPending, paygate.StatusSuccess}, []paygate.Status{sb.Orders()[0].Status, sb.Orders()[1].Status})
 }
+
+// A callback with a status outside the three is never fulfilled by the
+// handler; the gateway's record keeps the truth and a reconciliation
+// fulfils the order once (docs/assumptions.md A-unknown-status).
+func TestCallbackStatusUnknown(t *testing.T) {
+	upper := func(_ string, st paygate.Status) paygate.Status { return paygate.Status(strings.ToUpper(string(st))) }
+	for _, tc := range []struct {
+		name     string
+		as       func(string, paygate.Status) paygate.Status
+		pay      paygate.Status
+		want     []string
+		statuses []string
+		byHand   int // fulfilled by the callback
+		outcome  paygate.Outcome
+	}{
+		{name: "SUCCESS", as: upper, pay: paygate.StatusSuccess, want: []string{"SUCCESS delivered"},
+			statuses: []string{"INV-1|SUCCESS"}, outcome: paygate.OutcomeFulfilled},
+		{name: "FAILED", as: upper, pay: paygate.StatusFailed, want: []string{"FAILED delivered"},
+			statuses: []string{"INV-1|FAILED", "INV-1|failed"}, outcome: paygate.OutcomeFailed},
+		{name: "unchanged", as: func(_ string, st paygate.Status) paygate.Status { return st }, pay: paygate.StatusSuccess,
+			want: []string{"success delivered"}, byHand: 1, outcome: paygate.OutcomeAlreadyFulfilled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sb := newSandbox(t, WithCallbackStatus(tc.as))
+			m := newMerchant(t, sb)
+			placeOrder(t, sb, m, "INV-1")
+			require.NoError(t, sb.Pay("INV-1~cart", tc.pay))
+			settle(t, sb)
+			require.Equal(t, tc.want, deliveries(t, sb))
+			m.mu.Lock()
+			require.Equal(t, tc.byHand, m.fulfilled["INV-1"], "fulfilled by the callback")
+			m.mu.Unlock()
+			require.Equal(t, string(tc.pay)+" "+string(fpxCodes[tc.pay]), gatewayState(t, sb, "INV-1~cart"), "the record keeps the recorded status")
+
+			client, err := sb.Client()
+			require.NoError(t, err)
+			rec, err := m.h.Reconcile(context.Background(), client, []string{"INV-1~cart"})
+			require.NoError(t, err)
+			require.Len(t, rec.Entries, 1)
+			require.Equal(t, tc.outcome, rec.Entries[0].Outcome, "%+v", rec.Entries[0])
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			require.Equal(t, map[bool]int{true: 1, false: 0}[tc.pay == paygate.StatusSuccess], m.fulfilled["INV-1"], "fulfilled once in all")
+			require.Equal(t, tc.statuses, m.statuses)
+		})
+	}
+}

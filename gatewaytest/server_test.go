@@ -24,6 +24,7 @@ import (
 // fulfilments and other statuses, failing the first failFirst deliveries.
 type merchant struct {
 	srv       *httptest.Server
+	h         *paygate.CallbackHandler
 	mu        sync.Mutex
 	fulfilled map[string]int
 	statuses  []string
@@ -64,6 +65,7 @@ func newMerchant(t *testing.T, sb *Server) *merchant {
 			_, _ = io.WriteString(w, "thanks for order "+cb.RefNo)
 		},
 	}
+	m.h = h
 	m.srv = httptest.NewServer(h)
 	t.Cleanup(m.srv.Close)
 	return m
