@@ -342,6 +342,17 @@ func (s *Server) Complete(refNo string, status paygate.Status) error {
 // decideRef is decide for the order with refNo, as sent or as its base
 // reference.
 func (s *Server) decideRef(refNo string, status paygate.Status, complete bool) error {
+	o, err := s.findRef(refNo)
+	if err != nil {
+		return err
+	}
+	_, err = s.decide(o.OrderNo, status, complete)
+	return err
+}
+
+// findRef finds the order with refNo, as sent or as its base reference
+// (which must then name one order), as a copy.
+func (s *Server) findRef(refNo string) (Order, error) {
 	s.mu.Lock()
 	o, ok := s.byRef[refNo]
 	var matches []string
@@ -353,18 +364,24 @@ func (s *Server) decideRef(refNo string, status paygate.Status, complete bool) e
 		}
 		slices.Sort(matches)
 	}
+	var found Order
+	if o != nil {
+		found = *o
+	}
 	s.mu.Unlock()
 	switch {
 	case ok:
 	case len(matches) == 1:
 	case len(matches) > 1:
-		return fmt.Errorf("gatewaytest: base reference %q names %d orders (%s); give the reference as sent", refNo, len(matches), strings.Join(matches, ", "))
+		return Order{}, fmt.Errorf("gatewaytest: base reference %q names %d orders (%s); give the reference as sent", refNo, len(matches), strings.Join(matches, ", "))
 	default:
-		return fmt.Errorf("gatewaytest: no order with refNo %q", refNo)
+		return Order{}, fmt.Errorf("%w %q", errNoOrder, refNo)
 	}
-	_, err := s.decide(o.OrderNo, status, complete)
-	return err
+	return found, nil
 }
+
+// errNoOrder is findRef's error for a reference no order has.
+var errNoOrder = errors.New("gatewaytest: no order with refNo")
 
 // decide moves an order to status and starts the direct callback. Only an
 // undecided order can be decided, and only a pending one completed. A

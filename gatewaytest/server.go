@@ -191,6 +191,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST "+paygate.QRPath, s.qr)
 	mux.HandleFunc("POST "+paygate.DuitNowQRPath, s.qr)
 	mux.HandleFunc("POST "+s.cfg.webhookPath, s.receiveWebhook)
+	mux.HandleFunc("POST "+AdminSettlePath, s.adminSettle)
 	return mux
 }
 

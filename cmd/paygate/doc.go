@@ -7,6 +7,8 @@
 // Commands:
 //
 //	sandbox                  run the in-process sandbox on 127.0.0.1 and print its credentials
+//	sandbox order create     create an order on a running sandbox (signed, as a merchant does)
+//	sandbox order settle     decide or settle a sandbox order (the sandbox's admin route, loopback only)
 //	sign                     sign a URL (GET) or a form (POST); -explain prints the message
 //	verify                   verify a callback body; -explain prints the candidate messages
 //	callback send            send a signed (or unsigned) test callback to a local URL
@@ -17,7 +19,8 @@
 //	ping                     check that the service answers (its echo and version), no credential sent
 //	webhook validate FILE... check webhook batch files against docs/protocol.md B1-B3
 //	                         (-agencies or PAYGATE_WEBHOOK_AGENCIES: the agency codes)
-//	webhook send FILE        validate and send a batch with X-API-Password
+//	webhook send FILE        send a batch's valid transactions with X-API-Password, list the
+//	                         invalid ones (-all-or-nothing: send nothing then)
 //	version                  print the SDK's version
 //
 // Configuration comes from flags and the PAYGATE_* variables (PAYGATE_AGENCY,

@@ -48,7 +48,7 @@ type command struct {
 // commands lists the top-level commands and their subcommands.
 func commands() []command {
 	return []command{
-		{"sandbox", "run the sandbox on 127.0.0.1 and print its credentials", runSandbox},
+		{"sandbox", "run the sandbox on 127.0.0.1 and print its credentials; sandbox order create|settle acts on it", runSandbox},
 		{"sign", "sign a URL (-url) or a form (-form); -explain prints the message", runSign},
 		{"verify", "verify a callback body; -explain prints the candidate messages", runVerify},
 		{"callback", "callback send: post a signed test callback to a local URL", runCallback},

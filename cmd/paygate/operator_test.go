@@ -79,3 +79,59 @@ func TestMissingRequiredNamed(t *testing.T) {
 		require.Contains(t, errOut, "usage: paygate", "%v: the usage follows", tc.args)
 	}
 }
+
+// sandbox order create and settle make and decide an order on a running
+// sandbox from the command line; the callback reaches the merchant; the
+// admin route is called on loopback only, with the sandbox's AuthToken.
+func TestSandboxOrder(t *testing.T) {
+	sb := useSandbox(t)
+	var mu sync.Mutex
+	var callbacks []string
+	merchant := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		mu.Lock()
+		callbacks = append(callbacks, r.PostForm.Get("refNo")+" "+r.PostForm.Get("status"))
+		mu.Unlock()
+	}))
+	defer merchant.Close()
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		token string // "": the sandbox's
+		code  int
+		out   string
+		err   string
+	}{
+		{"create", []string{"create", "-refno", "R-1", "-amount", "10.50", "-return-url", merchant.URL}, "", exitOK, "created R-1 (10.50); checkout page: " + sb.URL + "/checkout/", ""},
+		{"create another", []string{"create", "-refno", "R-2", "-amount", "1", "-return-url", merchant.URL}, "", exitOK, "created R-2 (1.00)", ""},
+		{"create without return URL", []string{"create", "-refno", "R-3", "-amount", "1"}, "", exitUsage, "", "paygate sandbox order create: -return-url is required"},
+		{"settle", []string{"settle", "-refno", "R-1"}, "", exitOK, "R-1 10.50: success (orderNo ", ""},
+		{"settle again", []string{"settle", "-refno", "R-1", "-status", "failed"}, "", exitInvalid, "", "HTTP 409: gatewaytest: order"},
+		{"pending", []string{"settle", "-refno", "R-2", "-status", "pending"}, "", exitOK, "R-2 1.00: pending", ""},
+		{"settle the pending", []string{"settle", "-refno", "R-2", "-status", "failed"}, "", exitOK, "R-2 1.00: failed", ""},
+		{"unknown order", []string{"settle", "-refno", "NOPE"}, "", exitInvalid, "", "HTTP 404"},
+		{"bad status", []string{"settle", "-refno", "R-1", "-status", "paid"}, "", exitUsage, "", `-status "paid"`},
+		{"wrong token", []string{"settle", "-refno", "R-1"}, "sandbox.wrong", exitInvalid, "", "HTTP 401"},
+		{"not the sandbox", []string{"settle", "-refno", "R-1", "-checkout-url", "https://pay.example"}, "", exitUsage, "", "for the sandbox only"},
+		{"settle without refno", []string{"settle"}, "", exitUsage, "", "-refno is required"},
+		{"unknown subcommand", []string{"cancel"}, "", exitUsage, "", `unknown subcommand "cancel"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.token != "" {
+				t.Setenv("PAYGATE_AUTH_TOKEN", tc.token)
+			}
+			code, out, errOut := runCLI(t, "", append([]string{"sandbox", "order"}, tc.args...)...)
+			require.Equal(t, tc.code, code, "stdout: %s\nstderr: %s", out, errOut)
+			require.True(t, strings.HasPrefix(out, tc.out), "stdout: %s", out)
+			require.Contains(t, errOut, tc.err)
+		})
+	}
+	sb.Settle()
+	mu.Lock()
+	require.ElementsMatch(t, []string{"R-1 success", "R-2 pending", "R-2 failed"}, callbacks)
+	mu.Unlock()
+	code, _, errOut := runCLI(t, "", "sandbox", "order", "-h")
+	require.Equal(t, exitOK, code)
+	require.Contains(t, errOut, "usage: paygate sandbox order create")
+	require.Contains(t, errOut, "usage: paygate sandbox order settle")
+}

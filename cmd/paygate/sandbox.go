@@ -9,9 +9,13 @@ import (
 )
 
 // runSandbox serves the sandbox until interrupted, after printing the
-// credentials as PAYGATE_* lines a shell can export.
+// credentials as PAYGATE_* lines a shell can export; `sandbox order ...`
+// acts on a running one (runSandboxOrder).
 func runSandbox(e env, args []string) int {
-	fs := newFlags(e, "sandbox", "[-addr 127.0.0.1:0] [flags]", "Runs the in-process sandbox of the whole service on loopback until interrupted, printing its URL and credentials as PAYGATE_* lines.")
+	if len(args) > 0 && args[0] == "order" {
+		return runSandboxOrder(e, args[1:])
+	}
+	fs := newFlags(e, "sandbox", "[-addr 127.0.0.1:0] [flags]", "Runs the in-process sandbox of the whole service on loopback until interrupted, printing its URL and credentials as PAYGATE_* lines.\nWith them exported, paygate sandbox order create|settle makes and decides orders on it.")
 	addr := fs.String("addr", "127.0.0.1:0", "loopback address to listen on; port 0 takes a free port, printed as PAYGATE_CHECKOUT_URL (e.g. 127.0.0.1:8085 for a fixed one)")
 	retry := fs.Duration("retry-interval", 0, "wait between direct-callback attempts (default 30s, as the service)")
 	webhookPath := fs.String("webhook-path", paygate.WebhookPath, "the webhook's path, e.g. /api/adb/webhook")
