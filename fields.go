@@ -65,13 +65,13 @@ func (s *signState) collect(form url.Values, exp string) error {
 			}
 			continue
 		}
-		s.fields = append(s.fields, field{k, v[0]})
+		s.fields = append(s.fields, field{key: k, value: v[0]})
 	}
 	if multiN > 0 {
 		return fmt.Errorf("%w: %q has %d values", ErrMultipleValues, multi, multiN)
 	}
 	if exp != "" {
-		s.fields = append(s.fields, field{fieldExp, exp})
+		s.fields = append(s.fields, field{key: fieldExp, value: exp})
 	}
 	sortFields(s.fields)
 	s.plain = plainMask(s.fields)
@@ -98,14 +98,14 @@ func (s *signState) collectShaped(sh *shape, form url.Values, exp string) bool {
 	s.fields = s.fields[:0]
 	for _, k := range sh.keys {
 		if outbound && k == fieldExp {
-			s.fields = append(s.fields, field{k, exp})
+			s.fields = append(s.fields, field{key: k, value: exp})
 			continue
 		}
 		v := form[k]
 		if len(v) != 1 {
 			return false
 		}
-		s.fields = append(s.fields, field{k, v[0]})
+		s.fields = append(s.fields, field{key: k, value: v[0]})
 	}
 	if len(form) == fromForm {
 		return true

@@ -36,6 +36,7 @@ type signState struct {
 	mac    hash.Hash
 	buf    []byte
 	fields []field
+	scan   []scanField      // SignURL's fast path (see scanQuery)
 	shapes [maxShapes]shape // the field sets seen last (see collect)
 	next   int              // the entry of shapes to replace next
 	// plain marks the keys of fields (bit i for fields[i]) that every

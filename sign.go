@@ -40,17 +40,11 @@ func SignURL(key Key, rawURL string, now time.Time) (string, error) {
 	if !key.valid() {
 		return "", errZeroKey
 	}
-	u, q, err := parseSignURL(rawURL)
-	if err != nil {
-		return "", err
-	}
 	s := key.get()
 	defer key.put(s)
-	s.buf = append(s.buf[:0], u.Scheme...)
-	s.buf = append(s.buf, "://"...)
-	s.buf = append(s.buf, u.Host...)
-	start := len(s.buf)
-	if s.buf, err = s.appendURLMessage(s.buf, u, q, s.expValue(now)); err != nil {
+	var start int
+	var err error
+	if s.buf, start, err = s.appendURLMessageOf(s.buf[:0], rawURL, s.expValue(now)); err != nil {
 		return "", err
 	}
 	var sig [16]byte
@@ -273,16 +267,12 @@ type SignedMessage struct {
 // URLMessage returns the exact message SignURL signs for rawURL at now, for
 // debugging a signature the gateway rejects.
 func URLMessage(rawURL string, now time.Time) (SignedMessage, error) {
-	u, q, err := parseSignURL(rawURL)
-	if err != nil {
-		return SignedMessage{}, err
-	}
 	var s signState
-	msg, err := s.appendURLMessage(nil, u, q, s.expValue(now))
+	msg, start, err := s.appendURLMessageOf(nil, rawURL, s.expValue(now))
 	if err != nil {
 		return SignedMessage{}, err
 	}
-	return SignedMessage{Encoding: encRFC3986.String(), Message: string(msg)}, nil
+	return SignedMessage{Encoding: encRFC3986.String(), Message: string(msg[start:])}, nil
 }
 
 // FormMessage returns the exact message SignForm signs for form at now.

@@ -1,9 +1,13 @@
 package paygate
 
 import (
+	"encoding/hex"
 	"errors"
 	"net/url"
 	"slices"
+	"sort"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,4 +95,112 @@ func mutate(s string, pos int) string {
 	b := []byte(s)
 	b[pos%len(b)]++
 	return string(b)
+}
+
+// refSignMessage is the straightforward reference of the outbound signing
+// message, kept to check the fast paths against: the fields of form but
+// signature and exp, each single-valued (else an error), exp added, keys
+// sorted with sort.Strings, each key and value RFC 3986 encoded with
+// url.QueryEscape (its + for a space made %20), joined with & after prefix.
+func refSignMessage(prefix string, form url.Values, exp string) (string, error) {
+	keys := []string{fieldExp}
+	for k, v := range form {
+		if k == fieldSignature || k == fieldExp || len(v) == 0 {
+			continue
+		}
+		if len(v) > 1 {
+			return "", ErrMultipleValues
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		v := exp
+		if k != fieldExp {
+			v = form.Get(k)
+		}
+		parts[i] = naiveRFC3986(k) + "=" + naiveRFC3986(v)
+	}
+	return prefix + strings.Join(parts, "&"), nil
+}
+
+// refSignURL is SignURL the straightforward way: url.Parse, the checks,
+// url.ParseQuery, refSignMessage, a fresh HMAC.
+func refSignURL(rawKey []byte, rawURL string, now time.Time) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", err
+	}
+	if u.Scheme == "" || u.Host == "" || u.Fragment != "" || u.RawFragment != "" || u.User != nil {
+		return "", errors.New("not a URL SignURL takes")
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return "", err
+	}
+	path := u.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	msg, err := refSignMessage(path+"?", q, strconv.FormatInt(now.Add(SignatureTTL).Unix(), 10))
+	if err != nil {
+		return "", err
+	}
+	return u.Scheme + "://" + u.Host + msg + "&signature=" + rawHMACNew(rawKey, []byte(msg)), nil
+}
+
+// FuzzSignReference: SignURL (fast path and general way), SignForm and
+// SignFormWithPath sign what the reference implementation signs, and fail
+// where it fails, for any URL, any query on a plain URL, and any form.
+func FuzzSignReference(f *testing.F) {
+	key := mustKey(f, testKeyUUID)
+	rawKey, err := hex.DecodeString(strings.ReplaceAll(testKeyUUID, "-", ""))
+	require.NoError(f, err)
+	order := benchOrder()
+	order.Set("name", "Siti Nur Aisyah 林美玲")
+	for _, seed := range [][2]string{
+		{"https://gw.example.my/v2/pay?" + order.Encode(), order.Encode()},
+		{"https://gw.example.my:8443/a/b~c/?x=1+2&y=%7e%2a%41", "a=%e6%9e%97&b=+&c=%2B&d=*~"},
+		{"HTTPS://gw.example.my/p?a=1", "a=1&a=2"},
+		{"https://gw.example.my/p q?a", "a&=b&=&&c="},
+		{"https://u@gw/p", "exp=1&exp=2&signature=x&signature=y&z=1"},
+		{"https://gw/p#f", "a=%zz"},
+		{"https://gw/%41?x=%", "a;b=1"},
+		{"http://[::1]:80/?k=v", "k=v\x00"},
+		{"https://gw.example.my?a=1", "%41=1"},
+		{"mailto:x@y", "a=1#x"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	now := time.Unix(1_800_000_000, 0)
+	f.Fuzz(func(t *testing.T, rawURL, query string) {
+		for _, u := range []string{rawURL, "https://gw.example.my/v2/pay?" + query} {
+			got, err := SignURL(key, u, now)
+			want, refErr := refSignURL(rawKey, u, now)
+			require.Equal(t, refErr == nil, err == nil, "%q: SignURL error %v, reference %v", u, err, refErr)
+			require.Equal(t, want, got, "%q", u)
+		}
+		form, parseErr := url.ParseQuery(query)
+		if parseErr != nil {
+			return
+		}
+		exp := strconv.FormatInt(now.Add(SignatureTTL).Unix(), 10)
+		for _, prefix := range []string{"", "/v2/checkout?"} {
+			msg, refErr := refSignMessage(prefix, form, exp)
+			var got url.Values
+			var err error
+			if prefix == "" {
+				got, err = SignForm(key, form, now)
+			} else {
+				got, err = SignFormWithPath(key, "/v2/checkout", form, now)
+			}
+			require.Equal(t, refErr == nil, err == nil, "%q: SignForm error %v, reference %v", query, err, refErr)
+			if err != nil {
+				continue
+			}
+			require.Equal(t, rawHMACNew(rawKey, []byte(msg)), got.Get(fieldSignature), "%q", query)
+			require.Equal(t, exp, got.Get(fieldExp))
+		}
+	})
 }

@@ -1,0 +1,410 @@
+package paygate
+
+import (
+	"encoding/binary"
+	"slices"
+	"strings"
+)
+
+// SignURL's fast path. url.Parse and url.ParseQuery cost several times the
+// HMAC itself (a URL struct, a map, a slice and a decoded string a field).
+// A URL of the plain shape that merchants sign (a lower-case scheme, a host
+// name with an optional port, a path of unreserved characters, a query with
+// no fragment) is split here instead, and its query scanned straight into
+// the signer's fields, values still escaped: re-encoding an escaped value
+// under RFC 3986 needs no decoded copy. Whatever does not match that shape
+// exactly (and any query url.ParseQuery would refuse or read as a field
+// with several values) goes the general way, url.Parse and
+// url.ParseQuery, which also gives its errors: both ways sign the same
+// message (FuzzSignURLFastPath).
+
+// maxScanFields bounds the fields of the fast path; more go the general way.
+const maxScanFields = 64
+
+// Byte classes of a query as the fast path reads it.
+const (
+	qPlain  = iota // kept by RFC 3986 and url.QueryUnescape alike
+	qEscape        // a byte the encoders escape
+	qPct           // '%': the start of an escape, checked
+	qPlus          // '+': a space
+	qAmp           // '&': the end of a pair
+	qEq            // '=': the end of a key
+	qStop          // ';', '#' or a control byte: the general way decides
+)
+
+// queryClass is the class of every byte; read-only after initialisation.
+var queryClass = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		switch {
+		case escapeWords[encRFC3986][b]>>24 == 1:
+			t[c] = qPlain
+		case b == '%':
+			t[c] = qPct
+		case b == '+':
+			t[c] = qPlus
+		case b == '&':
+			t[c] = qAmp
+		case b == '=':
+			t[c] = qEq
+		case b == ';' || b == '#' || b < 0x20 || b == 0x7f:
+			t[c] = qStop
+		default:
+			t[c] = qEscape
+		}
+	}
+	return t
+}()
+
+// simpleURL splits rawURL into its origin (scheme://host[:port]), its path
+// ("/" when empty) and its raw query, when rawURL has the plain shape whose
+// parts url.Parse returns unchanged: a scheme of lower-case letters; a host
+// of letters, digits, dots and hyphens, then optionally ':' and digits; a
+// path of unreserved characters and slashes, starting with '/'; then
+// nothing or '?' and the query (which scanQuery checks). ok is false for
+// anything else.
+func simpleURL(rawURL string) (origin, path, query string, ok bool) {
+	i := 0
+	for i < len(rawURL) && 'a' <= rawURL[i] && rawURL[i] <= 'z' {
+		i++
+	}
+	if i == 0 || !strings.HasPrefix(rawURL[i:], "://") {
+		return "", "", "", false
+	}
+	host := i + 3
+	j := host
+	for j < len(rawURL) && isHostByte(rawURL[j]) {
+		j++
+	}
+	if j == host {
+		return "", "", "", false
+	}
+	if j < len(rawURL) && rawURL[j] == ':' {
+		for j++; j < len(rawURL) && '0' <= rawURL[j] && rawURL[j] <= '9'; j++ {
+		}
+	}
+	k := j
+	for k < len(rawURL) && (rawURL[k] == '/' || queryClass[rawURL[k]] == qPlain) {
+		k++
+	}
+	origin, path = rawURL[:j], rawURL[j:k]
+	if path != "" && path[0] != '/' {
+		return "", "", "", false
+	}
+	if k < len(rawURL) {
+		if rawURL[k] != '?' {
+			return "", "", "", false
+		}
+		query = rawURL[k+1:]
+	}
+	if path == "" {
+		path = "/"
+	}
+	return origin, path, query, true
+}
+
+// isHostByte reports whether c is a letter, a digit, '.' or '-'.
+func isHostByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-'
+}
+
+// scanField is one field of a raw query, as offsets into it: the key
+// query[k0:k1] and the value query[v0:v1], still escaped (quoted). It holds
+// no pointer, so that filling and ordering the fields costs no write
+// barrier while the collector runs. exp marks the exp field the signer adds.
+type scanField struct {
+	k0, k1, v0, v1 uint32
+	quoted         quoting
+	exp            bool
+}
+
+// quoting is how a value of a raw query is escaped.
+type quoting uint8
+
+const (
+	// verbatim: only bytes RFC 3986 keeps; copied.
+	verbatim quoting = iota
+	// quotedRFC3986: as RFC 3986 writes it but for '+' where RFC 3986
+	// writes %20 (as url.Values.Encode writes values): copied, each '+'
+	// made %20.
+	quotedRFC3986
+	// requoted: anything else, re-encoded a byte at a time.
+	requoted
+)
+
+// scanQuery puts the fields of a raw query into s.scan, in the order
+// collect would put url.ParseQuery's result (sorted by key; signature and
+// exp left out, exp added with the signer's value), each value left
+// escaped. It reports false, leaving the query to the general way, for
+// anything beyond the plain case: a key with '%' or '+', a ';', '#' or
+// control byte, a malformed escape, a key given twice, more than
+// maxScanFields fields or a query longer than 1 GiB. It reads the query in
+// one pass, a table lookup a byte.
+func (s *signState) scanQuery(query string) bool {
+	s.scan = s.scan[:0]
+	if len(query) > 1<<30 {
+		return false
+	}
+	sorted := true // so far; a query from url.Values.Encode is
+	for pos := 0; pos <= len(query); {
+		// One pair: the key up to '=', the value up to '&'.
+		k0, eq := pos, -1
+		i := pos
+	key:
+		for ; i < len(query); i++ {
+			switch queryClass[query[i]] {
+			case qPlain, qEscape:
+			case qAmp:
+				break key
+			case qEq:
+				eq = i
+				break key
+			default: // '%', '+', ';', '#', a control byte
+				return false
+			}
+		}
+		k1, v0, quoted := i, i, verbatim
+		if eq >= 0 {
+			v0 = eq + 1
+			var ok bool
+			if i, quoted, ok = scanQueryValue(query, v0); !ok {
+				return false
+			}
+		}
+		pos = i + 1
+		if i == k0 { // an empty pair
+			continue
+		}
+		key := query[k0:k1]
+		if key == fieldSignature || key == fieldExp {
+			continue
+		}
+		if len(s.scan) == maxScanFields {
+			return false
+		}
+		if n := len(s.scan); n > 0 && !keyLess(s.scanKey(query, n-1), key) {
+			sorted = false
+		}
+		s.scan = append(s.scan, scanField{k0: uint32(k0), k1: uint32(k1), v0: uint32(v0), v1: uint32(i), quoted: quoted})
+	}
+	// exp goes in its place.
+	i := len(s.scan)
+	if sorted {
+		i, _ = slices.BinarySearchFunc(s.scan, fieldExp, func(f scanField, k string) int {
+			return strings.Compare(query[f.k0:f.k1], k)
+		})
+	}
+	s.scan = slices.Insert(s.scan, i, scanField{exp: true})
+	if !sorted {
+		slices.SortFunc(s.scan, func(a, b scanField) int {
+			return strings.Compare(scanKeyOf(query, a), scanKeyOf(query, b))
+		})
+		for i := 1; i < len(s.scan); i++ {
+			if s.scanKey(query, i) == s.scanKey(query, i-1) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// scanQueryValue reads the value of a raw query that starts at v0, up to
+// the next '&' or the end, and returns where it ends and how it is quoted;
+// ok is false when the fast path does not take it: a '%' that does not
+// start an escape of two hex digits, a '=' (url.ParseQuery keeps it in the
+// value; left to it), ';', '#' or a control byte.
+func scanQueryValue(query string, v0 int) (end int, quoted quoting, ok bool) {
+	canonical, escaped := true, false
+	i := v0
+	for i < len(query) {
+		if plainRun8(query, i) {
+			i += 8
+			continue
+		}
+		// A window with a byte to look at: byte by byte through it.
+		for end := min(i+8, len(query)); i < end; i++ {
+			switch queryClass[query[i]] {
+			case qPlain:
+			case qAmp:
+				return i, queryQuoting(canonical, escaped), true
+			case qPct:
+				if i+2 >= len(query) {
+					return 0, 0, false
+				}
+				switch pctClass[query[i+1]]<<2 | pctClass[query[i+2]] {
+				case hexUpper<<2 | hexUpper:
+					// RFC 3986 writes the byte as this very escape when
+					// it does not keep the byte.
+					hi, _ := hexValue(query[i+1])
+					lo, _ := hexValue(query[i+2])
+					canonical = canonical && escapeWords[encRFC3986][hi<<4|lo]>>24 == 3
+				case hexUpper<<2 | hexLower, hexLower<<2 | hexUpper, hexLower<<2 | hexLower:
+					canonical = false
+				default:
+					return 0, 0, false
+				}
+				escaped = true
+				i += 2
+			case qPlus:
+				escaped = true
+			case qEscape:
+				canonical, escaped = false, true
+			default: // '=', ';', '#', a control byte
+				return 0, 0, false
+			}
+		}
+	}
+	return i, queryQuoting(canonical, escaped), true
+}
+
+// plainRun8 reports whether the eight bytes of s from i are all kept by
+// RFC 3986 (qPlain): eight independent loads and one branch, the quick way
+// over the plain runs of a query.
+func plainRun8(s string, i int) bool {
+	if i+8 > len(s) {
+		return false
+	}
+	q := s[i : i+8]
+	return queryClass[q[0]]|queryClass[q[1]]|queryClass[q[2]]|queryClass[q[3]]|
+		queryClass[q[4]]|queryClass[q[5]]|queryClass[q[6]]|queryClass[q[7]] == qPlain
+}
+
+// Classes of a byte after '%' (pctClass): not hex, upper-case hex digit
+// (0-9 count as upper-case), lower-case hex digit.
+const (
+	hexNone = iota
+	hexUpper
+	hexLower
+)
+
+// pctClass is the hex class of every byte; read-only after initialisation.
+var pctClass = func() (t [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = hexUpper
+	}
+	for c := 'A'; c <= 'F'; c++ {
+		t[c] = hexUpper
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = hexLower
+	}
+	return t
+}()
+
+// queryQuoting is the quoting of a value from what scanQueryValue saw.
+func queryQuoting(canonical, escaped bool) quoting {
+	switch {
+	case !escaped:
+		return verbatim
+	case canonical:
+		return quotedRFC3986
+	}
+	return requoted
+}
+
+// scanKey is the key of s.scan[i].
+func (s *signState) scanKey(query string, i int) string { return scanKeyOf(query, s.scan[i]) }
+
+// scanKeyOf is the key of f, a field of query.
+func scanKeyOf(query string, f scanField) string {
+	if f.exp {
+		return fieldExp
+	}
+	return query[f.k0:f.k1]
+}
+
+// appendScanned appends `k=v&k=v...` for s.scan, fields of query, under
+// RFC 3986, exp with the value exp.
+func (s *signState) appendScanned(dst []byte, query, exp string) []byte {
+	for i, f := range s.scan {
+		if i > 0 {
+			dst = append(dst, '&')
+		}
+		if f.exp {
+			dst = append(dst, fieldExp+"="...)
+			dst = append(dst, exp...)
+			continue
+		}
+		if key := query[f.k0:f.k1]; isPlain(key) {
+			dst = append(dst, key...)
+		} else {
+			dst = appendEscaped(dst, key, encRFC3986)
+		}
+		dst = append(dst, '=')
+		switch v := query[f.v0:f.v1]; f.quoted {
+		case verbatim:
+			dst = append(dst, v...)
+		case quotedRFC3986:
+			dst = appendPlusAs20(dst, v)
+		default:
+			dst = appendRequoted(dst, v, encRFC3986)
+		}
+	}
+	return dst
+}
+
+// appendPlusAs20 appends v, a query value in RFC 3986's form but for '+'
+// standing for a space, with each '+' written %20.
+func appendPlusAs20(dst []byte, v string) []byte {
+	for {
+		i := strings.IndexByte(v, '+')
+		if i < 0 {
+			return append(dst, v...)
+		}
+		dst = append(dst, v[:i]...)
+		dst = append(dst, "%20"...)
+		v = v[i+1:]
+	}
+}
+
+// appendRequoted appends v, a query value as a URL carries it ('+' a space,
+// %XX the byte XX; checkQueryValue has checked its escapes), encoded under
+// e: the bytes it stands for, written as appendEscaped writes them.
+func appendRequoted(dst []byte, v string, e queryEncoding) []byte {
+	tbl := &escapeWords[e]
+	n := len(dst)
+	// Three bytes out for each byte in at most, plus the spare byte that
+	// the last four-byte store writes past the end.
+	dst = slices.Grow(dst, 3*len(v)+1)
+	b := dst[:cap(dst)]
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch c {
+		case '%':
+			hi, _ := hexValue(v[i+1])
+			lo, _ := hexValue(v[i+2])
+			c = hi<<4 | lo
+			i += 2
+		case '+':
+			c = ' '
+		}
+		w := tbl[c]
+		binary.LittleEndian.PutUint32(b[n:], w)
+		n += int(w >> 24)
+	}
+	return dst[:n]
+}
+
+// appendURLMessageOf appends scheme://host to dst, then the GET message
+// `<path>?<query>` of rawURL with exp, and returns where the message
+// starts: by the fast path when rawURL has its shape, else by url.Parse
+// and url.ParseQuery (whose errors it returns).
+func (s *signState) appendURLMessageOf(dst []byte, rawURL, exp string) ([]byte, int, error) {
+	if origin, path, query, ok := simpleURL(rawURL); ok && s.scanQuery(query) {
+		dst = append(dst, origin...)
+		start := len(dst)
+		dst = append(dst, path...)
+		dst = append(dst, '?')
+		return s.appendScanned(dst, query, exp), start, nil
+	}
+	u, q, err := parseSignURL(rawURL)
+	if err != nil {
+		return dst, 0, err
+	}
+	dst = append(dst, u.Scheme...)
+	dst = append(dst, "://"...)
+	dst = append(dst, u.Host...)
+	start := len(dst)
+	dst, err = s.appendURLMessage(dst, u, q, exp)
+	return dst, start, err
+}
