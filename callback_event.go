@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -253,12 +252,8 @@ func storeContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 }
 
-// runRenewed runs the hook under HookTimeout while renewing its claim,
-// taken at claimed for lease, every lease/3. The hook's context is
-// cancelled, with the cause, when renewal says the claim is lost, and, by a
-// timer of its own, a safety margin (lease/leaseMarginDivisor) before the
-// claim could lapse unrenewed: a hook that stops on cancellation never
-// overlaps the next claimant.
+// runRenewed runs the hook under HookTimeout while a leaseKeeper keeps
+// its claim, taken at claimed for lease.
 func (h *CallbackHandler) runRenewed(ctx context.Context, attrs []any, d Deduper, ev event, claimed time.Time, token string, lease time.Duration, cb *Callback, completed *atomic.Bool) error {
 	timeout := h.HookTimeout
 	if timeout <= 0 {
@@ -269,112 +264,11 @@ func (h *CallbackHandler) runRenewed(ctx context.Context, attrs []any, d Deduper
 	defer cancelTimeout()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	var guard *leaseGuard
-	guard = newLeaseGuard(claimed.Add(lease), lease, func() {
-		cause := fmt.Errorf("%w (last renewal error: %w)", errLeaseMargin, guard.renewalError())
-		h.logAt(ctx, attrs, slog.LevelError, "claim not renewed before its safety margin; cancelling the hook", "key", ev.key, "err", cause)
-		cancel(cause)
-	})
-	defer guard.stop()
 	ctx = withHookClaim(ctx, HookClaim{Key: ev.key, Token: token, Result: ev.result}, completed)
-	stop := make(chan struct{})
-	renewed := make(chan struct{})
-	go func() {
-		defer close(renewed)
-		h.renew(ctx, attrs, d, ev.key, token, guard, lease, stop, cancel)
-	}()
+	k := h.keepLease(ctx, attrs, d, ev.key, token, claimed.Add(lease), lease, cancel, completed)
 	err := callHook(ctx, ev.hook, cb)
-	close(stop)
-	<-renewed
+	k.stop()
 	return err
-}
-
-// errLeaseMargin is the cause of a hook's cancellation when its claim was
-// not renewed in time.
-var errLeaseMargin = errors.New("paygate: callback claim not renewed before its lease's safety margin")
-
-// leaseMarginDivisor sets the safety margin: a hook's context is cancelled
-// lease/leaseMarginDivisor before its claim could lapse.
-const leaseMarginDivisor = 5
-
-// leaseGuard cancels a hook a safety margin before its claim could lapse;
-// each renewal moves that instant on.
-type leaseGuard struct {
-	margin time.Duration
-	timer  *time.Timer
-	mu     sync.Mutex
-	// lastErr is the last failed renewal's error, for the cause.
-	lastErr error
-}
-
-// failed records a renewal's error.
-func (g *leaseGuard) failed(err error) {
-	g.mu.Lock()
-	g.lastErr = err
-	g.mu.Unlock()
-}
-
-// renewalError is the last failed renewal's error (nil: none failed, the
-// first renewal did not come back in time).
-func (g *leaseGuard) renewalError() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.lastErr == nil {
-		return errors.New("no renewal answered")
-	}
-	return g.lastErr
-}
-
-// newLeaseGuard arms the guard for a claim held until heldUntil.
-func newLeaseGuard(heldUntil time.Time, lease time.Duration, cancel func()) *leaseGuard {
-	margin := lease / leaseMarginDivisor
-	return &leaseGuard{margin: margin, timer: time.AfterFunc(time.Until(heldUntil)-margin, cancel)}
-}
-
-// extend moves the cancellation to the margin before heldUntil. Once fired,
-// the guard stays fired: a cancelled hook is not revived.
-func (g *leaseGuard) extend(heldUntil time.Time) {
-	if g.timer.Stop() {
-		g.timer.Reset(time.Until(heldUntil) - g.margin)
-	}
-}
-
-// stop disarms the guard.
-func (g *leaseGuard) stop() { g.timer.Stop() }
-
-// renew extends the claim every lease/3 until stop is closed or the hook's
-// context ends. A failed renewal is tried again every lease/30; the guard
-// cancels the hook if none succeeds in time, ErrClaimLost at once.
-func (h *CallbackHandler) renew(ctx context.Context, attrs []any, d Deduper, key, token string, guard *leaseGuard, lease time.Duration, stop <-chan struct{}, cancel context.CancelCauseFunc) {
-	every := max(lease/3, 3*time.Millisecond)
-	t := time.NewTimer(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		sent := time.Now()
-		rctx, done := context.WithTimeout(context.WithoutCancel(ctx), lease)
-		err := d.Renew(rctx, key, token, lease)
-		done()
-		switch {
-		case err == nil:
-			guard.extend(sent.Add(lease))
-			t.Reset(every)
-			continue
-		case errors.Is(err, ErrClaimLost):
-			h.logAt(ctx, attrs, slog.LevelError, "claim lost while the hook ran; cancelling the hook", "key", key)
-			cancel(fmt.Errorf("paygate: callback claim lost while the hook ran: %w", err))
-			return
-		}
-		guard.failed(err)
-		h.logAt(ctx, attrs, slog.LevelWarn, "claim renewal failed; trying again", "key", key, "err", err)
-		t.Reset(max(every/10, time.Millisecond))
-	}
 }
 
 // callHook runs a hook, turning a panic into an error so that the claim is

@@ -73,7 +73,7 @@ const (
 //     the processes sharing the Deduper live, each event's hook completes at
 //     most once. Its claim is renewed while the hook runs, and the hook's
 //     context is cancelled when renewal reports the claim lost or, by a
-//     timer, a safety margin (Lease/5) before an unrenewed claim could lapse,
+//     timer, a safety margin (Lease/4) before an unrenewed claim could lapse,
 //     so a hook that stops on cancellation never overlaps the next
 //     claimant. After a crash between the hook's side effect and the
 //     recording of its completion, the event is handled again when its lease

@@ -25,7 +25,7 @@ type hookFault int
 const (
 	faultNone     hookFault = iota
 	faultPanic              // panics before doing anything
-	faultHang               // ignores its context and runs past the lease
+	faultHang               // runs past the lease (within HookTimeout): renewals hold the claim
 	faultDeadline           // does its work just as its context expires
 	faultError              // fails
 	faultCount
@@ -62,7 +62,7 @@ func TestFaultsAcrossReplicas(t *testing.T) {
 			case faultPanic:
 				panic("stock service returned garbage")
 			case faultHang:
-				time.Sleep(2 * lease) // past the lease and HookTimeout, ignoring ctx
+				time.Sleep(2 * lease) // past the lease, within HookTimeout: renewed
 			case faultDeadline:
 				<-ctx.Done()
 			case faultError:
@@ -80,7 +80,7 @@ func TestFaultsAcrossReplicas(t *testing.T) {
 		warm(t, db, 20)
 		d, err := New(db, WithTable(table.table))
 		require.NoError(t, err)
-		h := &paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: d, Lease: lease, HookTimeout: lease * 3 / 2,
+		h := &paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: d, Lease: lease, HookTimeout: 3 * lease,
 			Fulfil: fulfil, Logger: slog.New(slog.DiscardHandler)}
 		srv := httptest.NewServer(h)
 		t.Cleanup(srv.Close)
