@@ -58,8 +58,13 @@ func formSize(form url.Values, limit int64) int64 {
 // the connection's read deadline (err says why, usually a ResponseWriter
 // wrapper without Unwrap), so that a slow body is bounded only by the
 // http.Server's own ReadTimeout. The line names the cure and the type of
-// the ResponseWriter that lacks it.
+// the ResponseWriter that lacks it. A request no http.Server received (a
+// test's httptest.ResponseRecorder) has no connection to protect, and is
+// not warned of.
 func (h *CallbackHandler) warnNoReadDeadline(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Value(http.LocalAddrContextKey) == nil {
+		return
+	}
 	h.deadlineWarning.Do(func() {
 		h.log(r, slog.LevelWarn, "callback ReadTimeout cannot set the read deadline: a slow body holds the connection until http.Server.ReadTimeout; "+
 			"give the ResponseWriter wrapper of your middleware an `Unwrap() http.ResponseWriter` method (logged once)",

@@ -78,7 +78,8 @@ func (w withUnwrap) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // When ReadTimeout cannot set the read deadline (a wrapper without Unwrap),
 // the handler still answers, and logs one warning per handler naming the
-// cure and the wrapper's type; a wrapper with Unwrap gets no warning.
+// cure and the wrapper's type; a wrapper with Unwrap, or a test's
+// ResponseRecorder (no connection), gets no warning.
 func TestCallbackHandlerWarnsOnceWithoutReadDeadline(t *testing.T) {
 	key := mustKey(t, testKeyUUID)
 	for _, tc := range []struct {
@@ -98,6 +99,10 @@ func TestCallbackHandlerWarnsOnceWithoutReadDeadline(t *testing.T) {
 				h.ServeHTTP(tc.wrap(w), r)
 			}))
 			t.Cleanup(srv.Close)
+			// First a unit test's recorder: no connection, so no warning (one
+			// would take the handler's only warning, naming the recorder).
+			w := serve(h, signedRequest(t, key, callbackFields("INV-W0", "GWW0", StatusSuccess, "00")))
+			require.Equal(t, http.StatusOK, w.Code)
 			for i, ref := range []string{"INV-W1", "INV-W2", "INV-W3"} {
 				r := signedRequest(t, key, callbackFields(ref, "GW"+ref, StatusSuccess, "00"))
 				resp, err := srv.Client().Post(srv.URL, r.Header.Get("Content-Type"), r.Body)
@@ -105,7 +110,7 @@ func TestCallbackHandlerWarnsOnceWithoutReadDeadline(t *testing.T) {
 				require.NoError(t, resp.Body.Close())
 				require.Equal(t, http.StatusOK, resp.StatusCode, "request %d", i)
 			}
-			require.Len(t, rec.fulfils, 3)
+			require.Len(t, rec.fulfils, 4)
 			out := logs.String()
 			require.Equal(t, tc.warns, strings.Count(out, "cannot set the read deadline"), out)
 			if tc.warns > 0 {
