@@ -322,14 +322,16 @@ func (c *Client) CreateOrder(ctx context.Context, o Order) (*CheckoutResult, err
 // the client has an API key (callers that need one check first).
 func (c *Client) signedPost(target string, form url.Values) attemptFunc {
 	return func(ctx context.Context) (*http.Request, error) {
-		fields := form
+		var body string
 		if c.key.valid() {
 			var err error
-			if fields, err = c.signPOST(target, form, c.now()); err != nil {
+			if body, err = c.signedPOSTBody(target, form, c.now()); err != nil {
 				return nil, err
 			}
+		} else {
+			body = form.Encode()
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(fields.Encode()))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(body))
 		if err != nil {
 			return nil, err
 		}
@@ -351,6 +353,19 @@ func (c *Client) signPOST(target string, form url.Values, now time.Time) (url.Va
 		return nil, fmt.Errorf("paygate: %w", err)
 	}
 	return SignFormWithPath(c.key, u.EscapedPath(), form, now)
+}
+
+// signedPOSTBody is signPOST(...).Encode(), the signed body, built without
+// the url.Values in between.
+func (c *Client) signedPOSTBody(target string, form url.Values, now time.Time) (string, error) {
+	if !c.postWithPath {
+		return signFormBody(c.key, "", form, now)
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return "", fmt.Errorf("paygate: %w", err)
+	}
+	return signFormBody(c.key, u.EscapedPath()+"?", form, now)
 }
 
 // PayLink is a hosted pay URL (docs/protocol.md endpoint 2).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -89,6 +90,69 @@ func signForm(key Key, prefix string, form url.Values, now time.Time) (url.Value
 	var sig [16]byte
 	s.signature(&sig, s.buf)
 	return s.signedCopy(&sig), nil
+}
+
+// signFormBody signs prefix + the RFC 3986 query of form with exp, as
+// signForm does, and returns the request body: the fields with exp and
+// signature, sorted, form-encoded as url.Values.Encode writes them. It is
+// byte for byte signForm(...).Encode(), without the url.Values in between:
+// the Client's POST path.
+//
+// The body is mostly the signed message itself: form encoding and RFC 3986
+// differ only on a space (+ against %20), and in the message '&' only
+// separates fields (a '&' in a value is %26). So a field without a space is
+// copied from the message, and only a field with one is encoded again.
+func signFormBody(key Key, prefix string, form url.Values, now time.Time) (string, error) {
+	if !key.valid() {
+		return "", errZeroKey
+	}
+	s := key.get()
+	defer key.put(s)
+	if err := s.collect(form, s.expValue(now)); err != nil {
+		return "", err
+	}
+	s.buf = append(s.buf[:0], prefix...)
+	s.buf = s.appendQuery(s.buf, encRFC3986)
+	var sig [16]byte
+	s.signature(&sig, s.buf)
+	// The body goes after the message in the same buffer; the message is
+	// read through indexes, as appending may move it.
+	pos, end := len(prefix), len(s.buf)
+	start := end
+	signed := false // the signature written, in its sorted place
+	for i, f := range s.fields {
+		if i > 0 {
+			s.buf = append(s.buf, '&')
+		}
+		if !signed && fieldSignature < f.key {
+			s.buf = append(s.buf, fieldSignature+"="...)
+			s.buf = append(s.buf, sig[:]...)
+			s.buf = append(s.buf, '&')
+			signed = true
+		}
+		next := bytes.IndexByte(s.buf[pos:end], '&')
+		if next < 0 {
+			next = end
+		} else {
+			next += pos
+		}
+		if strings.IndexByte(f.key, ' ') < 0 && strings.IndexByte(f.value, ' ') < 0 {
+			s.buf = append(s.buf, s.buf[pos:next]...)
+		} else {
+			s.buf = appendEscaped(s.buf, f.key, encFormGo)
+			s.buf = append(s.buf, '=')
+			s.buf = appendEscaped(s.buf, f.value, encFormGo)
+		}
+		pos = next + 1
+	}
+	if !signed {
+		if len(s.fields) > 0 {
+			s.buf = append(s.buf, '&')
+		}
+		s.buf = append(s.buf, fieldSignature+"="...)
+		s.buf = append(s.buf, sig[:]...)
+	}
+	return string(s.buf[start:]), nil
 }
 
 // SignCallback signs a callback form the way the gateway does (docs/protocol.md

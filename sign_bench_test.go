@@ -258,3 +258,65 @@ func BenchmarkSigningRatios(b *testing.B) {
 			ratioBaseline{"naive", func() { naiveVerify(rawKey, cb) }})
 	})
 }
+
+// benchOrder10 is the realistic 10-field order of the peer benchmarks
+// (bench/): a unicode name, a description with spaces, two URLs.
+func benchOrder10() url.Values {
+	o := benchOrder()
+	o.Set("paymentCategory", "ZAKAT")
+	o.Set("name", "Siti Nur Aisyah binti Ahmad 林美玲")
+	o.Set("phone", "+60123456789")
+	o.Set("description", "Zakat fitrah 2026 for 3 dependants, paid online")
+	o.Set("returnUrl", "https://shop.example.my/paygate/return?src=web&lang=ms")
+	o.Set("callbackUrl", "https://shop.example.my/paygate/callback")
+	return o
+}
+
+// BenchmarkClientPOST times the Client's own POST path, signing the
+// 10-field order and encoding the body (what each attempt of CreateOrder
+// and QR does before net/http), against the reused-HMAC floor over the
+// same message, interleaved ("x/reusedHMAC"), and against the way it was
+// built before, SignForm then url.Values.Encode ("x/SignForm+Encode"); and
+// SignForm against the floor.
+func BenchmarkClientPOST(b *testing.B) {
+	key := mustKey(b, testKeyUUID)
+	rawKey, _ := hex.DecodeString(strings.ReplaceAll(testKeyUUID, "-", ""))
+	c, err := NewClient(WithKey(key), WithCheckoutURL("https://gw.example.my"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	order := benchOrder10()
+	now := time.Unix(1_800_000_000, 0)
+	msg, _ := FormMessage(order, now)
+	m := hmac.New(sha256.New, rawKey)
+	sum := make([]byte, 0, sha256.Size)
+	var dst [64]byte
+	floor := ratioBaseline{"reusedHMAC", func() {
+		m.Reset()
+		m.Write([]byte(msg.Message))
+		sum = m.Sum(sum[:0])
+		hex.Encode(dst[:], sum)
+	}}
+	b.Run("body", func(b *testing.B) {
+		b.ReportAllocs()
+		benchRatios(b, 200, func() {
+			if _, err := c.signedPOSTBody("https://gw.example.my/v2/checkout", order, now); err != nil {
+				b.Fatal(err)
+			}
+		}, floor, ratioBaseline{"SignForm+Encode", func() {
+			signed, err := SignForm(key, order, now)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = signed.Encode()
+		}})
+	})
+	b.Run("SignForm", func(b *testing.B) {
+		b.ReportAllocs()
+		benchRatios(b, 200, func() {
+			if _, err := SignForm(key, order, now); err != nil {
+				b.Fatal(err)
+			}
+		}, floor)
+	})
+}

@@ -201,6 +201,9 @@ func FuzzSignReference(f *testing.F) {
 			}
 			require.Equal(t, rawHMACNew(rawKey, []byte(msg)), got.Get(fieldSignature), "%q", query)
 			require.Equal(t, exp, got.Get(fieldExp))
+			body, err := signFormBody(key, prefix, form, now)
+			require.NoError(t, err)
+			require.Equal(t, got.Encode(), body, "the Client's POST body is the signed form's encoding")
 		}
 	})
 }
