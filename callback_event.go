@@ -158,7 +158,7 @@ func (h *CallbackHandler) processStatus(ctx context.Context, cb *Callback, attrs
 // is then judged on the gateway's next retry, once the fulfilment settled.
 func (h *CallbackHandler) fulfilment(ctx context.Context, attrs []any, cb *Callback) (paid *string, v verdict, ok bool) {
 	d := h.deduper()
-	sctx, cancel := storeContext(ctx)
+	sctx, cancel := storeContext(ctx, d)
 	defer cancel()
 	claim, err := d.Claim(sctx, fulfilKey(cb.RefNo), h.lease())
 	switch {
@@ -193,7 +193,7 @@ type event struct {
 func (h *CallbackHandler) once(ctx context.Context, attrs []any, cb *Callback, ev event, ran Outcome) (v verdict, recorded string, done bool) {
 	lease := h.lease()
 	d := h.deduper()
-	sctx, cancel := storeContext(ctx)
+	sctx, cancel := storeContext(ctx, d)
 	claimed := time.Now()
 	claim, err := d.Claim(sctx, ev.key, lease)
 	cancel()
@@ -207,7 +207,7 @@ func (h *CallbackHandler) once(ctx context.Context, attrs []any, cb *Callback, e
 	}
 	var completed atomic.Bool
 	hookErr := h.runRenewed(ctx, attrs, d, ev, claimed, claim.Token, lease, cb, &completed)
-	sctx, cancel = storeContext(ctx)
+	sctx, cancel = storeContext(ctx, d)
 	defer cancel()
 	if hookErr != nil {
 		h.logAt(ctx, attrs, slog.LevelError, "callback hook failed; the gateway will retry", "refNo", cb.RefNo, "status", string(cb.Status), "err", hookErr)
@@ -245,12 +245,20 @@ func (h *CallbackHandler) lease() time.Duration {
 	return DefaultLease
 }
 
-// storeContext is the context of one Deduper call: ctx's values, not its
+// storeContext is the context of one call of d: ctx's values, not its
 // cancellation (the work must be recorded even if the gateway hung up), and
-// a short time limit of its own.
-func storeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+// a short time limit of its own, which an in-process Deduper that never
+// waits (MemoryDeduper) is spared.
+func storeContext(ctx context.Context, d Deduper) (context.Context, context.CancelFunc) {
+	if _, ok := d.(neverWaits); ok {
+		return context.WithoutCancel(ctx), func() {}
+	}
 	return context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 }
+
+// neverWaits is implemented by a Deduper whose calls never wait on I/O,
+// so that a time limit on them would only cost a timer.
+type neverWaits interface{ neverWaits() }
 
 // runRenewed runs the hook under HookTimeout while a leaseKeeper keeps
 // its claim, taken at claimed for lease.

@@ -329,6 +329,10 @@ func (m *MemoryDeduper) Complete(_ context.Context, key, token, result string) e
 	return nil
 }
 
+// neverWaits marks MemoryDeduper as in-process: its calls take no time
+// limit.
+func (m *MemoryDeduper) neverWaits() {}
+
 // Release implements Deduper.
 func (m *MemoryDeduper) Release(_ context.Context, key, token string) error {
 	m.mu.Lock()
