@@ -175,7 +175,7 @@ func parseReport(body string, p *ReportPage) (status string, err error) {
 				default:
 					// A count the walk cannot check is an error, not an
 					// absent count (docs/assumptions.md A-report-paging).
-					err = fmt.Errorf("stats.total_pages is %.40s, want a number", sc.skip())
+					err = newQuotedValueError("stats.total_pages", sc.skip(), "a number")
 				}
 			})
 		default:
@@ -205,17 +205,21 @@ func (c *Client) PaymentReportPage(ctx context.Context, q ReportQuery, page int)
 	if err != nil {
 		return nil, err
 	}
-	body, err := c.reportGET(ctx, c.endpoints.PaymentReport, vals)
+	resp, err := c.reportGET(ctx, c.endpoints.PaymentReport, vals)
 	if err != nil {
 		return nil, err
 	}
 	p := &ReportPage{Page: page, Items: items, Rows: make([]ReportRow, 0, max(items, 0))}
-	status, err := parseReport(body, p)
+	status, err := parseReport(resp.Body, p)
 	if err != nil {
+		var qv *quotedValueError
+		if errors.As(err, &qv) {
+			qv.value = resp.scrub(qv.value) // whole, before Error cuts it
+		}
 		return nil, fmt.Errorf("paygate: payment report page %d: %w", page, err)
 	}
 	if status != "OK" {
-		return nil, fmt.Errorf("%w: page %d: status %q", ErrReportStatus, page, status)
+		return nil, fmt.Errorf("%w: page %d: status %q", ErrReportStatus, page, resp.scrub(status))
 	}
 	return p, nil
 }
@@ -253,7 +257,7 @@ func (c *Client) lookup(ctx context.Context, param, ref string) (*OrderRecord, e
 	if ref == "" {
 		return nil, &ValidationError{Problems: []FieldError{newFieldError(param, ruleRequired, "")}}
 	}
-	body, err := c.reportGET(ctx, c.endpoints.FPXRequest, url.Values{param: {ref}})
+	resp, err := c.reportGET(ctx, c.endpoints.FPXRequest, url.Values{param: {ref}})
 	var apiErr *APIError
 	if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound {
 		return nil, fmt.Errorf("%w: %s %q", ErrOrderNotFound, param, ref)
@@ -265,11 +269,11 @@ func (c *Client) lookup(ctx context.Context, param, ref string) (*OrderRecord, e
 		Status     string          `json:"status"`
 		FPXRequest json.RawMessage `json:"fpxrequest"`
 	}
-	if err := json.Unmarshal([]byte(body), &a); err != nil {
+	if err := json.Unmarshal([]byte(resp.Body), &a); err != nil {
 		return nil, fmt.Errorf("paygate: order lookup: %w", err)
 	}
 	if a.Status != "OK" {
-		return nil, fmt.Errorf("%w: order lookup %s %q: status %q", ErrReportStatus, param, ref, a.Status)
+		return nil, fmt.Errorf("%w: order lookup %s %q: status %q", ErrReportStatus, param, ref, resp.scrub(a.Status))
 	}
 	switch string(bytes.TrimSpace(a.FPXRequest)) {
 	case "", "null", "{}", "[]":
@@ -282,18 +286,18 @@ func (c *Client) lookup(ctx context.Context, param, ref string) (*OrderRecord, e
 // Bearer AuthToken when set (it spans agencies), else the API-key signature
 // with agency added, signed afresh on every attempt (docs/assumptions.md
 // A-auth-choice).
-func (c *Client) reportGET(ctx context.Context, path string, vals url.Values) (string, error) {
+func (c *Client) reportGET(ctx context.Context, path string, vals url.Values) (*response, error) {
 	base, err := endpoint(c.reportsURL, c.setting("WithReportsURL"), path)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	bearer := c.authToken.s != nil
 	if !bearer {
 		if err := c.needKey("reports (or " + c.setting("WithAuthToken") + ")"); err != nil {
-			return "", err
+			return nil, err
 		}
 		if c.agency == "" {
-			return "", fmt.Errorf("%w: signed reports need %s", ErrNoCredential, c.setting("WithAgency"))
+			return nil, fmt.Errorf("%w: signed reports need %s", ErrNoCredential, c.setting("WithAgency"))
 		}
 		vals.Set("agency", c.agency)
 	}
@@ -318,7 +322,7 @@ func (c *Client) reportGET(ctx context.Context, path string, vals url.Values) (s
 		return req, nil
 	}})
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return resp.Body, nil
+	return resp, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"html"
 	"io"
 	"mime"
@@ -35,7 +36,9 @@ import (
 // JSON-escaped (with and without HTML escaping) and HTML-escaped, in ASCII
 // upper or lower case (so an upper-case hex signature, or %2f for %2F, is
 // found too). The API key itself never travels: only the signatures made
-// with it, which are scrubbed.
+// with it, which are scrubbed. The values of a successful answer that an
+// error quotes (a report's status, a total_pages that is not a number) are
+// scrubbed the same way (response.scrub), before any cut.
 
 // requestSecrets lists the credentials req carries, each in every form a
 // server could echo it in (secretForms). It reads a form
@@ -183,6 +186,34 @@ func scrubSecrets(body string, secrets []string) string {
 		}
 	}
 	return b.String()
+}
+
+// scrub is s, a value of a successful answer about to be quoted in an
+// error (a report's status, say), with the request's credentials replaced
+// by [REDACTED], as an error answer's body is.
+func (r *response) scrub(s string) string {
+	return scrubSecrets(s, requestSecrets(r.request))
+}
+
+// quotedValueError is a value of an answer that breaks a rule, quoted in
+// its error cut at 40 bytes. The value is kept whole (up to 4 KiB), so that
+// a caller can scrub it (response.scrub) before the cut could halve a
+// credential.
+type quotedValueError struct {
+	field, value, want string
+}
+
+// newQuotedValueError keeps up to maxErrorBody bytes of value, copied.
+func newQuotedValueError(field, value, want string) *quotedValueError {
+	if len(value) > maxErrorBody {
+		value = value[:maxErrorBody]
+	}
+	return &quotedValueError{field: field, value: strings.Clone(value), want: want}
+}
+
+// Error says `field is value, want ...`, the value cut at 40 bytes.
+func (e *quotedValueError) Error() string {
+	return fmt.Sprintf("%s is %.40s, want %s", e.field, e.value, e.want)
 }
 
 // longest is the length of the longest of secrets (0 for none): how far past

@@ -279,3 +279,65 @@ func TestRequestSecrets(t *testing.T) {
 		require.NotContains(t, got, plain)
 	}
 }
+
+// A successful answer whose values the SDK quotes in an error (a report's
+// status, a total_pages that is not a number) may echo the request too: no
+// credential reaches the error.
+func TestSuccessAnswerErrorsNeverHoldSecrets(t *testing.T) {
+	for _, shape := range []string{"status", "total_pages"} {
+		t.Run(shape, func(t *testing.T) {
+			var mu sync.Mutex
+			var sigs []string
+			n := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				n++
+				if n > maxEchoRequests {
+					mu.Unlock()
+					t.Errorf("echo server: more than %d requests", maxEchoRequests)
+					http.Error(w, "too many requests for this test", http.StatusGone)
+					return
+				}
+				sigs = append(sigs, r.URL.Query()["signature"]...)
+				mu.Unlock()
+				// The credential first: total_pages is quoted cut at 40 bytes.
+				echo := r.URL.Query().Get("signature") + r.Header.Get("Authorization") + " " + r.URL.RawQuery + " " + upperASCII(r.Header.Get("Authorization"))
+				answer := map[string]any{"status": echo}
+				if shape == "total_pages" {
+					answer = map[string]any{"status": "OK", "data": []any{}, "stats": map[string]any{"total_pages": map[string]string{"echo": echo}}}
+				}
+				w.Header().Set("Content-Type", "application/json")
+				_ = json.NewEncoder(w).Encode(answer)
+			}))
+			t.Cleanup(srv.Close)
+			bearer, err := NewClient(WithAgency(testAgency), WithAuthToken(testAuthToken), WithReportsURL(srv.URL))
+			require.NoError(t, err)
+			signed, err := NewClient(WithAgency(testAgency), WithAPIKey(testKeyUUID), WithReportsURL(srv.URL))
+			require.NoError(t, err)
+			ctx := context.Background()
+			var texts []string
+			for _, c := range []*Client{bearer, signed} {
+				_, err1 := c.PaymentReportPage(ctx, ReportQuery{}, 0)
+				errs := []error{err1}
+				if shape == "status" {
+					_, err2 := c.LookupOrder(ctx, "INV-1")
+					_, err3 := c.LookupOrderByRefNo(ctx, "INV-1")
+					_, err4 := c.Transactions(ctx, "a@example.com")
+					errs = append(errs, err2, err3, err4)
+				}
+				for _, err := range errs {
+					require.Error(t, err)
+					require.Contains(t, err.Error(), redacted, "the echo was scrubbed, not dropped")
+					texts = append(texts, err.Error(), fmt.Sprintf("%+v", err), fmt.Sprintf("%#v", err))
+				}
+			}
+			mu.Lock()
+			secrets := append([]string{testAuthToken}, sigs...)
+			mu.Unlock()
+			require.Greater(t, len(secrets), 1, "the signed client sent signatures")
+			for i, text := range texts {
+				requireNoEchoedSecret(t, fmt.Sprintf("text %d", i), text, secrets)
+			}
+		})
+	}
+}

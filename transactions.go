@@ -32,10 +32,11 @@ func (c *Client) Transactions(ctx context.Context, email string) (*TransactionHi
 	case !ValidEmail(email):
 		return nil, &ValidationError{Problems: []FieldError{newFieldError("email", ruleEmail, email)}}
 	}
-	body, err := c.reportGET(ctx, c.endpoints.Transactions, url.Values{"email": {email}})
+	resp, err := c.reportGET(ctx, c.endpoints.Transactions, url.Values{"email": {email}})
 	if err != nil {
 		return nil, err
 	}
+	body := resp.Body
 	if !json.Valid([]byte(body)) {
 		return nil, fmt.Errorf("paygate: transactions: the answer is not JSON")
 	}
@@ -43,7 +44,7 @@ func (c *Client) Transactions(ctx context.Context, email string) (*TransactionHi
 		Status *string `json:"status"`
 	}
 	if json.Unmarshal([]byte(body), &a) == nil && a.Status != nil && *a.Status != "OK" {
-		return nil, fmt.Errorf("%w: transactions: status %q", ErrReportStatus, *a.Status)
+		return nil, fmt.Errorf("%w: transactions: status %q", ErrReportStatus, resp.scrub(*a.Status))
 	}
 	return &TransactionHistory{Raw: json.RawMessage(body)}, nil
 }

@@ -30,6 +30,8 @@ type response struct {
 	Header     http.Header
 	Body       string
 	Attempts   int
+	// request is the attempt answered, for scrub.
+	request *http.Request
 }
 
 // transport runs requests with retries, logging and error mapping
@@ -164,7 +166,7 @@ func (t *transport) once(ctx context.Context, x exchange, n int) (*response, tim
 		}
 		return nil, retryAfter(resp.Header, t.now()), apiErr
 	}
-	return &response{StatusCode: resp.StatusCode, Header: resp.Header, Body: body, Attempts: n}, 0, nil
+	return &response{StatusCode: resp.StatusCode, Header: resp.Header, Body: body, Attempts: n, request: req}, 0, nil
 }
 
 // readBody reads an answer into one string, sized from Content-Length when
