@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -93,6 +95,10 @@ const DefaultRetention = 30 * 24 * time.Hour
 // retention). Beyond maxExpiryQueues distinct durations, records share one
 // queue that is not in time order, and their keys may be dropped late
 // (never early: a claim always checks the key's own expiry).
+//
+// A key costs about 170 bytes of heap at a million keys, its key and result
+// of 16 bytes each included (BENCHMARKS.md): a 48-byte entry, a map slot,
+// an expiry record.
 type MemoryDeduper struct {
 	// Retention is how long a completed key is remembered.
 	Retention time.Duration
@@ -102,28 +108,55 @@ type MemoryDeduper struct {
 	mu      sync.Mutex
 	entries map[string]*dedupeEntry
 	queues  map[time.Duration]*expiryQueue
-	prefix  string        // random per deduper, so tokens never repeat across instances
-	seq     atomic.Uint64 // token counter
+	order   []*expiryQueue // the queues, for expire to range over
+	epoch   time.Time      // the clock at the first claim (see at)
+	prefix  string         // random per deduper, so tokens never repeat across instances
+	seq     atomic.Uint64  // token counter
 }
 
-// dedupeEntry is the state of one key.
+// dedupeEntry is the state of one key, in 48 bytes: at a million keys
+// every byte of it is a megabyte.
 type dedupeEntry struct {
-	key     string
-	done    bool
-	gone    bool // dropped from the store
-	token   string
-	result  string
-	expires time.Time // lease end, or retention end once done
+	key    string
+	result string
+	// expires is the lease's end, or the retention's end once done (see
+	// at); entryGone once dropped from the store.
+	expires int64
+	// token is the number of the claim's token (tokenOf), 0 once done.
+	token uint64
 }
 
-// expiryRecord says that e expires at expires, unless e has changed since.
+// entryGone is the expires of an entry dropped from the store.
+const entryGone = math.MinInt64
+
+// at is t in nanoseconds since the deduper's epoch (the clock at its first
+// claim), above entryGone: time.Sub saturates, so times within 292 years of
+// the epoch are told apart and further ones held at the ends, never
+// wrapped.
+func (m *MemoryDeduper) at(t time.Time) int64 { return max(int64(t.Sub(m.epoch)), entryGone+1) }
+
+// tokenOf is the text of token number n: the deduper's prefix and n in
+// base 36.
+func (m *MemoryDeduper) tokenOf(n uint64) string { return m.prefix + strconv.FormatUint(n, 36) }
+
+// isToken reports whether token is the text of token number n, without
+// building that text.
+func (m *MemoryDeduper) isToken(token string, n uint64) bool {
+	rest, ok := strings.CutPrefix(token, m.prefix)
+	var b [16]byte
+	return ok && n != 0 && rest == string(strconv.AppendUint(b[:0], n, 36))
+}
+
+// expiryRecord says that e expires at expires (see at), unless
+// e has changed since.
 type expiryRecord struct {
-	expires time.Time
+	expires int64
 	e       *dedupeEntry
 }
 
-// stale reports whether the record no longer describes its entry.
-func (r expiryRecord) stale() bool { return r.e.gone || !r.e.expires.Equal(r.expires) }
+// stale reports whether the record no longer describes its entry (a
+// dropped entry's expires is entryGone, which no record holds).
+func (r expiryRecord) stale() bool { return r.e.expires != r.expires }
 
 // expiryQueue is a FIFO of records, all made with one duration: a linked
 // list of fixed-size blocks, so that no push or pop ever moves more than
@@ -205,6 +238,7 @@ func (m *MemoryDeduper) track(e *dedupeEntry, d time.Duration) {
 		if q = m.queues[d]; q == nil {
 			q = &expiryQueue{}
 			m.queues[d] = q
+			m.order = append(m.order, q)
 		}
 	}
 	q.push(expiryRecord{expires: e.expires, e: e})
@@ -212,17 +246,17 @@ func (m *MemoryDeduper) track(e *dedupeEntry, d time.Duration) {
 
 // expire drops up to expirePerCall lapsed keys, earliest first, and
 // discards up to stalePerCall outdated records on the way; the lock is held.
-func (m *MemoryDeduper) expire(now time.Time) {
+func (m *MemoryDeduper) expire(now int64) {
 	dropped, discarded := 0, 0
 	for dropped < expirePerCall && discarded < stalePerCall {
 		var first *expiryQueue
 		var rec expiryRecord
-		for _, q := range m.queues {
-			if r, ok := q.peek(); ok && (first == nil || r.expires.Before(rec.expires)) {
+		for _, q := range m.order {
+			if r, ok := q.peek(); ok && (first == nil || r.expires < rec.expires) {
 				first, rec = q, r
 			}
 		}
-		if first == nil || now.Before(rec.expires) {
+		if first == nil || now < rec.expires {
 			return
 		}
 		first.pop()
@@ -230,7 +264,7 @@ func (m *MemoryDeduper) expire(now time.Time) {
 			discarded++
 			continue
 		}
-		rec.e.gone = true
+		rec.e.expires = entryGone
 		delete(m.entries, rec.e.key)
 		dropped++
 	}
@@ -250,32 +284,34 @@ func (m *MemoryDeduper) Claim(_ context.Context, key string, lease time.Duration
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.entries == nil {
-		if err := m.init(); err != nil {
+		if err := m.init(now); err != nil {
 			return ClaimResult{}, err
 		}
 	}
-	m.expire(now)
+	m.expire(m.at(now))
 	e, ok := m.entries[key]
-	if ok && now.Before(e.expires) {
-		if e.done {
+	if ok && m.at(now) < e.expires {
+		if e.token == 0 {
 			return ClaimResult{State: ClaimDone, Result: e.result}, nil
 		}
 		return ClaimResult{State: ClaimBusy}, nil
 	}
-	token := m.prefix + strconv.FormatUint(m.seq.Add(1), 36)
+	n := m.seq.Add(1)
 	if ok { // lapsed but not yet dropped: take it over
-		e.done, e.token, e.result = false, token, ""
+		e.token, e.result = n, ""
 	} else {
-		e = &dedupeEntry{key: key, token: token}
+		e = &dedupeEntry{key: key, token: n}
 		m.entries[key] = e
 	}
-	e.expires = now.Add(lease)
+	e.expires = m.at(now.Add(lease))
 	m.track(e, lease)
-	return ClaimResult{State: ClaimAcquired, Token: token}, nil
+	return ClaimResult{State: ClaimAcquired, Token: m.tokenOf(n)}, nil
 }
 
-// init makes the store and the deduper's random token prefix.
-func (m *MemoryDeduper) init() error {
+// init makes the store and the deduper's random token prefix, with now as
+// its epoch.
+func (m *MemoryDeduper) init(now time.Time) error {
+	m.epoch = now
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return err
@@ -291,7 +327,7 @@ func (m *MemoryDeduper) init() error {
 // other delivery has started the work.
 func (m *MemoryDeduper) held(key, token string) *dedupeEntry {
 	e, ok := m.entries[key]
-	if !ok || e.done || e.token != token {
+	if !ok || !m.isToken(token, e.token) {
 		return nil
 	}
 	return e
@@ -306,7 +342,7 @@ func (m *MemoryDeduper) Renew(_ context.Context, key, token string, lease time.D
 	if e == nil {
 		return ErrClaimLost
 	}
-	e.expires = now.Add(lease)
+	e.expires = m.at(now.Add(lease))
 	m.track(e, lease)
 	return nil
 }
@@ -324,7 +360,7 @@ func (m *MemoryDeduper) Complete(_ context.Context, key, token, result string) e
 	if e == nil {
 		return ErrClaimLost
 	}
-	e.done, e.token, e.result, e.expires = true, "", result, now.Add(retention)
+	e.token, e.result, e.expires = 0, result, m.at(now.Add(retention))
 	m.track(e, retention)
 	return nil
 }
@@ -341,7 +377,7 @@ func (m *MemoryDeduper) Release(_ context.Context, key, token string) error {
 	if e == nil {
 		return ErrClaimLost
 	}
-	e.gone = true
+	e.expires = entryGone
 	delete(m.entries, key)
 	return nil
 }
