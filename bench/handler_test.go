@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/paygate-go/paygate"
@@ -87,4 +88,78 @@ func BenchmarkHandler(b *testing.B) {
 		interleave(b, 200, side{"paygate", serveFrom(b, newHandler, bodies)},
 			side{"bare", serveFrom(b, func() http.Handler { return bareHandler }, bodies)})
 	})
+}
+
+// BenchmarkHandlerHTTP: the same over HTTP on loopback, keep-alive, with 8
+// and 32 clients at once: CallbackHandler against a bare handler, each on
+// its own httptest server, batches of 256 requests alternating. "req/s-x"
+// is the handler's requests per second over the bare server's.
+func BenchmarkHandlerHTTP(b *testing.B) {
+	key := mustKey(b)
+	bodies := make([]string, 4096)
+	for i := range bodies {
+		bodies[i] = callback(b, key, fmt.Sprintf("INV-2026-%07d~cart 88", i)).Encode()
+	}
+	for _, event := range []string{"duplicate", "new"} {
+		for _, conc := range []int{8, 32} {
+			b.Run(fmt.Sprintf("%s/c=%d", event, conc), func(b *testing.B) {
+				var h http.Handler = &paygate.CallbackHandler{Keys: []paygate.Key{key}, Fulfil: func(context.Context, *paygate.Callback) error { return nil }}
+				if event == "new" {
+					// A fresh handler for each pass over the bodies: each is a new event.
+					var mu sync.Mutex
+					var cur http.Handler
+					served := 0
+					h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						mu.Lock()
+						if served%len(bodies) == 0 {
+							cur = &paygate.CallbackHandler{Keys: []paygate.Key{key}, Fulfil: func(context.Context, *paygate.Callback) error { return nil }}
+						}
+						served++
+						hh := cur
+						mu.Unlock()
+						hh.ServeHTTP(w, r)
+					})
+				}
+				sub := httpLoad(b, h, conc, bodies, event == "new")
+				bare := httpLoad(b, bareHandler, conc, bodies, event == "new")
+				res := interleave(b, 1, side{"paygate", sub}, side{"bare", bare})
+				b.ReportMetric(res[1].ns/res[0].ns, "req/s-x/bare")
+			})
+		}
+	}
+}
+
+// httpLoad returns a call that posts 256 callbacks to a server running h,
+// conc at a time on kept-alive connections: the same body each time for a
+// duplicate, the next of bodies in turn for a new event.
+func httpLoad(b *testing.B, h http.Handler, conc int, bodies []string, next bool) func() {
+	srv := httptest.NewServer(h)
+	b.Cleanup(srv.Close)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc, MaxConnsPerHost: conc}}
+	b.Cleanup(client.CloseIdleConnections)
+	var mu sync.Mutex
+	i := 0
+	body := func() string {
+		if !next {
+			return bodies[0]
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		i++
+		return bodies[i%len(bodies)]
+	}
+	post := func() {
+		resp, err := client.Post(srv.URL+"/return", "application/x-www-form-urlencoded", strings.NewReader(body()))
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Errorf("status %d", resp.StatusCode)
+		}
+	}
+	post() // a duplicate's first delivery fulfils
+	return func() { concurrently(conc, 256, post) }
 }

@@ -20,8 +20,8 @@ echo "load: $(cut -d' ' -f1-3 /proc/loadavg)   count: $COUNT"
 (cd .. && go test -run '^$' -bench 'ClientPOST|SigningRatios' -benchtime 2000x -count "$COUNT" .) | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2 || true
 # Small calls in many alternating rounds; whole batches and walks in a few.
 go test -run '^$' -bench "^Benchmark(Sign|Handler|MemoryDeduper|SQLDedup)\$" -benchtime 100x -count "$COUNT" -timeout 60m . | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2
-go test -run '^$' -bench "^BenchmarkPayments\$" -benchtime 3x -count "$COUNT" . | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2
-go test -run '^$' -bench "^BenchmarkValidate\$" -benchtime 1x -count "$COUNT" -timeout 60m . | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2
+go test -run '^$' -bench "^Benchmark(Payments|HandlerHTTP)\$" -benchtime 20x -count "$COUNT" . | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2
+go test -run '^$' -bench "^BenchmarkValidate\$" -benchtime 1x -count "${VALIDATE_COUNT:-$COUNT}" -timeout 60m . | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2
 
 echo
 awk '
@@ -29,7 +29,7 @@ awk '
 	name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
 	for (i = 3; i < NF; i += 2) {
 		unit = $(i + 1)
-		if (unit !~ /^(x\/|allocs\/|p99|B\/key|body-x)/ || unit == "allocs/op") continue
+		if (unit !~ /^(x\/|req\/s|allocs\/|p99|B\/key|body-x)/ || unit == "allocs/op") continue
 		k = name "\t" unit
 		if (!(k in lo)) { order[++n] = k; lo[k] = $i; hi[k] = $i }
 		if ($i + 0 < lo[k] + 0) lo[k] = $i
