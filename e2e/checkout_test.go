@@ -132,11 +132,12 @@ func TestBrowserCheckout(t *testing.T) {
 	if !strings.Contains(product, "RM 25.90") || !strings.Contains(hosted, "RM 25.90") {
 		t.Fatalf("product %q, hosted %q", product, hosted)
 	}
-	// The return form submits itself; the shop redirects to the order page.
-	do(chromedp.Click(chromedp.ID("pay")), chromedp.WaitVisible(chromedp.ID("status")))
+	// The return form submits itself; the shop redirects to the buyer's
+	// orders (never to a page chosen by the unsigned refNo).
+	do(chromedp.Click(chromedp.ID("pay")), chromedp.WaitVisible(chromedp.CSS("td.status")))
 	// The first signed callback was refused, so nothing verified has landed:
 	// the page must not say paid, whatever the browser posted.
-	if status := text("#status"); status == "paid" {
+	if status := text("td.status"); status == "paid" {
 		t.Fatalf("the return page showed %q before the signed callback landed", status)
 	}
 
@@ -145,8 +146,8 @@ func TestBrowserCheckout(t *testing.T) {
 	case <-time.After(3 * retry): // the retry is due after one interval
 		t.Fatalf("the sandbox did not retry the signed callback refused with 503 within %v (retry interval %v): %+v", 3*retry, retry, sb.Callbacks())
 	}
-	do(chromedp.Reload(), chromedp.WaitVisible(chromedp.ID("status")))
-	if status := text("#status"); status != "paid" {
+	do(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("td.status")))
+	if status := text("td.status"); status != "paid" {
 		t.Fatalf("after the signed callback the page says %q", status)
 	}
 	do(chromedp.Navigate(srv.URL+"/orders"), chromedp.WaitVisible(chromedp.CSS("td.fulfils")))

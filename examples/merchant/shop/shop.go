@@ -44,8 +44,10 @@ func New(client *paygate.Client, key paygate.Key, base string) http.Handler {
 		Fulfil:   s.fulfil,
 		OnStatus: s.onStatus,
 		OnReturn: func(w http.ResponseWriter, r *http.Request, cb *paygate.Callback) {
-			// Display only: send the buyer to the page that reads our records.
-			http.Redirect(w, r, "/orders/"+cb.RefNo, http.StatusSeeOther)
+			// Display only, and unsigned: anyone can post any refNo, so
+			// nothing is looked up from it. Send the buyer to their orders
+			// (in a real shop behind their login), which read our records.
+			http.Redirect(w, r, "/orders", http.StatusSeeOther)
 		},
 	})
 	return mux
