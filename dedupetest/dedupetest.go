@@ -106,10 +106,11 @@ func lapsedLease(t *testing.T, d paygate.Deduper) {
 // Renew keeps a claim past its first lease.
 func renewExtends(t *testing.T, d paygate.Deduper) {
 	ctx := context.Background()
-	c := claim(t, d, "k", 300*time.Millisecond, paygate.ClaimAcquired)
-	time.Sleep(200 * time.Millisecond)
-	ok(t, "Renew", d.Renew(ctx, "k", c.Token, 300*time.Millisecond))
-	time.Sleep(200 * time.Millisecond) // past the first lease, within the renewed one
+	// Wide margins (300 ms and more) so that a loaded machine cannot blur them.
+	c := claim(t, d, "k", time.Second, paygate.ClaimAcquired)
+	time.Sleep(600 * time.Millisecond)
+	ok(t, "Renew", d.Renew(ctx, "k", c.Token, time.Second))
+	time.Sleep(700 * time.Millisecond) // past the first lease, well within the renewed one
 	claim(t, d, "k", time.Minute, paygate.ClaimBusy)
 	ok(t, "Complete", d.Complete(ctx, "k", c.Token, ""))
 	claim(t, d, "k", time.Minute, paygate.ClaimDone)
