@@ -11,21 +11,34 @@ import (
 // arena of fixed-size blocks, and finds them through an open-addressing
 // table of plain integers: about 30 bytes per orderno and nothing for the
 // garbage collector to scan, so that a streamed 500 MB batch (a million
-// transactions) fits in a few tens of megabytes.
+// transactions) fits in a few tens of megabytes. It holds at most
+// maxOrderNos ordernos and maxArenaBlocks MiB of them (about 41 MB at
+// most), whatever the input.
 type orderNoSet struct {
 	seed maphash.Seed
 	// shards split the table by the hash's top byte, so that a shard
 	// doubles on its own and growing never needs a second whole table.
 	shards [256]orderNoShard
 	blocks [][]byte // the arena: each orderno as a uvarint length and its bytes
-	// full is set when the arena reached maxArenaBlocks: later ordernos
-	// cannot be checked, which firstOrAdd's caller reports.
-	full bool
+	// full is set when the set reached maxOrderNos ordernos or
+	// maxArenaBlocks blocks: later ordernos cannot be checked, which
+	// firstOrAdd's caller reports.
+	full  bool
+	count int // ordernos held
+	// maxCount and maxBlocks are maxOrderNos and maxArenaBlocks (tests set
+	// small ones).
+	maxCount, maxBlocks int
 }
 
-// maxArenaBlocks keeps arena positions within 32 bits: 4 GiB of ordernos,
-// far beyond any real batch.
-const maxArenaBlocks = 1<<32/arenaBlock - 1
+// maxOrderNos and maxArenaBlocks bound the set: a table of 256 shards of
+// at most 8,192 slots (25 MB) and 16 MiB of arena, past a million
+// transactions, so that memory stays bounded whatever the batch. An
+// orderno beyond them cannot be checked for uniqueness, which is a
+// problem of the batch, never a silent pass.
+const (
+	maxOrderNos    = 1 << 20
+	maxArenaBlocks = 16
+)
 
 // orderNoShard is one part of the table.
 type orderNoShard struct {
@@ -45,8 +58,8 @@ const arenaBlock = 1 << 20
 
 // newOrderNoSet makes a set sized for about n ordernos.
 func newOrderNoSet(n int) *orderNoSet {
-	s := &orderNoSet{seed: maphash.MakeSeed()}
-	if per := n / len(s.shards); per > 0 {
+	s := &orderNoSet{seed: maphash.MakeSeed(), maxCount: maxOrderNos, maxBlocks: maxArenaBlocks}
+	if per := min(n, maxOrderNos) / len(s.shards); per > 0 {
 		size := 16
 		for size*3 < per*4 {
 			size *= 2
@@ -71,6 +84,10 @@ func (s *orderNoSet) firstOrAdd(no string, index int) (int, bool) {
 	for i := h & mask; ; i = (i + 1) & mask {
 		sl := &sh.slots[i]
 		if sl.hash == 0 {
+			if s.count >= s.maxCount {
+				s.full = true
+				return 0, false
+			}
 			pos, ok := s.store(no)
 			if !ok {
 				s.full = true
@@ -78,6 +95,7 @@ func (s *orderNoSet) firstOrAdd(no string, index int) (int, bool) {
 			}
 			*sl = orderNoSlot{hash: h, pos: pos, index: uint32(index)}
 			sh.n++
+			s.count++
 			return 0, false
 		}
 		if sl.hash == h && s.equal(sl, no) {
@@ -91,7 +109,7 @@ func (s *orderNoSet) firstOrAdd(no string, index int) (int, bool) {
 func (s *orderNoSet) store(no string) (uint32, bool) {
 	need := binary.MaxVarintLen64 + len(no)
 	if len(s.blocks) == 0 || len(s.blocks[len(s.blocks)-1])+need > arenaBlock {
-		if len(s.blocks) >= maxArenaBlocks {
+		if len(s.blocks) >= s.maxBlocks {
 			return 0, false
 		}
 		s.blocks = append(s.blocks, make([]byte, 0, max(arenaBlock, need)))

@@ -14,7 +14,10 @@ import (
 // (DefaultMaxValueBytes; WebhookValidator.WithMaxValueBytes) is a problem
 // at its JSON pointer and is read through without being kept, and nesting
 // is capped (docs/assumptions.md A-webhook-value-cap), so a 300 MB string
-// or 300 MB of nested arrays costs no more than a valid batch. It reports
+// or 300 MB of nested arrays costs no more than a valid batch. The problems
+// listed stop at 1,000 (one more counts the rest) and the ordernos checked
+// for uniqueness at 1,048,576 (past them an orderno is a problem), for
+// ValidateBatchJSON too, so memory stays bounded whatever the bytes. It reports
 // exactly the problems ValidateBatchJSON reports for the same bytes, in the
 // same *ValidationError, and returns the number of transactions read. An
 // error reading r is returned as it is (not a *ValidationError). It checks

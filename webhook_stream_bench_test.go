@@ -125,7 +125,9 @@ const largeInputsVar = "PAYGATE_WRITE_INPUTS"
 // figures of BENCHMARKS.md into the directory $PAYGATE_WRITE_INPUTS:
 // onestring.json (a batch whose one transaction is a 300 MB string),
 // nested.json (a batch with 300 MB of nested arrays) and batch500.json (a
-// valid batch of 500 MB). Without the variable it does nothing.
+// valid batch of 500 MB), ones.json (300 MB of transactions that are not
+// objects) and ordernos.json (300 MB of distinct ordernos). Without the
+// variable it does nothing.
 //
 //	PAYGATE_WRITE_INPUTS=/tmp go test -run '^TestWriteLargeInputsHelper$' -count=1 .
 func TestWriteLargeInputsHelper(t *testing.T) {
@@ -153,4 +155,32 @@ func TestWriteLargeInputsHelper(t *testing.T) {
 	repeat("onestring.json", `{"transactions":["`, 'a', `"]}`)
 	repeat("nested.json", `{"transactions":[],"x":`, '[', "")
 	writeBigBatch(t, filepath.Join(dir, "batch500.json"), 500<<20)
+	// Two more that the caps on problems and ordernos bound: 150 million
+	// transactions that are not objects, and 14 million distinct ordernos.
+	f, err := os.Create(filepath.Join(dir, "ones.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.WriteString(`{"transactions":[`)
+	w.Write(bytes.Repeat([]byte("1,"), size/2))
+	w.WriteString("1]}")
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if f, err = os.Create(filepath.Join(dir, "ordernos.json")); err != nil {
+		t.Fatal(err)
+	}
+	w = bufio.NewWriterSize(f, 1<<20)
+	w.WriteString(`{"transactions":[`)
+	for i, n := 0, 0; n < size; i++ {
+		k, _ := fmt.Fprintf(w, `{"orderno":"%x"},`, i)
+		n += k
+	}
+	w.WriteString(`{"orderno":"end"}]}`)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
 }

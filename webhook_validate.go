@@ -37,6 +37,7 @@ const (
 	ruleJSON          = "must be valid JSON"
 	ruleDuplicateKey  = "must not repeat a key"
 	ruleTooLong       = "must be at most %d bytes of JSON text (WebhookValidator.WithMaxValueBytes)"
+	ruleMoreProblems  = "%d more problems, not listed: only the first %d are"
 	ruleKeyTooLong    = "must have no key longer than %d bytes of JSON text (WebhookValidator.WithMaxValueBytes)"
 )
 
@@ -161,7 +162,7 @@ func checkTransaction(v *ValidationError, i int, tx *Transaction, present, repor
 		if first, dup := seen.firstOrAdd(tx.OrderNo, i); dup {
 			v.add(txPointer(i, "orderno"), ruleUnique+" (also at "+txPointer(first, "orderno")+")", tx.OrderNo)
 		} else if seen.full && !wasFull {
-			v.add(txPointer(i, "orderno"), "cannot be checked for uniqueness: the batch's ordernos pass 4 GiB (from here on)", "")
+			v.add(txPointer(i, "orderno"), ruleUniqueUnchecked, "")
 		}
 	}
 	if present&txData == 0 {
@@ -383,6 +384,8 @@ func validateBatchJSON(body []byte, rules WebhookValidator) (*Batch, error) {
 // their count. rules holds the agency codes.
 func decodeBatch(p *jsonScanner, v *ValidationError, keep bool, rules WebhookValidator) (batch *Batch, count int) {
 	p.maxValue, p.problems = rules.maxValueBytes(), v
+	v.limit = maxBatchProblems
+	defer v.countDropped()
 	if p.peek() != '{' {
 		p.skip()
 		v.add("", ruleObject, "")
@@ -452,6 +455,23 @@ func decodeBatch(p *jsonScanner, v *ValidationError, keep bool, rules WebhookVal
 	}
 	return batch, count
 }
+
+// ruleUniqueUnchecked is the problem of the first orderno the orderNoSet
+// cannot hold.
+var ruleUniqueUnchecked = fmt.Sprintf("cannot be checked for uniqueness: the batch has more than %d ordernos or %d MiB of them (from here on)", maxOrderNos, maxArenaBlocks)
+
+// countDropped adds, after the problems listed, one that counts those
+// dropped past the limit.
+func (e *ValidationError) countDropped() {
+	if e.dropped > 0 {
+		e.Problems = append(e.Problems, newFieldError("", fmt.Sprintf(ruleMoreProblems, e.dropped, e.limit), ""))
+	}
+}
+
+// maxBatchProblems is how many problems ValidateBatchJSON and
+// ValidateBatchReader list; past it they count the rest, in one last
+// problem, so that memory stays bounded whatever the input.
+const maxBatchProblems = 1000
 
 // txBit is the bit of a transaction field name, or 0 for an unknown key.
 func txBit(key string) uint16 {
