@@ -98,8 +98,7 @@ func runVersion(e env, args []string) int {
 		return st
 	}
 	if fs.NArg() != 0 {
-		fs.Usage()
-		return exitUsage
+		return usageError(e, fs, "unexpected argument %q", fs.Arg(0))
 	}
 	fmt.Fprintln(e.stdout, "paygate", paygate.Version)
 	return exitOK

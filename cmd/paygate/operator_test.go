@@ -71,6 +71,12 @@ func TestMissingRequiredNamed(t *testing.T) {
 		{[]string{"verify"}, "paygate verify: want one BODY (or - for standard input), got 0 arguments\n"},
 		{[]string{"callback", "send", "-refno", "X"}, "paygate callback send: -url is required: the merchant's returnUrl (loopback only)\n"},
 		{[]string{"callback", "send", "-url", "http://127.0.0.1:1/r"}, "paygate callback send: -refno is required: refNo\n"},
+		{[]string{"reconcile"}, "paygate reconcile: want at least one REFNO"},
+		{[]string{"webhook", "validate"}, "paygate webhook validate: want at least one FILE"},
+		{[]string{"webhook", "send"}, "paygate webhook send: want one FILE"},
+		{[]string{"ping", "extra"}, `paygate ping: unexpected argument "extra"`},
+		{[]string{"version", "extra"}, `paygate version: unexpected argument "extra"`},
+		{[]string{"sandbox", "order", "create", "-refno", "R"}, "paygate sandbox order create: -amount is required"},
 	} {
 		code, out, errOut := runCLI(t, "", tc.args...)
 		require.Equal(t, exitUsage, code, "%v", tc.args)

@@ -18,8 +18,7 @@ func runPing(e env, args []string) int {
 		return st
 	}
 	if fs.NArg() != 0 {
-		fs.Usage()
-		return exitUsage
+		return usageError(e, fs, "unexpected argument %q (ping takes flags only)", fs.Arg(0))
 	}
 	client, err := cf.client()
 	if err != nil {

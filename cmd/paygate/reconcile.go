@@ -75,8 +75,7 @@ func runReconcile(e env, args []string) int {
 		return fail(e, "%v", err)
 	}
 	if len(refs) == 0 {
-		fs.Usage()
-		return exitUsage
+		return usageError(e, fs, "want at least one REFNO (as arguments, or one a line with -f FILE)")
 	}
 	tap := &recordTap{next: http.DefaultTransport}
 	client, err := cf.client(paygate.WithHTTPClient(&http.Client{Transport: tap}))

@@ -62,8 +62,7 @@ func runWebhookValidate(e env, args []string) int {
 		return st
 	}
 	if fs.NArg() == 0 {
-		fs.Usage()
-		return exitUsage
+		return usageError(e, fs, "want at least one FILE (or - for standard input)")
 	}
 	rules, err := agencies()
 	if err != nil {
