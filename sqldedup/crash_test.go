@@ -110,7 +110,7 @@ func TestCrashFulfilTxAcrossProcesses(t *testing.T) {
 	client := &http.Client{Timeout: 10 * time.Second}
 	deadline := time.Now().Add(crashDeadline)
 	var wg sync.WaitGroup
-	var gaveUp sync.Map
+	var gaveUp, refused sync.Map
 	deliverOrder := func(n int) {
 		ref, orderNo := fmt.Sprintf("C-%d", n), fmt.Sprintf("GW-%d", n)
 		for _, status := range crashOrderKind(n).statuses {
@@ -134,6 +134,10 @@ func TestCrashFulfilTxAcrossProcesses(t *testing.T) {
 							if resp.StatusCode == http.StatusOK {
 								return
 							}
+							if resp.StatusCode/100 == 4 { // final: no retry fulfils a refused callback
+								refused.Store(ref+" "+status, resp.StatusCode)
+								return
+							}
 						}
 						time.Sleep(time.Duration(20+rand.IntN(60)) * time.Millisecond) // the gateway's ~30 s, shortened
 					}
@@ -155,6 +159,10 @@ func TestCrashFulfilTxAcrossProcesses(t *testing.T) {
 	require.Equal(t, crashKills, int(fleet.kills.Load()))
 	gaveUp.Range(func(k, v any) bool {
 		t.Errorf("delivery of %v got no 200 in %v (%v attempts)", k, crashDeadline, v)
+		return true
+	})
+	refused.Range(func(k, v any) bool {
+		t.Errorf("delivery of %v refused with HTTP %v: a signed callback is never refused", k, v)
 		return true
 	})
 
