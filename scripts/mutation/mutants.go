@@ -1,0 +1,128 @@
+package main
+
+// mutant is one deliberate defect: in file, the exact text old (which must
+// occur exactly once) becomes new. issue marks the fifteen defects of the
+// mutation check's first run (issue 20); pkgs are the packages whose tests
+// must catch it.
+type mutant struct {
+	name  string
+	issue bool
+	file  string
+	old   string
+	new   string
+	pkgs  []string
+}
+
+// soak names the tests the mutation runs skip (go test -skip): soak tests
+// whose length is set by their design, not by a defect. The sqldedup crash
+// test paces 50 process kills 200-500 ms apart (17 s at least) and bounds
+// itself at 90 s; the contract and fault tests catch the same defects in
+// seconds.
+const soak = "^TestCrashFulfilTxAcrossProcesses$"
+
+// Package sets the mutants are tested with.
+var (
+	root   = []string{"."}
+	sqlPkg = []string{"./sqldedup"}
+)
+
+// mutants is the table of defects, the fifteen of the issue first.
+var mutants = []mutant{
+	// The fifteen of issue 20.
+	{"signature-length", true, "key.go",
+		"for i := 0; i < 8; i++ {", "for i := 0; i < 7; i++ {", root},
+	{"verification-result", true, "sign.go",
+		"return ErrSignatureMismatch\n}\n\n// receivedSignature", "return nil\n}\n\n// receivedSignature", root},
+	{"exp-ignored", true, "sign.go",
+		"if now.Unix() > exp {", "if now.Unix() > exp && false {", root},
+	{"fulfil-pending", true, "callback_event.go",
+		"if cb.Status != StatusSuccess {", "if cb.Status != StatusSuccess && cb.Status != StatusPending {", root},
+	{"skip-complete", true, "callback_event.go",
+		"d.Complete(sctx, ev.key, claim.Token, ev.result)", "error(nil)", root},
+	{"steal-live-claim", true, "dedupe.go",
+		"if ok && now.Before(e.expires) {", "if ok && now.Before(e.expires) && e.done {", root},
+	{"no-renewal", true, "callback_event.go",
+		"err := d.Renew(rctx, key, token, lease)", "err := error(nil); _ = rctx", root},
+	{"follow-redirects", true, "redact.go",
+		"c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }", "c.CheckRedirect = nil", root},
+	{"token-redaction", true, "secret.go",
+		"func (secret) String() string { return redacted }", "func (s secret) String() string { return s.reveal() }", root},
+	{"orderno-uniqueness", true, "webhook_validate.go",
+		"if first, dup := seen.firstOrAdd(tx.OrderNo, i); dup {", "if first, dup := seen.firstOrAdd(tx.OrderNo, i); dup && false {", root},
+	{"three-decimal-amount", true, "amount.go",
+		"if len(frac) > 2 {", "if len(frac) > 3 {", root},
+	{"5xx-rejected", true, "webhook_sender.go",
+		"case apiErr.StatusCode == http.StatusTooManyRequests || apiErr.StatusCode >= 500:", "case apiErr.StatusCode == http.StatusTooManyRequests:", root},
+	{"repeated-page-guard", true, "paging.go",
+		"if m, ok := pg.seen[d]; ok {", "if m, ok := pg.seen[d]; ok && false {", root},
+	{"fitrah-product", true, "webhook_validate.go",
+		"if !fitrahMatches(d.Rate, d.Dependants, tx.Amount) {", "if false && !fitrahMatches(d.Rate, d.Dependants, tx.Amount) {", root},
+	{"body-limit", true, "callback_handler.go",
+		"io.ReadAll(http.MaxBytesReader(w, r.Body, limit))", "io.ReadAll(r.Body)", root},
+
+	// Redaction: every method of the two secret types.
+	{"secret-format", false, "secret.go",
+		"func (secret) Format(f fmt.State, _ rune) { io.WriteString(f, redacted) }", "func (s secret) Format(f fmt.State, _ rune) { io.WriteString(f, s.reveal()) }", root},
+	{"secret-gostring", false, "secret.go",
+		"func (secret) GoString() string { return redacted }", "func (s secret) GoString() string { return s.reveal() }", root},
+	{"secret-logvalue", false, "secret.go",
+		"func (secret) LogValue() slog.Value { return slog.StringValue(redacted) }", "func (s secret) LogValue() slog.Value { return slog.StringValue(s.reveal()) }", root},
+	{"key-logvalue", false, "key.go",
+		"func (Key) LogValue() slog.Value { return slog.StringValue(redacted) }", "func (k Key) LogValue() slog.Value { return slog.AnyValue(k.k) }", root},
+	{"url-signature-redaction", false, "redact.go",
+		`case "signature", "token",`, `case "token",`, root},
+
+	// Signing and verification.
+	{"half-signature-compared", false, "sign.go",
+		"if hmac.Equal(got[:], want[:]) {", "if hmac.Equal(got[:8], want[:8]) {", root},
+	{"long-signature-accepted", false, "sign.go",
+		"if len(sig) != 16 {", "if len(sig) < 16 {", root},
+	{"repeated-signature-accepted", false, "sign.go",
+		"if len(sigs) > 1 || !lowerHex16(want, sigs[0]) {", "if !lowerHex16(want, sigs[0]) {", root},
+	{"exp-repeated-accepted", false, "sign.go",
+		"if err != nil || len(form[fieldExp]) != 1 {", "if err != nil {", root},
+
+	// The handler and the in-memory deduper.
+	{"double-payment-silent", false, "callback_event.go",
+		"case paid == cb.OrderNo:", "case paid != \"\":", root},
+	{"failed-hook-not-released", false, "callback_event.go",
+		"d.Release(sctx, ev.key, claim.Token)", "error(nil)", root},
+	{"memory-renew-any-token", false, "dedupe.go",
+		"if !ok || e.done || e.token != token {", "if !ok || e.done {", root},
+	{"memory-complete-not-done", false, "dedupe.go",
+		`e.done, e.token, e.result, e.expires = true, "", result, now.Add(retention)`, `e.done, e.token, e.result, e.expires = false, "", result, now.Add(retention)`, root},
+
+	// sqldedup (needs PAYGATE_TEST_POSTGRES_DSN).
+	{"sql-lapsed-claim-kept", false, "sqldedup/sqldedup.go",
+		"WHERE t.expires_at <= now()", "WHERE t.expires_at <= now() - interval '1 day'", sqlPkg},
+	{"sql-done-within-a-day-busy", false, "sqldedup/sqldedup.go",
+		"WHERE key = $1::text AND expires_at > now()", "WHERE key = $1::text AND expires_at > now() + interval '1 day'", sqlPkg},
+	{"sql-complete-not-done", false, "sqldedup/sqldedup.go",
+		"SET done = true, token = NULL", "SET done = false, token = NULL", sqlPkg},
+	{"sql-release-any-token", false, "sqldedup/sqldedup.go",
+		"` WHERE key = $1 AND token = $2 AND NOT done`", "` WHERE key = $1 AND (token = $2 OR true) AND NOT done`", sqlPkg},
+	{"sql-renew-any-token", false, "sqldedup/sqldedup.go",
+		"interval '1 microsecond'\nWHERE key = $1 AND token = $2 AND NOT done`\n\td.completeSQL", "interval '1 microsecond'\nWHERE key = $1 AND (token = $2 OR true) AND NOT done`\n\td.completeSQL", sqlPkg},
+
+	// Amounts and validation.
+	{"amount-scale", false, "amount.go",
+		"return decimalToSen(s, whole+frac, 2-len(frac))", "return decimalToSen(s, whole+frac, 3-len(frac))", root},
+	{"order-minimum", false, "checkout.go",
+		"if a < MinOrderAmount {", "if a < 0 {", root},
+	{"webhook-negative-amount", false, "webhook_validate.go",
+		"if failed(txAmount, tx.Amount >= 0) {", "if failed(txAmount, true) {", root},
+
+	// The sender's report and the transport's retry rules.
+	{"sender-continues-after-401", false, "webhook_sender.go",
+		"if ctx.Err() != nil || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrRedirect) {", "if ctx.Err() != nil || errors.Is(err, ErrRedirect) {", root},
+	{"5xx-outcome-known", false, "transport.go",
+		"return apiErr.StatusCode >= 500", "return false", root},
+	{"signed-post-retried-after-reset", false, "transport.go",
+		"return notSent(err)\n}", "return true\n}", root},
+
+	// Paging.
+	{"max-pages-ignored", false, "paging.go",
+		"if n+1 >= pg.maxPages {", "if false {", root},
+	{"total-pages-cut-short-ignored", false, "paging.go",
+		"case p.HasTotalPages && n+1 < p.TotalPages:", "case false:", root},
+}
