@@ -127,7 +127,8 @@ func (h *CallbackHandler) processStatus(ctx context.Context, cb *Callback, attrs
 		h.logAt(ctx, attrs, slog.LevelError, "verified callback with a status the protocol does not define: not fulfilled; reconcile the order",
 			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "status", string(cb.Status))
 	}
-	paid, v, ok := h.fulfilment(ctx, attrs, cb)
+	hold := h.OnStatus != nil
+	paid, held, v, ok := h.fulfilment(ctx, attrs, cb, hold)
 	if !ok {
 		return v
 	}
@@ -135,7 +136,7 @@ func (h *CallbackHandler) processStatus(ctx context.Context, cb *Callback, attrs
 		h.logAt(ctx, attrs, slog.LevelWarn, "status after the refNo was fulfilled: stale, the order stays paid",
 			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "status", string(cb.Status), "paidOrderNo", *paid)
 	}
-	if h.OnStatus == nil {
+	if !hold {
 		if !known && !cb.Stale {
 			// Nothing took it: keep the gateway retrying rather than drop it.
 			return verdict{code: http.StatusInternalServerError, outcome: outcome, stale: cb.Stale,
@@ -143,7 +144,13 @@ func (h *CallbackHandler) processStatus(ctx context.Context, cb *Callback, attrs
 		}
 		return verdict{code: http.StatusOK, outcome: outcome, stale: cb.Stale}
 	}
-	v, _, done := h.once(ctx, attrs, cb, event{key: "status|" + cb.RefNo + "|" + cb.OrderNo + "|" + string(cb.Status), hook: h.OnStatus}, outcome)
+	if held != nil {
+		// The refNo's fulfilment is held off while OnStatus runs, so that a
+		// success cannot be fulfilled between the staleness check and the
+		// hook: it gets 503 and comes back after.
+		defer h.releaseHeld(ctx, attrs, cb, held)
+	}
+	v, _, done := h.once(ctx, attrs, cb, event{key: "status|" + cb.RefNo + "|" + cb.OrderNo + "|" + string(cb.Status), hook: h.OnStatus, also: held}, outcome)
 	if done {
 		v = verdict{code: http.StatusOK, outcome: outcome}
 	}
@@ -151,39 +158,58 @@ func (h *CallbackHandler) processStatus(ctx context.Context, cb *Callback, attrs
 	return v
 }
 
+// heldClaim is a claim held beside an event's own while its hook runs, and
+// renewed with it.
+type heldClaim struct{ key, token string }
+
 // fulfilment reports whether cb's refNo was fulfilled, and under which
-// orderNo, by claiming its fulfilment key and giving an acquired claim
-// straight back (any Deduper answers that). ok is false, with the verdict
-// to answer, when the Deduper fails or a fulfilment is in flight: the event
-// is then judged on the gateway's next retry, once the fulfilment settled.
-func (h *CallbackHandler) fulfilment(ctx context.Context, attrs []any, cb *Callback) (paid *string, v verdict, ok bool) {
+// orderNo, by claiming its fulfilment key (any Deduper answers that). An
+// acquired claim is given straight back, or, with hold, returned held: the
+// caller releases it. ok is false, with the verdict to answer, when the
+// Deduper fails or a fulfilment is in flight: the event is then judged on
+// the gateway's next retry, once the fulfilment settled.
+func (h *CallbackHandler) fulfilment(ctx context.Context, attrs []any, cb *Callback, hold bool) (paid *string, held *heldClaim, v verdict, ok bool) {
 	d := h.deduper()
 	sctx, cancel := storeContext(ctx, d)
 	defer cancel()
 	claim, err := d.Claim(sctx, fulfilKey(cb.RefNo), h.lease())
 	switch {
 	case err != nil:
-		return nil, h.storeFailed(ctx, attrs, cb, "dedupe claim failed", err), false
+		return nil, nil, h.storeFailed(ctx, attrs, cb, "dedupe claim failed", err), false
 	case claim.State == ClaimDone:
-		return &claim.Result, verdict{}, true
+		return &claim.Result, nil, verdict{}, true
 	case claim.State == ClaimBusy:
-		return nil, verdict{code: http.StatusServiceUnavailable, outcome: OutcomeInFlight, reason: "being handled by another delivery"}, false
+		return nil, nil, verdict{code: http.StatusServiceUnavailable, outcome: OutcomeInFlight, reason: "being handled by another delivery"}, false
 	}
-	if err := d.Release(sctx, fulfilKey(cb.RefNo), claim.Token); err != nil {
+	held = &heldClaim{key: fulfilKey(cb.RefNo), token: claim.Token}
+	if hold {
+		return nil, held, verdict{}, true
+	}
+	h.releaseHeld(ctx, attrs, cb, held)
+	return nil, nil, verdict{}, true
+}
+
+// releaseHeld gives a held claim back.
+func (h *CallbackHandler) releaseHeld(ctx context.Context, attrs []any, cb *Callback, held *heldClaim) {
+	d := h.deduper()
+	sctx, cancel := storeContext(ctx, d)
+	defer cancel()
+	if err := d.Release(sctx, held.key, held.token); err != nil {
 		h.logAt(ctx, attrs, slog.LevelError, "dedupe release failed", "refNo", cb.RefNo, "err", err)
 	}
-	return nil, verdict{}, true
 }
 
 // fulfilKey is the Deduper key of a refNo's fulfilment.
 func fulfilKey(refNo string) string { return "fulfil|" + refNo }
 
 // event is one thing the handler acts on once: its dedupe key, its hook,
-// and what its completion records.
+// what its completion records, and a claim held beside it while the hook
+// runs (nil: none).
 type event struct {
 	key    string
 	hook   func(context.Context, *Callback) error
 	result string
+	also   *heldClaim
 }
 
 // once claims ev and runs its hook. When the event was completed before, it
@@ -273,7 +299,7 @@ func (h *CallbackHandler) runRenewed(ctx context.Context, attrs []any, d Deduper
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	ctx = withHookClaim(ctx, HookClaim{Key: ev.key, Token: token, Result: ev.result}, completed)
-	k := h.keepLease(ctx, attrs, d, ev.key, token, claimed.Add(lease), lease, cancel, completed)
+	k := h.keepLease(ctx, attrs, d, ev, token, claimed.Add(lease), lease, cancel, completed)
 	err := callHook(ctx, ev.hook, cb)
 	k.stop()
 	return err

@@ -128,7 +128,10 @@ type CallbackHandler struct {
 	// deadline; 0 means DefaultCallbackReadTimeout.
 	ReadTimeout time.Duration
 	// Lease is how long a claim lasts between renewals; 0 means
-	// DefaultLease. It is renewed every Lease/3 while the hook runs.
+	// DefaultLease. It is renewed every Lease/3 while the hook runs, and
+	// an unrenewed hook is cancelled Lease/4 before it could lapse: keep it
+	// in seconds, far above the Deduper's latency and any stall of the
+	// process.
 	Lease time.Duration
 	// HookTimeout is the time limit of one hook call, separate from the
 	// lease; 0 means DefaultHookTimeout.

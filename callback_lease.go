@@ -27,12 +27,14 @@ var errLeaseMargin = errors.New("paygate: callback claim not renewed before its 
 // the first renewal is due, so a hook shorter than lease/3 costs one
 // timer and no goroutine.
 type leaseKeeper struct {
-	h      *CallbackHandler
-	ctx    context.Context // the hook's
-	attrs  []any
-	d      Deduper
-	key    string
-	token  string
+	h     *CallbackHandler
+	ctx   context.Context // the hook's
+	attrs []any
+	d     Deduper
+	key   string
+	token string
+	// also is a claim renewed beside the event's own (nil: none).
+	also   *heldClaim
 	lease  time.Duration
 	every  time.Duration
 	margin time.Duration
@@ -50,10 +52,10 @@ type leaseKeeper struct {
 	lastErr   error       // the last failed renewal's, for the cause
 }
 
-// keepLease starts keeping the claim of key under token, held until
-// heldUntil.
-func (h *CallbackHandler) keepLease(ctx context.Context, attrs []any, d Deduper, key, token string, heldUntil time.Time, lease time.Duration, cancel context.CancelCauseFunc, completed *atomic.Bool) *leaseKeeper {
-	k := &leaseKeeper{h: h, ctx: ctx, attrs: attrs, d: d, key: key, token: token, lease: lease,
+// keepLease starts keeping the claim of ev under token, held until
+// heldUntil, and ev.also's beside it.
+func (h *CallbackHandler) keepLease(ctx context.Context, attrs []any, d Deduper, ev event, token string, heldUntil time.Time, lease time.Duration, cancel context.CancelCauseFunc, completed *atomic.Bool) *leaseKeeper {
+	k := &leaseKeeper{h: h, ctx: ctx, attrs: attrs, d: d, key: ev.key, token: token, also: ev.also, lease: lease,
 		every: max(lease/3, 3*time.Millisecond), margin: lease / leaseMarginDivisor, cancel: cancel, completed: completed, heldUntil: heldUntil}
 	k.mu.Lock()
 	k.tick = time.AfterFunc(k.every, k.renew)
@@ -80,6 +82,9 @@ func (k *leaseKeeper) renew() {
 	sent := time.Now()
 	ctx, done := context.WithTimeout(context.WithoutCancel(k.ctx), k.lease)
 	err := k.d.Renew(ctx, k.key, k.token, k.lease)
+	if err == nil && k.also != nil {
+		err = k.d.Renew(ctx, k.also.key, k.also.token, k.lease)
+	}
 	done()
 	k.mu.Lock()
 	defer k.mu.Unlock()

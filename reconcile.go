@@ -57,12 +57,18 @@ type ReconcileEntry struct {
 
 // Reconcile settles the orders the merchant still awaits (a callback never
 // received, an order pending for days): for each reference, as the order
-// was created (refNo, or refNo~extraData when it had extra data), it looks
+// was created (refNo, or refNo~extraData when it had extra data: the lookup
+// is by the reference as sent, so a base refNo alone does not find an order
+// created with extra data and is reported not found), it looks
 // the order up at the gateway (Client.LookupOrderByRefNo) and runs exactly
 // the callback path on the answer: the same Deduper key, the same Fulfil,
 // OnStatus and OnDoublePayment, once each. An order already fulfilled by a
 // callback is not fulfilled again, and a callback and a reconciliation
-// racing on two replicas fulfil once. Callback.Source is SourceLookup.
+// racing on two replicas fulfil once, provided h shares its Deduper with
+// the handlers that receive the callbacks: with the default in-memory
+// Deduper, call Reconcile on the very handler value that serves them (a
+// second CallbackHandler has a record of its own and would fulfil again).
+// Callback.Source is SourceLookup.
 //
 // The record is the gateway's authenticated answer, but its shape is a
 // guess (docs/assumptions.md A-lookup, A-reconcile): a record is held back
@@ -142,6 +148,9 @@ func (h *CallbackHandler) reconcileRef(ctx context.Context, c *Client, ref strin
 	r, err := c.LookupOrderByRefNo(ctx, ref)
 	switch {
 	case errors.Is(err, ErrOrderNotFound):
+		if _, extra := SplitRefNo(ref); extra == "" {
+			err = fmt.Errorf("%w (if the order was created with extra data, give refNo~extraData)", err)
+		}
 		return ReconcileEntry{RefNo: ref, Outcome: OutcomeNotFound, Err: err}
 	case err != nil:
 		return ReconcileEntry{RefNo: ref, Outcome: OutcomeError, Err: err}

@@ -42,7 +42,15 @@ var ErrNoHookClaim = errors.New("sqldedup: FulfilTx's hook called outside a payg
 // over; a crash after it leaves both, and every later delivery gets 200
 // without calling fn. Effects outside tx (an e-mail, a call to another
 // service) are not covered: they are at least once after a crash, as on
-// the lease path. fn must not commit or roll back tx itself.
+// the lease path.
+//
+// fn must not commit or roll back tx itself: a tx committed by fn commits
+// its effect without the record of it, so every retry writes the effect
+// again (the completion then fails with sql.ErrTxDone and the delivery is
+// answered 500). Use one FulfilTx per handler and do every effect of the
+// fulfilment inside its one fn: a second FulfilTx called from the same
+// Fulfil finds the event already completed by the first and its effect is
+// rolled back for good.
 //
 // Why a fencing token rather than the database's own locks: the claim is a
 // row with a lease, as for every other hook, so duplicates in flight read
