@@ -121,7 +121,9 @@ func TestCallbackStatusRacingSuccessIsNeverCurrentAfterFulfil(t *testing.T) {
 			return nil
 		}}
 	pending := make(chan int, 1)
-	go func() { pending <- serve(h, signedRequest(t, key, callbackFields("INV-RACE", "GW1", StatusPending, "09"))).Code }()
+	go func() {
+		pending <- serve(h, signedRequest(t, key, callbackFields("INV-RACE", "GW1", StatusPending, "09"))).Code
+	}()
 	time.Sleep(20 * time.Millisecond) // the pending is past its staleness check, claiming its event
 	deadline := time.Now().Add(5 * time.Second)
 	for serve(h, signedRequest(t, key, callbackFields("INV-RACE", "GW1", StatusSuccess, "00"))).Code != http.StatusOK {
