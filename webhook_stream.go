@@ -138,6 +138,17 @@ func (w *windowReader) scan() {
 		c := w.buf[i]
 		switch l.in {
 		case lexString:
+			if l.esc == 0 && c != '"' && c != '\\' { // a run of plain bytes, at once
+				j := i + 1
+				for j < len(w.buf) && w.buf[j] != '"' && w.buf[j] != '\\' {
+					j++
+				}
+				if j-1-l.start > keep {
+					cut, cutLex = j-1, l
+				}
+				i = j - 1
+				continue
+			}
 			switch {
 			case l.esc < 0:
 				l.esc = 0
