@@ -18,7 +18,8 @@ import (
 // url.ParseQuery, which also gives its errors: both ways sign the same
 // message (FuzzSignURLFastPath).
 
-// maxScanFields bounds the fields of the fast path; more go the general way.
+// maxScanFields bounds the pairs of a query the fast path reads (empty ones
+// and those it drops included); more go the general way.
 const maxScanFields = 64
 
 // Byte classes of a query as the fast path reads it.
@@ -146,8 +147,14 @@ func (s *signState) scanQuery(query string) bool {
 		return false
 	}
 	sorted := true // so far; a query from url.Values.Encode is
+	pairs := 0     // every pair, empty ones and signature and exp included
 	for pos := 0; pos <= len(query); {
-		// One pair: the key up to '=', the value up to '&'.
+		// One pair: the key up to '=', the value up to '&'. url.ParseQuery
+		// refuses a query of too many pairs, empty ones included: a long
+		// query is left to it.
+		if pairs++; pairs > maxScanFields {
+			return false
+		}
 		k0, eq := pos, -1
 		i := pos
 	key:
@@ -178,9 +185,6 @@ func (s *signState) scanQuery(query string) bool {
 		key := query[k0:k1]
 		if key == fieldSignature || key == fieldExp {
 			continue
-		}
-		if len(s.scan) == maxScanFields {
-			return false
 		}
 		if n := len(s.scan); n > 0 && !keyLess(s.scanKey(query, n-1), key) {
 			sorted = false

@@ -2,7 +2,9 @@ package paygate
 
 import (
 	"net/url"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -33,6 +35,8 @@ func TestSignURLFastPath(t *testing.T) {
 		{"https://gw.example.my/p?a;b=1", false},
 		{"https://gw.example.my/p?%61=1", false},
 		{"https://gw.example.my/p?a=b=c", false},
+		{"https://gw.example.my/p?" + strings.Repeat("&", maxScanFields), false},
+		{"https://gw.example.my/p?" + strings.Repeat("exp=1&", maxScanFields), false},
 	} {
 		var s signState
 		origin, _, query, ok := simpleURL(tt.raw)
@@ -42,5 +46,19 @@ func TestSignURLFastPath(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, u.Scheme+"://"+u.Host, origin)
 		}
+	}
+}
+
+// A query of more pairs than url.ParseQuery reads, empty ones and exp or
+// signature included, is refused as it refuses it.
+func TestSignURLTooManyPairs(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	now := time.Unix(1_800_000_000, 0)
+	for _, pair := range []string{"", "exp=1", "signature=x", "a=1"} {
+		raw := "https://gw.example.my/p?" + strings.Repeat(pair+"&", 10_001)
+		_, err := SignURL(key, raw, now)
+		require.Error(t, err, "%q x 10,001", pair)
+		_, perr := url.ParseQuery(raw[strings.IndexByte(raw, '?')+1:])
+		require.Error(t, perr)
 	}
 }
