@@ -195,7 +195,15 @@ func TestFulfilTxTakenOverRollsBack(t *testing.T) {
 		time.Sleep(lease / 10)
 	}
 	go func() { codeB <- s.deliver(t, b, "INV-4") }()
-	waitFor(t, enteredB, "replica B to take the lapsed claim over")
+	select { // B takes the lapsed claim over; A's hook is let go either way
+	case <-enteredB:
+	case code := <-codeB:
+		close(proceedA)
+		t.Fatalf("replica B answered %d instead of taking A's lapsed claim over", code)
+	case <-time.After(10 * time.Second):
+		close(proceedA)
+		t.Fatal("waited 10 s for replica B to take the lapsed claim over")
+	}
 	close(proceedA)
 	require.ErrorIs(t, <-errA, paygate.ErrClaimLost)
 	require.Equal(t, http.StatusInternalServerError, <-codeA)
