@@ -42,7 +42,9 @@ func TestFaultsAcrossReplicas(t *testing.T) {
 	if testing.Short() {
 		orders = 20
 	}
-	const lease = time.Second
+	// A lease long enough that a loaded CI machine does not miss its
+	// renewals (every 500 ms, a 375 ms safety margin).
+	const lease = 1500 * time.Millisecond
 	key, err := paygate.ParseKey("3f2504e0-4f89-11d3-9a0c-0305e82c3301")
 	require.NoError(t, err)
 	table, _ := testDeduper(t)
@@ -62,7 +64,7 @@ func TestFaultsAcrossReplicas(t *testing.T) {
 			case faultPanic:
 				panic("stock service returned garbage")
 			case faultHang:
-				time.Sleep(2 * lease) // past the lease, within HookTimeout: renewed
+				time.Sleep(lease * 3 / 2) // past the lease, within HookTimeout: renewed
 			case faultDeadline:
 				<-ctx.Done()
 			case faultError:
@@ -80,7 +82,7 @@ func TestFaultsAcrossReplicas(t *testing.T) {
 		warm(t, db, 20)
 		d, err := New(db, WithTable(table.table))
 		require.NoError(t, err)
-		h := &paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: d, Lease: lease, HookTimeout: 3 * lease,
+		h := &paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: d, Lease: lease, HookTimeout: 2 * lease,
 			Fulfil: fulfil, Logger: slog.New(slog.DiscardHandler)}
 		srv := httptest.NewServer(h)
 		t.Cleanup(srv.Close)
