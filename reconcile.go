@@ -132,14 +132,7 @@ func (h *CallbackHandler) pace(ctx context.Context) error {
 	if d < 0 {
 		return ctx.Err()
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return sleepCtx(ctx, d)
 }
 
 // reconcileRef looks one awaited reference up and runs its record through
