@@ -2,6 +2,7 @@ package paygate
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -57,5 +58,78 @@ func TestMemoryDeduperFarTimes(t *testing.T) {
 			require.Equal(t, ClaimDone, again.State)
 			require.Equal(t, "GW1", again.Result)
 		})
+	}
+}
+
+// Retention, and expiry that is incremental: each Claim drops at most
+// expirePerCall lapsed keys, so the store drains without a full sweep.
+func TestMemoryDeduperExpiry(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	d := &MemoryDeduper{Now: func() time.Time { return now }, Retention: time.Hour}
+	c, err := d.Claim(ctx, "k", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, d.Complete(ctx, "k", c.Token, "GW1"))
+	now = now.Add(2 * time.Hour) // past retention
+	c, err = d.Claim(ctx, "k", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, ClaimAcquired, c.State, "a key past retention is claimed afresh")
+
+	for i := range 1000 { // x999 lapses last: first in, first out
+		_, err := d.Claim(ctx, fmt.Sprint("x", i), time.Second)
+		require.NoError(t, err)
+	}
+	require.Equal(t, 1001, d.Len())
+	now = now.Add(time.Minute) // every x key lapsed, k too
+	c, err = d.Claim(ctx, "x999", time.Second)
+	require.NoError(t, err)
+	require.Equal(t, ClaimAcquired, c.State, "a lapsed claim not yet dropped is taken over")
+	require.Equal(t, 1001-expirePerCall, d.Len())
+	now = now.Add(time.Minute)
+	for i := 1; i <= 100; i++ {
+		_, err := d.Claim(ctx, fmt.Sprint("y", i), time.Hour)
+		require.NoError(t, err)
+		require.Equal(t, 999+i-expirePerCall*i, d.Len(), "claim %d drops exactly %d lapsed keys", i, expirePerCall)
+	}
+	for range 2000 {
+		_, _ = d.Claim(ctx, "y1", time.Hour) // a duplicate still drains lapsed keys
+	}
+	require.Equal(t, 100, d.Len(), "only the live y keys remain")
+	live := 0
+	for _, q := range d.queues {
+		q.each(func(r expiryRecord) {
+			if !r.stale() {
+				live++
+			}
+		})
+	}
+	require.Equal(t, d.Len(), live, "one live record per key")
+}
+
+// Past maxExpiryQueues distinct leases, records share a queue out of time
+// order: keys may be dropped late, never early.
+func TestMemoryDeduperManyLeases(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	d := &MemoryDeduper{Now: func() time.Time { return now }}
+	const n = 3 * maxExpiryQueues
+	for i := n; i > 0; i-- { // longest lease first: the shared queue is out of order
+		c, err := d.Claim(ctx, fmt.Sprint("k", i), time.Duration(i)*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, ClaimAcquired, c.State)
+	}
+	require.Len(t, d.queues, maxExpiryQueues+1)
+	for i := 1; i <= n; i++ {
+		now = now.Add(time.Second) // k1..ki have lapsed, the rest not
+		for j := 1; j <= n; j++ {
+			c, err := d.Claim(ctx, fmt.Sprint("k", j), time.Hour)
+			require.NoError(t, err)
+			if j <= i {
+				require.Equal(t, ClaimAcquired, c.State, "k%d lapsed at %d s", j, i)
+				require.NoError(t, d.Release(ctx, fmt.Sprint("k", j), c.Token)) // lapsed again for the next round
+			} else {
+				require.Equal(t, ClaimBusy, c.State, "k%d has not lapsed at %d s", j, i)
+			}
+		}
 	}
 }
