@@ -1,24 +1,5 @@
 package paygate
 
-// Status is a payment status (docs/protocol.md "States"): the callback
-// `status` field (A2) and the webhook transaction `status` (B2).
-type Status string
-
-// The payment status values docs/protocol.md "States" lists.
-const (
-	// StatusSuccess: approved; the receiver may fulfil (A2 table).
-	StatusSuccess Status = "success"
-	// StatusPending: outcome unknown; wait for a follow-up callback.
-	StatusPending Status = "pending"
-	// StatusFailed: declined or cancelled; do not fulfil.
-	StatusFailed Status = "failed"
-)
-
-// Valid reports whether s is one of the three listed values.
-func (s Status) Valid() bool {
-	return s == StatusSuccess || s == StatusPending || s == StatusFailed
-}
-
 // FPXCode is an `fpx_debit_auth_code` from the `fpx` JSON of a callback
 // (docs/protocol.md A2). Codes are strings such as "00", "1C" or "XA", never integers.
 type FPXCode string

@@ -48,12 +48,3 @@ func TestFPXCodeStatus(t *testing.T) {
 	require.Equal(t, "ZZ", FPXCode("ZZ").Describe())
 	require.Equal(t, `"51"`, fmt.Sprintf("%q", FPXCode("51")), "formats as the wire code")
 }
-
-func TestStatusValid(t *testing.T) {
-	for _, s := range []Status{StatusSuccess, StatusPending, StatusFailed} {
-		require.True(t, s.Valid())
-	}
-	for _, s := range []Status{"", "SUCCESS", "ok"} {
-		require.False(t, s.Valid())
-	}
-}
