@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -73,10 +72,6 @@ type Deduper interface {
 	// Release gives key back so that the next delivery can try again.
 	Release(ctx context.Context, key, token string) error
 }
-
-// ErrClaimLost is returned by Renew, Complete or Release when the token no
-// longer holds the key (its lease ran out and another delivery took it).
-var ErrClaimLost = errors.New("paygate: dedupe claim lost (lease expired)")
 
 // DefaultRetention is how long a Deduper remembers a completed key unless
 // told otherwise: far longer than the gateway goes on retrying a callback.

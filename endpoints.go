@@ -6,9 +6,10 @@ import (
 	"strings"
 )
 
-// The gateway's paths, each the default of its Endpoints field: the
-// protocol's (docs/protocol.md endpoints 1, 2, 4 and 5) and those of the
-// gateway's public PHP client (docs/assumptions.md A-endpoints).
+// The gateway's paths, in one place: the protocol's (docs/protocol.md
+// endpoints 1 to 5 and 7) and those of the gateway's public PHP client
+// (docs/assumptions.md A-endpoints). Each but WebhookPath (the
+// WebhookSender's, not the Client's) is the default of its Endpoints field.
 const (
 	// CheckoutPath is order creation on {checkout_url}, used when the
 	// checkout URL is a bare host (docs/protocol.md endpoint 1).
@@ -36,6 +37,12 @@ const (
 	VersionPath = "/api/version"
 	// EchoPath is the service's echo, a health check, on {reports_url}.
 	EchoPath = "/api/echo"
+	// WebhookPath is the document's path of the bank transaction webhook
+	// (docs/protocol.md endpoint 7), which NewWebhookSender adds to a bare
+	// host. The real service's path carries the brand instead of `bank`
+	// (/api/adb/webhook on the bank webhook page): give NewWebhookSender that
+	// endpoint's whole URL (docs/assumptions.md A-webhook-brand).
+	WebhookPath = "/api/bank/webhook"
 )
 
 // Endpoints are the paths the Client calls, in one place: where the real

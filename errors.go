@@ -28,6 +28,42 @@ var (
 	ErrMultipleValues = errors.New("paygate: field has several values")
 	// ErrInvalidAmount: a money amount that breaks the rules of Amount.
 	ErrInvalidAmount = errors.New("paygate: invalid amount")
+	// ErrUnauthorized matches (errors.Is) an *APIError whose status is 401 or 403:
+	// a missing, wrong or expired credential or signature.
+	ErrUnauthorized = errors.New("paygate: unauthorized")
+	// ErrDeprecatedAuth: the older token / username+password authentication is
+	// deprecated and must not be used (docs/protocol.md "Authentication" and "Versioning"). The
+	// SDK refuses it wherever it could be configured.
+	ErrDeprecatedAuth = errors.New("paygate: the token / username+password authentication is deprecated; use an AuthToken (WithAuthToken) or an API key (WithAPIKey)")
+	// ErrNoCredential: a call needs a credential (API key, AuthToken) or a
+	// setting (agency, service URL) the client was not given. Nothing was sent.
+	ErrNoCredential = errors.New("paygate: missing credential or setting")
+	// ErrOrderNotFound: LookupOrder found no order for the reference.
+	ErrOrderNotFound = errors.New("paygate: order not found")
+	// ErrReportStatus: a report answer whose status is not OK (docs/protocol.md A3).
+	ErrReportStatus = errors.New("paygate: report status not OK")
+	// ErrRedirect matches (errors.Is) an *APIError for a 3xx answer to a
+	// credentialed request. Such requests never follow a redirect: the
+	// credential (signature, Bearer token, webhook password) and the body would
+	// go to wherever the redirect points. APIError.Location names the host it
+	// pointed to.
+	ErrRedirect = errors.New("paygate: the service answered with a redirect, which is not followed")
+	// ErrReportPaging matches (errors.Is) a payment report that cannot be
+	// walked to its end truthfully: a page that repeats an earlier one (a server
+	// that ignores page, or pages that cycle, would otherwise be read for
+	// ever), a short page before the last page stats.total_pages announced (the
+	// report would be cut short silently), or more pages than
+	// ReportQuery.MaxPages.
+	ErrReportPaging = errors.New("paygate: payment report paging is inconsistent")
+	// ErrReportPastTotalPages matches (errors.Is) the error that ends a walk
+	// which read every row by the protocol's rule (it ended on a short page)
+	// but found rows on pages at or past the stats.total_pages the server
+	// announced: the rows were all yielded, and the server's count is wrong
+	// (docs/assumptions.md A-report-paging). It matches ErrReportPaging too.
+	ErrReportPastTotalPages = fmt.Errorf("%w: rows past stats.total_pages", ErrReportPaging)
+	// ErrClaimLost is returned by Renew, Complete or Release when the token no
+	// longer holds the key (its lease ran out and another delivery took it).
+	ErrClaimLost = errors.New("paygate: dedupe claim lost (lease expired)")
 )
 
 // FieldError is one problem with one field: which field (a form field name or,
@@ -118,10 +154,6 @@ func (e *ValidationError) err() error {
 	return e
 }
 
-// ErrUnauthorized matches (errors.Is) an *APIError whose status is 401 or 403:
-// a missing, wrong or expired credential or signature.
-var ErrUnauthorized = errors.New("paygate: unauthorized")
-
 // maxErrorBody caps how much of a response body an APIError keeps.
 const maxErrorBody = 4 << 10
 
@@ -171,18 +203,3 @@ func (e *APIError) Is(target error) bool {
 	}
 	return false
 }
-
-// ErrDeprecatedAuth: the older token / username+password authentication is
-// deprecated and must not be used (docs/protocol.md "Authentication" and "Versioning"). The
-// SDK refuses it wherever it could be configured.
-var ErrDeprecatedAuth = errors.New("paygate: the token / username+password authentication is deprecated; use an AuthToken (WithAuthToken) or an API key (WithAPIKey)")
-
-// ErrNoCredential: a call needs a credential (API key, AuthToken) or a
-// setting (agency, service URL) the client was not given. Nothing was sent.
-var ErrNoCredential = errors.New("paygate: missing credential or setting")
-
-// ErrOrderNotFound: LookupOrder found no order for the reference.
-var ErrOrderNotFound = errors.New("paygate: order not found")
-
-// ErrReportStatus: a report answer whose status is not OK (docs/protocol.md A3).
-var ErrReportStatus = errors.New("paygate: report status not OK")

@@ -2,26 +2,10 @@ package paygate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"iter"
 )
-
-// ErrReportPaging matches (errors.Is) a payment report that cannot be
-// walked to its end truthfully: a page that repeats an earlier one (a server
-// that ignores page, or pages that cycle, would otherwise be read for
-// ever), a short page before the last page stats.total_pages announced (the
-// report would be cut short silently), or more pages than
-// ReportQuery.MaxPages.
-var ErrReportPaging = errors.New("paygate: payment report paging is inconsistent")
-
-// ErrReportPastTotalPages matches (errors.Is) the error that ends a walk
-// which read every row by the protocol's rule (it ended on a short page)
-// but found rows on pages at or past the stats.total_pages the server
-// announced: the rows were all yielded, and the server's count is wrong
-// (docs/assumptions.md A-report-paging). It matches ErrReportPaging too.
-var ErrReportPastTotalPages = fmt.Errorf("%w: rows past stats.total_pages", ErrReportPaging)
 
 // DefaultMaxPages is the ceiling on the pages one walk reads when
 // ReportQuery.MaxPages is 0: a last guard against a server that never sends

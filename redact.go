@@ -58,13 +58,6 @@ func redactTransportError(err error) error {
 	return err
 }
 
-// ErrRedirect matches (errors.Is) an *APIError for a 3xx answer to a
-// credentialed request. Such requests never follow a redirect: the
-// credential (signature, Bearer token, webhook password) and the body would
-// go to wherever the redirect points. APIError.Location names the host it
-// pointed to.
-var ErrRedirect = errors.New("paygate: the service answered with a redirect, which is not followed")
-
 // noRedirects returns a copy of hc that never follows a redirect: the 3xx
 // answer comes back to the SDK, which refuses it (ErrRedirect) or, for
 // CreateOrder, returns it. hc itself is not changed.

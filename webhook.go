@@ -6,13 +6,6 @@ import (
 	"time"
 )
 
-// WebhookPath is the document's path of the bank transaction webhook
-// (docs/protocol.md endpoint 7), which NewWebhookSender adds to a bare
-// host. The real service's path carries the brand instead of `bank`
-// (/api/adb/webhook on the bank webhook page): give NewWebhookSender that
-// endpoint's whole URL (docs/assumptions.md A-webhook-brand).
-const WebhookPath = "/api/bank/webhook"
-
 // Batch is the webhook request body (docs/protocol.md B1).
 type Batch struct {
 	// Schema is the optional JSON Schema reference ($schema).
