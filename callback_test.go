@@ -47,6 +47,94 @@ func TestParseCallbackSeveralTildes(t *testing.T) {
 	}
 }
 
+func TestParseCallback(t *testing.T) {
+	base := func(edit func(f url.Values)) url.Values {
+		f := callbackFields("INV-1", "GW1", StatusSuccess, "00")
+		edit(f)
+		return f
+	}
+	fpx := func(v string) url.Values { return base(func(f url.Values) { f.Set("fpx", v) }) }
+	tests := []struct {
+		name       string
+		form       url.Values
+		refNo      string
+		extra      string
+		amount     Amount
+		code       FPXCode
+		hasCode    bool
+		consistent bool
+		problems   []string // fields named in Problems
+	}{
+		{"clean success", base(func(url.Values) {}), "INV-1", "cart 7", 14990, "00", true, true, nil},
+		{"joined refNo, no extraData", base(func(f url.Values) { f.Set("refNo", "INV-1~cart 7"); f.Del("extraData") }), "INV-1", "cart 7", 14990, "00", true, true, nil},
+		{"joined refNo, matching extraData", base(func(f url.Values) { f.Set("refNo", "INV-1~cart 7") }), "INV-1", "cart 7", 14990, "00", true, true, nil},
+		{"joined refNo, other extraData", base(func(f url.Values) { f.Set("refNo", "INV-1~cart 7"); f.Set("extraData", "cart 8") }), "INV-1", "cart 7", 14990, "00", true, false, []string{"extraData"}},
+		{"split, empty extraData", base(func(f url.Values) { f.Set("extraData", "") }), "INV-1", "", 14990, "00", true, true, nil},
+		{"success with code 51", fpx(`{"fpx_debit_auth_code":"51"}`), "INV-1", "cart 7", 14990, "51", true, false, nil},
+		{"success with an empty code", fpx(`{"fpx_debit_auth_code":""}`), "INV-1", "cart 7", 14990, "", true, false, nil},
+		{"success with a null code", fpx(`{"fpx_debit_auth_code":null}`), "INV-1", "cart 7", 14990, "", true, false, nil},
+		{"success with a numeric code", fpx(`{"fpx_debit_auth_code":0}`), "INV-1", "cart 7", 14990, "", true, false, []string{"fpx"}},
+		{"duplicate code key: unknown", fpx(`{"fpx_debit_auth_code":"00","x":1,"fpx_debit_auth_code":"51"}`), "INV-1", "cart 7", 14990, "", true, false, []string{"fpx"}},
+		{"escaped code", fpx(`{"fpx_debit_auth_code":"\u0030\u0030"}`), "INV-1", "cart 7", 14990, "00", true, true, nil},
+		{"card: fpx without the code", fpx(`{"card_brand":"VISA","nested":{"fpx_debit_auth_code":"51"}}`), "INV-1", "cart 7", 14990, "", false, true, nil},
+		{"card: no fpx", base(func(f url.Values) { f.Del("fpx") }), "INV-1", "cart 7", 14990, "", false, true, nil},
+		{"fpx null", fpx(`null`), "INV-1", "cart 7", 14990, "", false, false, []string{"fpx"}},
+		{"fpx array", fpx(`[{"fpx_debit_auth_code":"00"}]`), "INV-1", "cart 7", 14990, "", false, false, []string{"fpx"}},
+		{"fpx not JSON", fpx(`approved`), "INV-1", "cart 7", 14990, "", false, false, []string{"fpx"}},
+		{"fpx truncated", fpx(`{"fpx_debit_auth_code":"00"`), "INV-1", "cart 7", 14990, "", false, false, []string{"fpx"}},
+		{"fpx with trailing text", fpx(`{"fpx_debit_auth_code":"00"} x`), "INV-1", "cart 7", 14990, "", false, false, []string{"fpx"}},
+		{"amount with three places", base(func(f url.Values) { f.Set("amount", "10.000") }), "INV-1", "cart 7", 0, "00", true, false, []string{"amount"}},
+		{"amount with a thousands comma", base(func(f url.Values) { f.Set("amount", "1,000.00"); f.Set("addCharge", "x") }), "INV-1", "cart 7", 0, "00", true, false, []string{"amount", "addCharge"}},
+		{"several orderNo values", base(func(f url.Values) { f["orderNo"] = []string{"GW1", "GW2"} }), "INV-1", "cart 7", 14990, "00", true, false, []string{"orderNo"}},
+		{"pending with code 09", base(func(f url.Values) { f.Set("status", "pending"); f.Set("fpx", `{"fpx_debit_auth_code":"09"}`) }), "INV-1", "cart 7", 14990, "09", true, true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cb, err := ParseCallback(tt.form)
+			require.NoError(t, err)
+			require.Equal(t, tt.refNo, cb.RefNo)
+			require.Equal(t, tt.extra, cb.ExtraData)
+			require.Equal(t, tt.amount, cb.Amount)
+			require.Equal(t, tt.code, cb.FPX.DebitAuthCode)
+			require.Equal(t, tt.hasCode, cb.FPX.HasDebitAuthCode)
+			require.Equal(t, tt.consistent, cb.Consistent(), "%v", cb.Problems)
+			var fields []string
+			for _, p := range cb.Problems {
+				fields = append(fields, p.Field)
+			}
+			require.Equal(t, tt.problems, fields)
+			require.False(t, cb.Verified)
+			require.Equal(t, tt.form.Get("fpx"), cb.FPX.Raw)
+		})
+	}
+}
+
+// Only what routing needs is required: status and one refNo with a base.
+func TestParseCallbackRouting(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		form   url.Values
+		fields []string
+	}{
+		{"nothing", url.Values{}, []string{"status", "refNo"}},
+		{"empty refNo", url.Values{"status": {"success"}, "refNo": {""}}, []string{"refNo"}},
+		{"no base", url.Values{"status": {"success"}, "refNo": {"~x"}}, []string{"refNo"}},
+		{"two statuses", url.Values{"status": {"success", "failed"}, "refNo": {"A"}}, []string{"status"}},
+		{"two refNos", url.Values{"status": {"success"}, "refNo": {"A", "B"}}, []string{"refNo"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseCallback(tt.form)
+			var ve *ValidationError
+			require.ErrorAs(t, err, &ve)
+			var fields []string
+			for _, p := range ve.Problems {
+				fields = append(fields, p.Field)
+			}
+			require.Equal(t, tt.fields, fields)
+		})
+	}
+}
+
 // signWith signs the callback message of the given encoding ("form",
 // "form-php", "form-whatwg") with the test key, as a gateway using that
 // encoder would, in upper-case hex when upper is set. The message is built
