@@ -24,11 +24,11 @@ func TestCallbackHandlerBodyLimitAfterMiddlewareParsed(t *testing.T) {
 		chunked bool  // no Content-Length: only the parsed size tells
 		want    int
 	}{
-		{"200 KB, Content-Length", 200 << 10, 0, false, http.StatusRequestEntityTooLarge},
-		{"200 KB, chunked", 200 << 10, 0, true, http.StatusRequestEntityTooLarge},
-		{"1 KB over a 512-byte limit, chunked", 1 << 10, 512, true, http.StatusRequestEntityTooLarge},
-		{"within the default limit", 1 << 10, 0, false, http.StatusOK},
-		{"within the default limit, chunked", 1 << 10, 0, true, http.StatusOK},
+		{name: "200 KB, Content-Length", padding: 200 << 10, want: http.StatusRequestEntityTooLarge},
+		{name: "200 KB, chunked", padding: 200 << 10, chunked: true, want: http.StatusRequestEntityTooLarge},
+		{name: "1 KB over a 512-byte limit, chunked", padding: 1 << 10, limit: 512, chunked: true, want: http.StatusRequestEntityTooLarge},
+		{name: "within the default limit", padding: 1 << 10, want: http.StatusOK},
+		{name: "within the default limit, chunked", padding: 1 << 10, chunked: true, want: http.StatusOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &recorder{}
@@ -87,8 +87,8 @@ func TestCallbackHandlerWarnsOnceWithoutReadDeadline(t *testing.T) {
 		wrap  func(http.ResponseWriter) http.ResponseWriter
 		warns int
 	}{
-		{"wrapper without Unwrap", func(w http.ResponseWriter) http.ResponseWriter { return noUnwrap{w} }, 1},
-		{"wrapper with Unwrap", func(w http.ResponseWriter) http.ResponseWriter { return withUnwrap{w} }, 0},
+		{name: "wrapper without Unwrap", wrap: func(w http.ResponseWriter) http.ResponseWriter { return noUnwrap{w} }, warns: 1},
+		{name: "wrapper with Unwrap", wrap: func(w http.ResponseWriter) http.ResponseWriter { return withUnwrap{w} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer

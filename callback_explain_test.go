@@ -24,12 +24,12 @@ func TestExplainCallback(t *testing.T) {
 		matchAt  int      // the candidate that matches, or -1
 		received string
 	}{
-		{"genuine", []string{good}, 0, good},
-		{"genuine, upper-case hex", []string{strings.ToUpper(good)}, 0, strings.ToUpper(good)},
-		{"wrong", []string{"0123456789abcdef"}, -1, "0123456789abcdef"},
-		{"not hex", []string{"zz"}, -1, "zz"},
-		{"missing", nil, -1, ""},
-		{"given twice", []string{good, good}, -1, good},
+		{name: "genuine", sig: []string{good}, received: good},
+		{name: "genuine, upper-case hex", sig: []string{strings.ToUpper(good)}, received: strings.ToUpper(good)},
+		{name: "wrong", sig: []string{"0123456789abcdef"}, matchAt: -1, received: "0123456789abcdef"},
+		{name: "not hex", sig: []string{"zz"}, matchAt: -1, received: "zz"},
+		{name: "missing", matchAt: -1},
+		{name: "given twice", sig: []string{good, good}, matchAt: -1, received: good},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			form := url.Values{}

@@ -132,55 +132,52 @@ func TestCallbackHandlerResponses(t *testing.T) {
 		returns  int
 		rejects  int
 		bodyHas  string
+		// check, when set, asserts more of the answer.
+		check func(t *testing.T, w *httptest.ResponseRecorder)
 	}{
-		{"verified success fulfils", func() *http.Request { return signedRequest(t, key, success) }, nil, 200, 1, 0, 0, 0, ""},
-		{"second key (rotation)", func() *http.Request { return signedRequest(t, key, success) },
-			func(h *CallbackHandler) { h.Keys = []Key{other, key} }, 200, 1, 0, 0, 0, ""},
-		{"verified pending", func() *http.Request {
+		{name: "verified success fulfils", req: func() *http.Request { return signedRequest(t, key, success) }, code: 200, fulfils: 1},
+		{name: "second key (rotation)", req: func() *http.Request { return signedRequest(t, key, success) }, edit: func(h *CallbackHandler) { h.Keys = []Key{other, key} }, code: 200, fulfils: 1},
+		{name: "verified pending", req: func() *http.Request {
 			return signedRequest(t, key, callbackFields("INV-2", "GW2", StatusPending, "09"))
-		}, nil, 200, 0, 1, 0, 0, ""},
-		{"verified failed", func() *http.Request { return signedRequest(t, key, callbackFields("INV-3", "GW3", StatusFailed, "51")) }, nil, 200, 0, 1, 0, 0, ""},
-		{"verified unknown status", func() *http.Request { return signedRequest(t, key, callbackFields("INV-4", "GW4", "refunded", "00")) }, nil, 200, 0, 1, 0, 0, ""},
-		{"success without fpx (card)", func() *http.Request { return signedRequest(t, key, callbackFields("INV-5", "GW5", StatusSuccess, "-")) }, nil, 200, 1, 0, 0, 0, ""},
-		{"success with a non-00 FPX code is fulfilled", func() *http.Request {
+		}, code: 200, statuses: 1},
+		{name: "verified failed", req: func() *http.Request { return signedRequest(t, key, callbackFields("INV-3", "GW3", StatusFailed, "51")) }, code: 200, statuses: 1},
+		{name: "verified unknown status", req: func() *http.Request { return signedRequest(t, key, callbackFields("INV-4", "GW4", "refunded", "00")) }, code: 200, statuses: 1},
+		{name: "success without fpx (card)", req: func() *http.Request { return signedRequest(t, key, callbackFields("INV-5", "GW5", StatusSuccess, "-")) }, code: 200, fulfils: 1},
+		{name: "success with a non-00 FPX code is fulfilled", req: func() *http.Request {
 			return signedRequest(t, key, callbackFields("INV-6", "GW6", StatusSuccess, "51"))
-		}, nil, 200, 1, 0, 0, 0, ""},
-		{"success with an empty FPX code is fulfilled", func() *http.Request {
+		}, code: 200, fulfils: 1},
+		{name: "success with an empty FPX code is fulfilled", req: func() *http.Request {
 			return signedRequest(t, key, callbackFields("INV-6b", "GW6", StatusSuccess, ""))
-		}, nil, 200, 1, 0, 0, 0, ""},
-		{"pending without OnStatus: 200", func() *http.Request {
+		}, code: 200, fulfils: 1},
+		{name: "pending without OnStatus: 200", req: func() *http.Request {
 			return signedRequest(t, key, callbackFields("INV-7", "GW7", StatusPending, "09"))
-		},
-			func(h *CallbackHandler) { h.OnStatus = nil }, 200, 0, 0, 0, 0, ""},
-		{"unsigned success: browser page, never fulfils", func() *http.Request { r, _ := NewReturnRequest("/r", success); return r }, nil, 200, 0, 0, 1, 0, "being confirmed"},
-		{"unsigned without OnReturn: 403", func() *http.Request { r, _ := NewReturnRequest("/r", success); return r },
-			func(h *CallbackHandler) { h.OnReturn = nil }, 403, 0, 0, 0, 1, ""},
-		{"wrong key: 403", func() *http.Request { return signedRequest(t, other, success) }, nil, 403, 0, 0, 0, 1, ""},
-		{"signed over a different amount: 403", func() *http.Request { r, _ := NewReturnRequest("/r", tampered); return r }, nil, 403, 0, 0, 0, 1, ""},
-		{"GET: 405", func() *http.Request { return rawRequest(t, http.MethodGet, "", "") }, nil, 405, 0, 0, 0, 0, ""},
-		{"JSON body: 415", func() *http.Request {
+		}, edit: func(h *CallbackHandler) { h.OnStatus = nil }, code: 200},
+		{name: "unsigned success: browser page, never fulfils", req: func() *http.Request { r, _ := NewReturnRequest("/r", success); return r }, code: 200, returns: 1, bodyHas: "being confirmed"},
+		{name: "unsigned without OnReturn: 403", req: func() *http.Request { r, _ := NewReturnRequest("/r", success); return r }, edit: func(h *CallbackHandler) { h.OnReturn = nil }, code: 403, rejects: 1},
+		{name: "wrong key: 403", req: func() *http.Request { return signedRequest(t, other, success) }, code: 403, rejects: 1},
+		{name: "signed over a different amount: 403", req: func() *http.Request { r, _ := NewReturnRequest("/r", tampered); return r }, code: 403, rejects: 1},
+		{name: "GET: 405", req: func() *http.Request { return rawRequest(t, http.MethodGet, "", "") }, code: 405,
+			check: func(t *testing.T, w *httptest.ResponseRecorder) { require.Equal(t, "POST", w.Header().Get("Allow")) }},
+		{name: "JSON body: 415", req: func() *http.Request {
 			return rawRequest(t, http.MethodPost, "application/json", `{"status":"success"}`)
-		}, nil, 415, 0, 0, 0, 1, ""},
-		{"no content type: 415", func() *http.Request { return rawRequest(t, http.MethodPost, "", signed.Encode()) }, nil, 415, 0, 0, 0, 1, ""},
-		{"charset parameter accepted", func() *http.Request {
+		}, code: 415, rejects: 1},
+		{name: "no content type: 415", req: func() *http.Request { return rawRequest(t, http.MethodPost, "", signed.Encode()) }, code: 415, rejects: 1},
+		{name: "charset parameter accepted", req: func() *http.Request {
 			return rawRequest(t, http.MethodPost, form+"; charset=UTF-8", signed.Encode())
-		}, nil, 200, 1, 0, 0, 0, ""},
-		{"too big: 413", func() *http.Request {
+		}, code: 200, fulfils: 1},
+		{name: "too big: 413", req: func() *http.Request {
 			return rawRequest(t, http.MethodPost, form, signed.Encode()+"&pad="+strings.Repeat("x", 70<<10))
-		}, nil, 413, 0, 0, 0, 1, ""},
-		{"smaller limit: 413", func() *http.Request { return signedRequest(t, key, success) },
-			func(h *CallbackHandler) { h.BodyLimit = 100 }, 413, 0, 0, 0, 1, ""},
-		{"unparsable: 400", func() *http.Request { return rawRequest(t, http.MethodPost, form, "status=%zz&signature=00") }, nil, 400, 0, 0, 0, 1, ""},
-		{"verified with a malformed amount is fulfilled", func() *http.Request { r, _ := NewReturnRequest("/r", badAmount); return r }, nil, 200, 1, 0, 0, 0, ""},
-		{"verified without refNo: 400, the gateway retries", func() *http.Request {
+		}, code: 413, rejects: 1},
+		{name: "smaller limit: 413", req: func() *http.Request { return signedRequest(t, key, success) }, edit: func(h *CallbackHandler) { h.BodyLimit = 100 }, code: 413, rejects: 1},
+		{name: "unparsable: 400", req: func() *http.Request { return rawRequest(t, http.MethodPost, form, "status=%zz&signature=00") }, code: 400, rejects: 1},
+		{name: "verified with a malformed amount is fulfilled", req: func() *http.Request { r, _ := NewReturnRequest("/r", badAmount); return r }, code: 200, fulfils: 1},
+		{name: "verified without refNo: 400, the gateway retries", req: func() *http.Request {
 			f := callbackFields("INV-10", "GW10", StatusSuccess, "00")
 			f.Del("refNo")
 			return signedRequest(t, key, f)
-		}, nil, 400, 0, 0, 0, 1, ""},
-		{"no Fulfil: 500 so the gateway retries", func() *http.Request { return signedRequest(t, key, success) },
-			func(h *CallbackHandler) { h.Fulfil = nil }, 500, 0, 0, 0, 0, ""},
-		{"no keys: 500", func() *http.Request { return signedRequest(t, key, success) },
-			func(h *CallbackHandler) { h.Keys = nil }, 500, 0, 0, 0, 0, ""},
+		}, code: 400, rejects: 1},
+		{name: "no Fulfil: 500 so the gateway retries", req: func() *http.Request { return signedRequest(t, key, success) }, edit: func(h *CallbackHandler) { h.Fulfil = nil }, code: 500},
+		{name: "no keys: 500", req: func() *http.Request { return signedRequest(t, key, success) }, edit: func(h *CallbackHandler) { h.Keys = nil }, code: 500},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -196,8 +193,8 @@ func TestCallbackHandlerResponses(t *testing.T) {
 			require.Equal(t, tt.returns, rec.returns)
 			require.Len(t, rec.rejects, tt.rejects)
 			require.Contains(t, w.Body.String(), tt.bodyHas)
-			if tt.code == 405 {
-				require.Equal(t, "POST", w.Header().Get("Allow"))
+			if tt.check != nil {
+				tt.check(t, w)
 			}
 		})
 	}
@@ -289,7 +286,7 @@ func TestCallbackHandlerStatusSequence(t *testing.T) {
 	for _, s := range []struct {
 		status Status
 		code   string
-	}{{StatusPending, "09"}, {StatusPending, "09"}, {StatusSuccess, "00"}, {StatusSuccess, "00"}, {StatusPending, "99"}} {
+	}{{status: StatusPending, code: "09"}, {status: StatusPending, code: "09"}, {status: StatusSuccess, code: "00"}, {status: StatusSuccess, code: "00"}, {status: StatusPending, code: "99"}} {
 		require.Equal(t, 200, serve(h, signedRequest(t, key, callbackFields("INV-8", "GW8", s.status, s.code))).Code)
 	}
 	require.Equal(t, []string{"INV-8"}, rec.fulfils)

@@ -29,16 +29,16 @@ func TestCallbackHandlerFulfilsOddSuccess(t *testing.T) {
 		code  FPXCode
 		fault string // in the warning
 	}{
-		{"code 51", func(f url.Values) { f.Set("fpx", `{"fpx_debit_auth_code":"51"}`) }, "51", "fpx_debit_auth_code=51"},
-		{"empty code", func(f url.Values) { f.Set("fpx", `{"fpx_debit_auth_code":""}`) }, "", "inconsistent"},
-		{"null code", func(f url.Values) { f.Set("fpx", `{"fpx_debit_auth_code":null}`) }, "", "inconsistent"},
-		{"duplicate code", func(f url.Values) { f.Set("fpx", `{"fpx_debit_auth_code":"00","fpx_debit_auth_code":"00"}`) }, "", "more than once"},
-		{"fpx null", func(f url.Values) { f.Set("fpx", `null`) }, "", "not a JSON object"},
-		{"fpx array", func(f url.Values) { f.Set("fpx", `[]`) }, "", "not a JSON object"},
-		{"fpx not JSON", func(f url.Values) { f.Set("fpx", `{oops`) }, "", "not valid JSON"},
-		{"amount 10.000", func(f url.Values) { f.Set("amount", "10.000") }, "00", "amount"},
-		{"amount 1,000.00", func(f url.Values) { f.Set("amount", "1,000.00") }, "00", "amount"},
-		{"addCharge odd", func(f url.Values) { f.Set("addCharge", "RM0") }, "00", "addCharge"},
+		{name: "code 51", edit: func(f url.Values) { f.Set("fpx", `{"fpx_debit_auth_code":"51"}`) }, code: "51", fault: "fpx_debit_auth_code=51"},
+		{name: "empty code", edit: func(f url.Values) { f.Set("fpx", `{"fpx_debit_auth_code":""}`) }, fault: "inconsistent"},
+		{name: "null code", edit: func(f url.Values) { f.Set("fpx", `{"fpx_debit_auth_code":null}`) }, fault: "inconsistent"},
+		{name: "duplicate code", edit: func(f url.Values) { f.Set("fpx", `{"fpx_debit_auth_code":"00","fpx_debit_auth_code":"00"}`) }, fault: "more than once"},
+		{name: "fpx null", edit: func(f url.Values) { f.Set("fpx", `null`) }, fault: "not a JSON object"},
+		{name: "fpx array", edit: func(f url.Values) { f.Set("fpx", `[]`) }, fault: "not a JSON object"},
+		{name: "fpx not JSON", edit: func(f url.Values) { f.Set("fpx", `{oops`) }, fault: "not valid JSON"},
+		{name: "amount 10.000", edit: func(f url.Values) { f.Set("amount", "10.000") }, code: "00", fault: "amount"},
+		{name: "amount 1,000.00", edit: func(f url.Values) { f.Set("amount", "1,000.00") }, code: "00", fault: "amount"},
+		{name: "addCharge odd", edit: func(f url.Values) { f.Set("addCharge", "RM0") }, code: "00", fault: "addCharge"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -207,8 +207,8 @@ func TestCallbackHandlerRenewalFailureCancelsHook(t *testing.T) {
 		cause string
 		after time.Duration // earliest cancellation: the first renewal, or the lease's end
 	}{
-		{"claim lost", ErrClaimLost, "claim lost while the hook ran", 40 * time.Millisecond}, // the first renewal, due 50 ms after the claim (a little before the hook starts)
-		{"store down", errors.New("connection refused"), "not renewed before its lease's safety margin", 100 * time.Millisecond},
+		{name: "claim lost", err: ErrClaimLost, cause: "claim lost while the hook ran", after: 40 * time.Millisecond}, // the first renewal, due 50 ms after the claim (a little before the hook starts)
+		{name: "store down", err: errors.New("connection refused"), cause: "not renewed before its lease's safety margin", after: 100 * time.Millisecond},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			d := &losingDeduper{renewErr: tt.err}

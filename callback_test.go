@@ -65,28 +65,28 @@ func TestParseCallback(t *testing.T) {
 		consistent bool
 		problems   []string // fields named in Problems
 	}{
-		{"clean success", base(func(url.Values) {}), "INV-1", "cart 7", 14990, "00", true, true, nil},
-		{"joined refNo, no extraData", base(func(f url.Values) { f.Set("refNo", "INV-1~cart 7"); f.Del("extraData") }), "INV-1", "cart 7", 14990, "00", true, true, nil},
-		{"joined refNo, matching extraData", base(func(f url.Values) { f.Set("refNo", "INV-1~cart 7") }), "INV-1", "cart 7", 14990, "00", true, true, nil},
-		{"joined refNo, other extraData", base(func(f url.Values) { f.Set("refNo", "INV-1~cart 7"); f.Set("extraData", "cart 8") }), "INV-1", "cart 7", 14990, "00", true, false, []string{"extraData"}},
-		{"split, empty extraData", base(func(f url.Values) { f.Set("extraData", "") }), "INV-1", "", 14990, "00", true, true, nil},
-		{"success with code 51", fpx(`{"fpx_debit_auth_code":"51"}`), "INV-1", "cart 7", 14990, "51", true, false, nil},
-		{"success with an empty code", fpx(`{"fpx_debit_auth_code":""}`), "INV-1", "cart 7", 14990, "", true, false, nil},
-		{"success with a null code", fpx(`{"fpx_debit_auth_code":null}`), "INV-1", "cart 7", 14990, "", true, false, nil},
-		{"success with a numeric code", fpx(`{"fpx_debit_auth_code":0}`), "INV-1", "cart 7", 14990, "", true, false, []string{"fpx"}},
-		{"duplicate code key: unknown", fpx(`{"fpx_debit_auth_code":"00","x":1,"fpx_debit_auth_code":"51"}`), "INV-1", "cart 7", 14990, "", true, false, []string{"fpx"}},
-		{"escaped code", fpx(`{"fpx_debit_auth_code":"\u0030\u0030"}`), "INV-1", "cart 7", 14990, "00", true, true, nil},
-		{"card: fpx without the code", fpx(`{"card_brand":"VISA","nested":{"fpx_debit_auth_code":"51"}}`), "INV-1", "cart 7", 14990, "", false, true, nil},
-		{"card: no fpx", base(func(f url.Values) { f.Del("fpx") }), "INV-1", "cart 7", 14990, "", false, true, nil},
-		{"fpx null", fpx(`null`), "INV-1", "cart 7", 14990, "", false, false, []string{"fpx"}},
-		{"fpx array", fpx(`[{"fpx_debit_auth_code":"00"}]`), "INV-1", "cart 7", 14990, "", false, false, []string{"fpx"}},
-		{"fpx not JSON", fpx(`approved`), "INV-1", "cart 7", 14990, "", false, false, []string{"fpx"}},
-		{"fpx truncated", fpx(`{"fpx_debit_auth_code":"00"`), "INV-1", "cart 7", 14990, "", false, false, []string{"fpx"}},
-		{"fpx with trailing text", fpx(`{"fpx_debit_auth_code":"00"} x`), "INV-1", "cart 7", 14990, "", false, false, []string{"fpx"}},
-		{"amount with three places", base(func(f url.Values) { f.Set("amount", "10.000") }), "INV-1", "cart 7", 0, "00", true, false, []string{"amount"}},
-		{"amount with a thousands comma", base(func(f url.Values) { f.Set("amount", "1,000.00"); f.Set("addCharge", "x") }), "INV-1", "cart 7", 0, "00", true, false, []string{"amount", "addCharge"}},
-		{"several orderNo values", base(func(f url.Values) { f["orderNo"] = []string{"GW1", "GW2"} }), "INV-1", "cart 7", 14990, "00", true, false, []string{"orderNo"}},
-		{"pending with code 09", base(func(f url.Values) { f.Set("status", "pending"); f.Set("fpx", `{"fpx_debit_auth_code":"09"}`) }), "INV-1", "cart 7", 14990, "09", true, true, nil},
+		{name: "clean success", form: base(func(url.Values) {}), refNo: "INV-1", extra: "cart 7", amount: 14990, code: "00", hasCode: true, consistent: true},
+		{name: "joined refNo, no extraData", form: base(func(f url.Values) { f.Set("refNo", "INV-1~cart 7"); f.Del("extraData") }), refNo: "INV-1", extra: "cart 7", amount: 14990, code: "00", hasCode: true, consistent: true},
+		{name: "joined refNo, matching extraData", form: base(func(f url.Values) { f.Set("refNo", "INV-1~cart 7") }), refNo: "INV-1", extra: "cart 7", amount: 14990, code: "00", hasCode: true, consistent: true},
+		{name: "joined refNo, other extraData", form: base(func(f url.Values) { f.Set("refNo", "INV-1~cart 7"); f.Set("extraData", "cart 8") }), refNo: "INV-1", extra: "cart 7", amount: 14990, code: "00", hasCode: true, problems: []string{"extraData"}},
+		{name: "split, empty extraData", form: base(func(f url.Values) { f.Set("extraData", "") }), refNo: "INV-1", amount: 14990, code: "00", hasCode: true, consistent: true},
+		{name: "success with code 51", form: fpx(`{"fpx_debit_auth_code":"51"}`), refNo: "INV-1", extra: "cart 7", amount: 14990, code: "51", hasCode: true},
+		{name: "success with an empty code", form: fpx(`{"fpx_debit_auth_code":""}`), refNo: "INV-1", extra: "cart 7", amount: 14990, hasCode: true},
+		{name: "success with a null code", form: fpx(`{"fpx_debit_auth_code":null}`), refNo: "INV-1", extra: "cart 7", amount: 14990, hasCode: true},
+		{name: "success with a numeric code", form: fpx(`{"fpx_debit_auth_code":0}`), refNo: "INV-1", extra: "cart 7", amount: 14990, hasCode: true, problems: []string{"fpx"}},
+		{name: "duplicate code key: unknown", form: fpx(`{"fpx_debit_auth_code":"00","x":1,"fpx_debit_auth_code":"51"}`), refNo: "INV-1", extra: "cart 7", amount: 14990, hasCode: true, problems: []string{"fpx"}},
+		{name: "escaped code", form: fpx(`{"fpx_debit_auth_code":"\u0030\u0030"}`), refNo: "INV-1", extra: "cart 7", amount: 14990, code: "00", hasCode: true, consistent: true},
+		{name: "card: fpx without the code", form: fpx(`{"card_brand":"VISA","nested":{"fpx_debit_auth_code":"51"}}`), refNo: "INV-1", extra: "cart 7", amount: 14990, consistent: true},
+		{name: "card: no fpx", form: base(func(f url.Values) { f.Del("fpx") }), refNo: "INV-1", extra: "cart 7", amount: 14990, consistent: true},
+		{name: "fpx null", form: fpx(`null`), refNo: "INV-1", extra: "cart 7", amount: 14990, problems: []string{"fpx"}},
+		{name: "fpx array", form: fpx(`[{"fpx_debit_auth_code":"00"}]`), refNo: "INV-1", extra: "cart 7", amount: 14990, problems: []string{"fpx"}},
+		{name: "fpx not JSON", form: fpx(`approved`), refNo: "INV-1", extra: "cart 7", amount: 14990, problems: []string{"fpx"}},
+		{name: "fpx truncated", form: fpx(`{"fpx_debit_auth_code":"00"`), refNo: "INV-1", extra: "cart 7", amount: 14990, problems: []string{"fpx"}},
+		{name: "fpx with trailing text", form: fpx(`{"fpx_debit_auth_code":"00"} x`), refNo: "INV-1", extra: "cart 7", amount: 14990, problems: []string{"fpx"}},
+		{name: "amount with three places", form: base(func(f url.Values) { f.Set("amount", "10.000") }), refNo: "INV-1", extra: "cart 7", code: "00", hasCode: true, problems: []string{"amount"}},
+		{name: "amount with a thousands comma", form: base(func(f url.Values) { f.Set("amount", "1,000.00"); f.Set("addCharge", "x") }), refNo: "INV-1", extra: "cart 7", code: "00", hasCode: true, problems: []string{"amount", "addCharge"}},
+		{name: "several orderNo values", form: base(func(f url.Values) { f["orderNo"] = []string{"GW1", "GW2"} }), refNo: "INV-1", extra: "cart 7", amount: 14990, code: "00", hasCode: true, problems: []string{"orderNo"}},
+		{name: "pending with code 09", form: base(func(f url.Values) { f.Set("status", "pending"); f.Set("fpx", `{"fpx_debit_auth_code":"09"}`) }), refNo: "INV-1", extra: "cart 7", amount: 14990, code: "09", hasCode: true, consistent: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,11 +116,11 @@ func TestParseCallbackRouting(t *testing.T) {
 		form   url.Values
 		fields []string
 	}{
-		{"nothing", url.Values{}, []string{"status", "refNo"}},
-		{"empty refNo", url.Values{"status": {"success"}, "refNo": {""}}, []string{"refNo"}},
-		{"no base", url.Values{"status": {"success"}, "refNo": {"~x"}}, []string{"refNo"}},
-		{"two statuses", url.Values{"status": {"success", "failed"}, "refNo": {"A"}}, []string{"status"}},
-		{"two refNos", url.Values{"status": {"success"}, "refNo": {"A", "B"}}, []string{"refNo"}},
+		{name: "nothing", form: url.Values{}, fields: []string{"status", "refNo"}},
+		{name: "empty refNo", form: url.Values{"status": {"success"}, "refNo": {""}}, fields: []string{"refNo"}},
+		{name: "no base", form: url.Values{"status": {"success"}, "refNo": {"~x"}}, fields: []string{"refNo"}},
+		{name: "two statuses", form: url.Values{"status": {"success", "failed"}, "refNo": {"A"}}, fields: []string{"status"}},
+		{name: "two refNos", form: url.Values{"status": {"success"}, "refNo": {"A", "B"}}, fields: []string{"refNo"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ParseCallback(tt.form)

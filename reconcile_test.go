@@ -79,12 +79,12 @@ func TestReconcile(t *testing.T) {
 		ref, returnURL string
 		pay            []paygate.Status
 	}{
-		{"MISSED-1", gone.URL, []paygate.Status{paygate.StatusSuccess}},
-		{"MISSED-2~cart 9", gone.URL, []paygate.Status{paygate.StatusSuccess}},
-		{"DELIVERED", up.URL, []paygate.Status{paygate.StatusSuccess}},
-		{"WAITING", gone.URL, []paygate.Status{paygate.StatusPending}},
-		{"DECLINED", gone.URL, []paygate.Status{paygate.StatusFailed}},
-		{"UNPAID", gone.URL, nil},
+		{ref: "MISSED-1", returnURL: gone.URL, pay: []paygate.Status{paygate.StatusSuccess}},
+		{ref: "MISSED-2~cart 9", returnURL: gone.URL, pay: []paygate.Status{paygate.StatusSuccess}},
+		{ref: "DELIVERED", returnURL: up.URL, pay: []paygate.Status{paygate.StatusSuccess}},
+		{ref: "WAITING", returnURL: gone.URL, pay: []paygate.Status{paygate.StatusPending}},
+		{ref: "DECLINED", returnURL: gone.URL, pay: []paygate.Status{paygate.StatusFailed}},
+		{ref: "UNPAID", returnURL: gone.URL},
 	}
 	for _, o := range orders {
 		base, extra := paygate.SplitRefNo(o.ref)
