@@ -146,7 +146,7 @@ func (t ZakatType) Valid() bool { return slices.Contains(ZakatTypes(), t) }
 // A-webhook-fitrah).
 func (t ZakatType) IsFitrah() bool { return t == TypeFitrah || t == TypeZakatFitrah }
 
-//go:embed testdata/webhook/schema.json
+//go:embed webhook_schema.json
 var webhookSchema []byte
 
 // WebhookSchema returns the JSON Schema (draft 2020-12) of the webhook body,

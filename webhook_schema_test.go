@@ -17,9 +17,9 @@ import (
 // validator, format assertions on (email).
 func compileSchema(t testing.TB) *jsonschema.Schema {
 	t.Helper()
-	onDisk, err := os.ReadFile("testdata/webhook/schema.json")
+	onDisk, err := os.ReadFile("webhook_schema.json")
 	require.NoError(t, err)
-	require.Equal(t, onDisk, WebhookSchema(), "embedded schema is the testdata copy")
+	require.Equal(t, onDisk, WebhookSchema(), "embedded schema is the file beside webhook.go")
 	return compileSchemaOf(t, WebhookSchema())
 }
 
