@@ -23,7 +23,6 @@ const (
 	ruleUnique        = "must be unique in the batch"
 	ruleAmountMin     = "must be >= 0"
 	ruleAmountSen     = "must be exact in sen (at most 2 decimals)"
-	ruleEmail         = "must be a plain e-mail address (name@example.com: no display name, quotes or [address] literal)"
 	ruleTime          = "must be ISO 8601 with a timezone offset (Z, +08:00 or +0800), e.g. 2026-11-22T10:30:00+08:00"
 	ruleICNo          = "must be 12 digits"
 	ruleYear          = "must be 4 digits"
@@ -265,52 +264,6 @@ func txPointer(i int, name string) string {
 // dataPointer is the JSON pointer of a data field.
 func dataPointer(i int, name string) string {
 	return "/transactions/" + strconv.Itoa(i) + "/data/" + name
-}
-
-// ValidEmail is the SDK's one e-mail rule, for orders (docs/protocol.md A1
-// `email`) and webhook records (B2 and B3 `email`), since the protocol says
-// only "valid e-mail format" (docs/assumptions.md A-email). It accepts a
-// bare addr-spec (RFC 5322 section 3.4.1) in its common
-// form: a dot-atom local part of 1 to 64 characters, @, and a domain of
-// dot-separated labels of letters, digits and inner hyphens; 254 characters at
-// most. Quoted local parts, comments, display names and address literals are
-// refused: the records are read by people and systems that expect a plain
-// address.
-func ValidEmail(s string) bool {
-	at := strings.LastIndexByte(s, '@')
-	if len(s) > 254 || at < 1 || at > 64 {
-		return false
-	}
-	local, domain := s[:at], s[at+1:]
-	if local[0] == '.' || local[len(local)-1] == '.' || strings.Contains(local, "..") {
-		return false
-	}
-	for i := 0; i < len(local); i++ {
-		if c := local[i]; !isAlnum(c) && c != '.' && strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) < 0 {
-			return false
-		}
-	}
-	for domain != "" {
-		label, rest, _ := strings.Cut(domain, ".")
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for i := 0; i < len(label); i++ {
-			if !isAlnum(label[i]) && label[i] != '-' {
-				return false
-			}
-		}
-		if rest == "" && len(domain) > len(label) {
-			return false // a trailing dot
-		}
-		domain = rest
-	}
-	return at < len(s)-1
-}
-
-// isAlnum reports whether c is an ASCII letter or digit.
-func isAlnum(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // digits returns a check for lo to hi ASCII digits (hi < 0: no upper bound).
