@@ -11,12 +11,6 @@ import (
 // The rules a webhook field can break (docs/protocol.md B2, B3, Errors). FieldError.Rule
 // holds one of these texts.
 const (
-	ruleRequired      = "required"
-	ruleNotEmpty      = "must not be empty"
-	ruleString        = "must be a string"
-	ruleNumber        = "must be a number"
-	ruleObject        = "must be an object"
-	ruleArray         = "must be an array"
 	ruleStatus        = "must be one of success, pending, failed"
 	ruleState         = "must be one of johor, kedah, kelantan, melaka, negeri_sembilan, pahang, pulau_pinang, perak, perlis, sabah, sarawak, selangor, terengganu, kuala_lumpur, labuan, putrajaya"
 	ruleType          = "must be one of fitrah, zakat_emas, zakat_fitrah, zakat_kwsp, zakat_padi, zakat_pendapatan, zakat_perak, zakat_perniagaan, zakat_pertanian, zakat_qada, zakat_rikaz, zakat_saham, zakat_simpanan, zakat_ternakan"
@@ -33,11 +27,6 @@ const (
 	ruleDependant     = "must be a whole number"
 	ruleFitrahOnly    = "allowed only when zakat_type is fitrah or zakat_fitrah"
 	ruleFitrahProduct = "must equal zakat_rate x zakat_dependant"
-	ruleJSON          = "must be valid JSON"
-	ruleDuplicateKey  = "must not repeat a key"
-	ruleTooLong       = "must be at most %d bytes of JSON text (WebhookValidator.WithMaxValueBytes)"
-	ruleMoreProblems  = "%d more problems, not listed: only the first %d are"
-	ruleKeyTooLong    = "must have no key longer than %d bytes of JSON text (WebhookValidator.WithMaxValueBytes)"
 )
 
 // Bits of a transaction's fields, for the masks that say which are present
