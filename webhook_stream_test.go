@@ -60,7 +60,7 @@ func requireSameError(t testing.TB, want, got error, msg string, args ...any) {
 func TestValidateBatchReaderMatchesJSON(t *testing.T) {
 	files, err := filepath.Glob("testdata/webhook/*.json")
 	require.NoError(t, err)
-	var bodies [][]byte
+	bodies := [][]byte{WebhookSchema()} // once testdata/webhook/schema.json, still a test body
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
@@ -224,6 +224,7 @@ func TestWindowReaderBounded(t *testing.T) {
 // what ValidateBatchJSON reports.
 func FuzzValidateBatchReader(f *testing.F) {
 	files, _ := filepath.Glob("testdata/webhook/*.json")
+	f.Add(WebhookSchema()) // once testdata/webhook/schema.json, still a seed
 	for _, name := range files {
 		if b, err := os.ReadFile(name); err == nil {
 			f.Add(b)
