@@ -47,7 +47,7 @@ var mutants = []mutant{
 		"c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }", "c.CheckRedirect = nil", root},
 	{"token-redaction", true, "secret.go",
 		"func (secret) String() string { return redacted }", "func (s secret) String() string { return s.reveal() }", root},
-	{"orderno-uniqueness", true, "webhook_validate.go",
+	{"orderno-uniqueness", true, "webhook_rules.go",
 		"if first, dup := seen.firstOrAdd(tx.OrderNo, i); dup {", "if first, dup := seen.firstOrAdd(tx.OrderNo, i); dup && false {", root},
 	{"three-decimal-amount", true, "amount.go",
 		"if len(frac) > 2 {", "if len(frac) > 3 {", root},
@@ -55,7 +55,7 @@ var mutants = []mutant{
 		"case apiErr.StatusCode == http.StatusTooManyRequests || apiErr.StatusCode >= 500:", "case apiErr.StatusCode == http.StatusTooManyRequests:", root},
 	{"repeated-page-guard", true, "paging.go",
 		"if m, ok := pg.seen[d]; ok {", "if m, ok := pg.seen[d]; ok && false {", root},
-	{"fitrah-product", true, "webhook_validate.go",
+	{"fitrah-product", true, "webhook_rules.go",
 		"if !fitrahMatches(d.Rate, d.Dependants, tx.Amount) {", "if false && !fitrahMatches(d.Rate, d.Dependants, tx.Amount) {", root},
 	{"body-limit", true, "callback_handler.go",
 		"io.ReadAll(http.MaxBytesReader(w, r.Body, limit))", "io.ReadAll(r.Body)", root},
@@ -109,7 +109,7 @@ var mutants = []mutant{
 		"return decimalToSen(s, whole+frac, 2-len(frac))", "return decimalToSen(s, whole+frac, 3-len(frac))", root},
 	{"order-minimum", false, "checkout.go",
 		"if a < MinOrderAmount {", "if a < 0 {", root},
-	{"webhook-negative-amount", false, "webhook_validate.go",
+	{"webhook-negative-amount", false, "webhook_rules.go",
 		"if failed(txAmount, tx.Amount >= 0) {", "if failed(txAmount, true) {", root},
 
 	// The sender's report and the transport's retry rules.
