@@ -2,7 +2,6 @@ package paygate
 
 import (
 	"errors"
-	"net/http"
 	"net/url"
 	"strings"
 )
@@ -56,23 +55,4 @@ func redactTransportError(err error) error {
 		ue.URL = redactURL(ue.URL)
 	}
 	return err
-}
-
-// noRedirects returns a copy of hc that never follows a redirect: the 3xx
-// answer comes back to the SDK, which refuses it (ErrRedirect) or, for
-// CreateOrder, returns it. hc itself is not changed.
-func noRedirects(hc *http.Client) *http.Client {
-	c := *hc
-	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &c
-}
-
-// redirectHost is the host a Location header points to, resolved against
-// the request's URL, for an error message; never its path or query.
-func redirectHost(req *http.Request, location string) string {
-	u, err := req.URL.Parse(location)
-	if err != nil || u.Host == "" {
-		return "(no valid Location)"
-	}
-	return u.Scheme + "://" + u.Host
 }

@@ -169,6 +169,25 @@ func (t *transport) once(ctx context.Context, x exchange, n int) (*response, tim
 	return &response{StatusCode: resp.StatusCode, Header: resp.Header, Body: body, Attempts: n, request: req}, 0, nil
 }
 
+// noRedirects returns a copy of hc that never follows a redirect: the 3xx
+// answer comes back to the SDK, which refuses it (ErrRedirect) or, for
+// CreateOrder, returns it. hc itself is not changed.
+func noRedirects(hc *http.Client) *http.Client {
+	c := *hc
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &c
+}
+
+// redirectHost is the host a Location header points to, resolved against
+// the request's URL, for an error message; never its path or query.
+func redirectHost(req *http.Request, location string) string {
+	u, err := req.URL.Parse(location)
+	if err != nil || u.Host == "" {
+		return "(no valid Location)"
+	}
+	return u.Scheme + "://" + u.Host
+}
+
 // readBody reads an answer into one string, sized from Content-Length when
 // the server sends it, so that a large report page is held once, without the
 // doubling copies of a growing buffer. An error answer is cut at limit; a

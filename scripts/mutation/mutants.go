@@ -43,7 +43,7 @@ var mutants = []mutant{
 		"if ok && m.at(now) < e.expires {", "if ok && m.at(now) < e.expires && e.token == 0 {", root},
 	{"no-renewal", true, "callback_lease.go",
 		"err := k.d.Renew(ctx, k.key, k.token, k.lease)", "err := error(nil); _ = ctx", root},
-	{"follow-redirects", true, "redact.go",
+	{"follow-redirects", true, "transport.go",
 		"c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }", "c.CheckRedirect = nil", root},
 	{"token-redaction", true, "secret.go",
 		"func (secret) String() string { return redacted }", "func (s secret) String() string { return s.reveal() }", root},
