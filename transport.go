@@ -20,8 +20,9 @@ const userAgent = "paygate-go/" + Version
 type attemptFunc func(ctx context.Context) (*http.Request, error)
 
 // retryRule decides from one attempt's outcome whether another attempt is
-// safe: resp is nil when err is a transport error.
-type retryRule func(resp *http.Response, err error) bool
+// safe: status is the HTTP status of an error answer (an *APIError), or 0
+// when err is a transport error (no answer came).
+type retryRule func(status int, err error) bool
 
 // response is what a successful (2xx) exchange returns: status, headers and
 // the body, read whole up to maxBody.
@@ -81,12 +82,7 @@ func (t *transport) do(ctx context.Context, x exchange) (*response, error) {
 		if ctx.Err() != nil {
 			return nil, fail(n, errors.Join(ctx.Err(), lastErr))
 		}
-		var apiErr *APIError
-		var status *http.Response
-		if errors.As(err, &apiErr) {
-			status = &http.Response{StatusCode: apiErr.StatusCode}
-		}
-		if !x.retryable(status, err) {
+		if !x.retryable(answerStatus(err), err) {
 			return nil, fail(n, lastErr)
 		}
 		d, ok := t.retry.wait(n, wait)
@@ -97,6 +93,16 @@ func (t *transport) do(ctx context.Context, x exchange) (*response, error) {
 			return nil, fail(n, errors.Join(err, lastErr))
 		}
 	}
+}
+
+// answerStatus is the HTTP status of an attempt's error answer (an
+// *APIError), or 0 when the attempt got no answer.
+func answerStatus(err error) int {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.StatusCode
+	}
+	return 0
 }
 
 // outcomeUnknown reports whether a failed attempt may still have been acted
@@ -255,17 +261,17 @@ func (e *attemptsError) Unwrap() error { return e.err }
 
 // retryTransient retries transport errors, 429 and 5xx: the rule for requests
 // that are safe to repeat (GETs, and webhook batches, whose orderno is unique).
-func retryTransient(resp *http.Response, err error) bool {
-	return resp == nil || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
+func retryTransient(status int, _ error) bool {
+	return status == 0 || status == http.StatusTooManyRequests || status >= 500
 }
 
 // retrySignedPost retries a signed POST only when it provably did not reach
 // the service (the connection was never made) or the service said 429 or 503
 // (it did not act on it). A reset or timeout after sending may have created
 // the order, so it is not repeated.
-func retrySignedPost(resp *http.Response, err error) bool {
-	if resp != nil {
-		return resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable
+func retrySignedPost(status int, err error) bool {
+	if status != 0 {
+		return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
 	}
 	return notSent(err)
 }
