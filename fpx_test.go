@@ -10,10 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Every code of the public table (testdata/fpx-codes.tsv) has its
+// Every code of the public table (fpx_codes.tsv) has its
 // reason text, and maps to a status per the table of docs/protocol.md A2.
 func TestFPXCodesTable(t *testing.T) {
-	f, err := os.Open("testdata/fpx-codes.tsv")
+	f, err := os.Open("fpx_codes.tsv")
 	require.NoError(t, err)
 	defer f.Close()
 	sc := bufio.NewScanner(f)
