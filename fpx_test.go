@@ -36,10 +36,10 @@ func TestFPXCodeStatus(t *testing.T) {
 		code FPXCode
 		want Status
 	}{
-		{"00", StatusSuccess},
-		{"", StatusPending}, {"09", StatusPending}, {"76", StatusPending}, {"99", StatusPending},
-		{"51", StatusFailed}, {"1C", StatusFailed}, {"XA", StatusFailed}, {"OE", StatusFailed},
-		{"0", StatusFailed}, {"000", StatusFailed}, {"zz", StatusFailed},
+		{code: "00", want: StatusSuccess},
+		{code: "", want: StatusPending}, {code: "09", want: StatusPending}, {code: "76", want: StatusPending}, {code: "99", want: StatusPending},
+		{code: "51", want: StatusFailed}, {code: "1C", want: StatusFailed}, {code: "XA", want: StatusFailed}, {code: "OE", want: StatusFailed},
+		{code: "0", want: StatusFailed}, {code: "000", want: StatusFailed}, {code: "zz", want: StatusFailed},
 	}
 	for _, tt := range tests {
 		require.Equal(t, tt.want, tt.code.Status(), "code %q", tt.code)
@@ -47,4 +47,52 @@ func TestFPXCodeStatus(t *testing.T) {
 	require.Equal(t, "", FPXCode("ZZ").Reason())
 	require.Equal(t, "ZZ", FPXCode("ZZ").Describe())
 	require.Equal(t, `"51"`, fmt.Sprintf("%q", FPXCode("51")), "formats as the wire code")
+}
+
+// Codes read from the embedded table, spelled out here so that a table that
+// loses or changes them fails: the first, the last, pending ones, letters.
+func TestFPXCodeReason(t *testing.T) {
+	tests := []struct {
+		code FPXCode
+		want string
+	}{
+		{code: "00", want: "Approved"},
+		{code: "09", want: "Transaction Pending"},
+		{code: "51", want: "Insufficient Funds"},
+		{code: "99", want: "Pending Authorization (Applicable for B2B model)"},
+		{code: "1C", want: "Buyer Choose Cancel At Login Page"},
+		{code: "XA", want: "Invalid Source IP Address (Applicable for B2B2 model)"},
+		{code: "2X", want: "Transaction Is Canceled By Merchant"},
+		{code: "", want: ""},
+		{code: "xa", want: ""},
+		{code: "code", want: ""}, // the header is not a code
+		{code: "00\t", want: ""},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, tt.code.Reason(), "code %q", tt.code)
+	}
+}
+
+// A malformed table is refused naming its line, never read in part.
+func TestParseFPXCodesRefuses(t *testing.T) {
+	tests := []struct {
+		name, tsv, want string
+	}{
+		{name: "no header", tsv: "00\tApproved\n", want: "line 1"},
+		{name: "no tab", tsv: "code\tmeaning\n00 Approved\n", want: "line 2"},
+		{name: "empty code", tsv: "code\tmeaning\n00\tApproved\n\tNothing\n", want: "line 3"},
+		{name: "empty meaning", tsv: "code\tmeaning\n00\t\n", want: "line 2"},
+		{name: "repeated code", tsv: "code\tmeaning\n00\tApproved\n00\tAgain\n", want: "line 3"},
+		{name: "blank line", tsv: "code\tmeaning\n00\tApproved\n\n03\tInvalid Merchant\n", want: "line 3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := parseFPXCodes(tt.tsv)
+			require.ErrorContains(t, err, tt.want)
+			require.Nil(t, m)
+		})
+	}
+	m, err := parseFPXCodes(fpxCodesTSV)
+	require.NoError(t, err, "the embedded table parses")
+	require.Len(t, m, 77)
 }
