@@ -7,13 +7,32 @@ import (
 	"strings"
 )
 
+// The two field names the signing algorithm itself adds.
+const (
+	fieldSignature = "signature"
+	fieldExp       = "exp"
+)
+
+// canonicaliser puts a field set in signing order (docs/protocol.md
+// "Signature algorithm", steps 1-4): it collects the fields that take part,
+// sorts them and writes them as a query under an encoding. A signState
+// holds one; it keeps the field sets it saw last (see collect).
+type canonicaliser struct {
+	fields []field
+	shapes [maxShapes]shape // the field sets seen last (see collect)
+	next   int              // the entry of shapes to replace next
+	// plain marks the keys of fields (bit i for fields[i]) that every
+	// encoding writes unchanged, so appendQuery copies them.
+	plain uint32
+}
+
 // field is one key and its single value, as signed.
 type field struct {
 	key, value string
 }
 
 // shape is the sorted keys of a field set, copied into one string the
-// signState owns, so that a remembered key never holds on to the caller's
+// canonicaliser owns, so that a remembered key never holds on to the caller's
 // memory (a key parsed from a request body is a substring of the whole
 // body).
 type shape struct {
@@ -22,7 +41,7 @@ type shape struct {
 	hasExp bool   // one of the keys is exp
 }
 
-// Limits on the field sets a signState remembers (see collect): a merchant
+// Limits on the field sets a canonicaliser remembers (see collect): a merchant
 // signs orders, and perhaps QR or report requests, and verifies callbacks,
 // all with one Key; each of these field sets has about ten short keys.
 // maxShapeFields fits the bit masks.
@@ -39,14 +58,14 @@ const (
 // it (the first in sorted order, when there are more).
 //
 // A merchant's requests and the gateway's callbacks repeat a few field sets,
-// so each signState remembers the sorted keys of the last few sets it
+// so each canonicaliser remembers the sorted keys of the last few sets it
 // collected, their shapes. When form has one of those shapes, the fields are
 // read in order with one lookup a key, which costs less than ranging over
 // the map and sorting. A shape is used only when it provably matches: every
 // remembered key holds one value, and form has no other key than those,
 // signature, and (outbound) exp, which its length shows. Otherwise the
 // general path runs and remembers the new shape.
-func (s *signState) collect(form url.Values, exp string) error {
+func (s *canonicaliser) collect(form url.Values, exp string) error {
 	for i := range s.shapes {
 		if s.collectShaped(&s.shapes[i], form, exp) {
 			s.plain = s.shapes[i].plain
@@ -81,7 +100,7 @@ func (s *signState) collect(form url.Values, exp string) error {
 
 // collectShaped fills s.fields from form in the order of sh, and reports
 // whether form has exactly that shape.
-func (s *signState) collectShaped(sh *shape, form url.Values, exp string) bool {
+func (s *canonicaliser) collectShaped(sh *shape, form url.Values, exp string) bool {
 	outbound := exp != ""
 	fromForm := len(sh.keys) // the keys of sh that form must hold
 	others := 1              // and the keys it may hold besides: signature
@@ -124,7 +143,7 @@ func (s *signState) collectShaped(sh *shape, form url.Values, exp string) bool {
 // rememberShape records the keys of s.fields as a shape, in place of the one
 // remembered longest ago, unless they already are one or the set is empty or
 // larger than any the gateway uses.
-func (s *signState) rememberShape() {
+func (s *canonicaliser) rememberShape() {
 	size := 0
 	for _, f := range s.fields {
 		size += len(f.key)
@@ -178,7 +197,7 @@ func isPlain(k string) bool {
 
 // appendQuery appends `k=v&k=v...` for s.fields under enc. Keys that
 // s.plain marks are copied as they are.
-func (s *signState) appendQuery(dst []byte, enc queryEncoding) []byte {
+func (s *canonicaliser) appendQuery(dst []byte, enc queryEncoding) []byte {
 	for i, f := range s.fields {
 		if i > 0 {
 			dst = append(dst, '&')

@@ -27,25 +27,12 @@ type Key struct {
 
 // keyState is shared by copies of a Key. It is behind a pointer so that even a
 // struct holding a Key in an unexported field prints an address, not bytes.
+// The key bytes live only inside newMAC's closure, which no fmt verb
+// reaches. The signer keeps its scratch space in pool (see Key.get in
+// sign.go).
 type keyState struct {
-	pool sync.Pool // of *signState
-}
-
-// signState is the scratch space of one signing or verifying call.
-type signState struct {
-	mac    hash.Hash
-	buf    []byte
-	fields []field
-	scan   []scanField      // SignURL's fast path (see scanQuery)
-	shapes [maxShapes]shape // the field sets seen last (see collect)
-	next   int              // the entry of shapes to replace next
-	// plain marks the keys of fields (bit i for fields[i]) that every
-	// encoding writes unchanged, so appendQuery copies them.
-	plain uint32
-	sum   []byte
-	// the last exp, Unix seconds and text (see expValue)
-	expUnix int64
-	expStr  string
+	newMAC func() hash.Hash
+	pool   sync.Pool
 }
 
 // ParseKey parses an API key: a UUID in upper or lower case, with or without
@@ -84,12 +71,12 @@ func ParseKey(uuid string) (Key, error) {
 
 // newKey builds a Key from its raw bytes.
 func newKey(raw [16]byte) Key {
-	st := &keyState{}
-	st.pool.New = func() any {
-		return &signState{mac: hmac.New(sha256.New, raw[:]), sum: make([]byte, 0, sha256.Size)}
-	}
-	return Key{k: st}
+	return Key{k: &keyState{newMAC: func() hash.Hash { return hmac.New(sha256.New, raw[:]) }}}
 }
+
+// newMAC returns an HMAC-SHA256 keyed with the key's 16 raw bytes
+// (docs/protocol.md "Signature algorithm", step 6).
+func (k Key) newMAC() hash.Hash { return k.k.newMAC() }
 
 // hexValue decodes one hex digit of either case.
 func hexValue(c byte) (byte, bool) {
@@ -106,30 +93,6 @@ func hexValue(c byte) (byte, bool) {
 
 // valid reports whether k came from ParseKey.
 func (k Key) valid() bool { return k.k != nil }
-
-// get takes scratch space from the key's pool.
-func (k Key) get() *signState { return k.k.pool.Get().(*signState) }
-
-// put returns scratch space to the key's pool.
-func (k Key) put(s *signState) {
-	clear(s.fields) // drop references to the caller's strings
-	s.fields = s.fields[:0]
-	s.buf = s.buf[:0]
-	k.k.pool.Put(s)
-}
-
-// signature computes the 16-hex signature of msg into dst (docs/protocol.md "Authentication"
-// steps 6-7: HMAC-SHA256, hex, first 16 characters).
-func (s *signState) signature(dst *[16]byte, msg []byte) {
-	s.mac.Reset()
-	s.mac.Write(msg)
-	s.sum = s.mac.Sum(s.sum[:0])
-	const digits = "0123456789abcdef"
-	for i := 0; i < 8; i++ {
-		dst[2*i] = digits[s.sum[i]>>4]
-		dst[2*i+1] = digits[s.sum[i]&0x0f]
-	}
-}
 
 // String returns [REDACTED].
 func (Key) String() string { return redacted }

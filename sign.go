@@ -3,8 +3,10 @@ package paygate
 import (
 	"bytes"
 	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"net/url"
 	"strconv"
 	"strings"
@@ -16,11 +18,48 @@ import (
 // Signing sets exp to now + SignatureTTL, in Unix seconds.
 const SignatureTTL = 60 * time.Second
 
-// The two field names the signing algorithm itself adds.
-const (
-	fieldSignature = "signature"
-	fieldExp       = "exp"
-)
+// signState is the scratch space of one signing or verifying call, kept in
+// its Key's pool: the HMAC keyed once, the message buffer, the
+// canonicaliser and the URL fast path's fields.
+type signState struct {
+	canonicaliser
+	urlScan
+	mac hash.Hash
+	buf []byte
+	sum []byte
+	// the last exp, Unix seconds and text (see expValue)
+	expUnix int64
+	expStr  string
+}
+
+// get takes scratch space from the key's pool, or makes it.
+func (k Key) get() *signState {
+	if s, ok := k.k.pool.Get().(*signState); ok {
+		return s
+	}
+	return &signState{mac: k.newMAC(), sum: make([]byte, 0, sha256.Size)}
+}
+
+// put returns scratch space to the key's pool.
+func (k Key) put(s *signState) {
+	clear(s.fields) // drop references to the caller's strings
+	s.fields = s.fields[:0]
+	s.buf = s.buf[:0]
+	k.k.pool.Put(s)
+}
+
+// signature computes the 16-hex signature of msg into dst (docs/protocol.md "Authentication"
+// steps 6-7: HMAC-SHA256, hex, first 16 characters).
+func (s *signState) signature(dst *[16]byte, msg []byte) {
+	s.mac.Reset()
+	s.mac.Write(msg)
+	s.sum = s.mac.Sum(s.sum[:0])
+	const digits = "0123456789abcdef"
+	for i := 0; i < 8; i++ {
+		dst[2*i] = digits[s.sum[i]>>4]
+		dst[2*i+1] = digits[s.sum[i]&0x0f]
+	}
+}
 
 // errZeroKey is returned when a function is handed the zero Key.
 var errZeroKey = fmt.Errorf("%w: zero Key (use ParseKey)", ErrInvalidKey)
@@ -417,6 +456,30 @@ func (s *signState) appendURLMessage(dst []byte, u *url.URL, q url.Values, exp s
 	dst = append(dst, path...)
 	dst = append(dst, '?')
 	return s.appendQuery(dst, encRFC3986), nil
+}
+
+// appendURLMessageOf appends scheme://host to dst, then the GET message
+// `<path>?<query>` of rawURL with exp, and returns where the message
+// starts: by the fast path when rawURL has its shape, else by url.Parse
+// and url.ParseQuery (whose errors it returns).
+func (s *signState) appendURLMessageOf(dst []byte, rawURL, exp string) ([]byte, int, error) {
+	if origin, path, query, ok := simpleURL(rawURL); ok && s.scanQuery(query) {
+		dst = append(dst, origin...)
+		start := len(dst)
+		dst = append(dst, path...)
+		dst = append(dst, '?')
+		return s.appendScanned(dst, query, exp), start, nil
+	}
+	u, q, err := parseSignURL(rawURL)
+	if err != nil {
+		return dst, 0, err
+	}
+	dst = append(dst, u.Scheme...)
+	dst = append(dst, "://"...)
+	dst = append(dst, u.Host...)
+	start := len(dst)
+	dst, err = s.appendURLMessage(dst, u, q, exp)
+	return dst, start, err
 }
 
 // callbackVariants lists the encoder variants VerifyCallback tries after the

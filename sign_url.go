@@ -109,6 +109,12 @@ func isHostByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-'
 }
 
+// urlScan is the fast path's scratch space: the fields of the query it
+// read, as offsets. A signState holds one.
+type urlScan struct {
+	scan []scanField
+}
+
 // scanField is one field of a raw query, as offsets into it: the key
 // query[k0:k1] and the value query[v0:v1], still escaped (quoted). It holds
 // no pointer, so that filling and ordering the fields costs no write
@@ -141,7 +147,7 @@ const (
 // control byte, a malformed escape, a key given twice, more than
 // maxScanFields fields or a query longer than 1 GiB. It reads the query in
 // one pass, a table lookup a byte.
-func (s *signState) scanQuery(query string) bool {
+func (s *urlScan) scanQuery(query string) bool {
 	s.scan = s.scan[:0]
 	if len(query) > 1<<30 {
 		return false
@@ -307,7 +313,7 @@ func queryQuoting(canonical, escaped bool) quoting {
 }
 
 // scanKey is the key of s.scan[i].
-func (s *signState) scanKey(query string, i int) string { return scanKeyOf(query, s.scan[i]) }
+func (s *urlScan) scanKey(query string, i int) string { return scanKeyOf(query, s.scan[i]) }
 
 // scanKeyOf is the key of f, a field of query.
 func scanKeyOf(query string, f scanField) string {
@@ -319,7 +325,7 @@ func scanKeyOf(query string, f scanField) string {
 
 // appendScanned appends `k=v&k=v...` for s.scan, fields of query, under
 // RFC 3986, exp with the value exp.
-func (s *signState) appendScanned(dst []byte, query, exp string) []byte {
+func (s *urlScan) appendScanned(dst []byte, query, exp string) []byte {
 	for i, f := range s.scan {
 		if i > 0 {
 			dst = append(dst, '&')
@@ -387,28 +393,4 @@ func appendRequoted(dst []byte, v string, e queryEncoding) []byte {
 		n += int(w >> 24)
 	}
 	return dst[:n]
-}
-
-// appendURLMessageOf appends scheme://host to dst, then the GET message
-// `<path>?<query>` of rawURL with exp, and returns where the message
-// starts: by the fast path when rawURL has its shape, else by url.Parse
-// and url.ParseQuery (whose errors it returns).
-func (s *signState) appendURLMessageOf(dst []byte, rawURL, exp string) ([]byte, int, error) {
-	if origin, path, query, ok := simpleURL(rawURL); ok && s.scanQuery(query) {
-		dst = append(dst, origin...)
-		start := len(dst)
-		dst = append(dst, path...)
-		dst = append(dst, '?')
-		return s.appendScanned(dst, query, exp), start, nil
-	}
-	u, q, err := parseSignURL(rawURL)
-	if err != nil {
-		return dst, 0, err
-	}
-	dst = append(dst, u.Scheme...)
-	dst = append(dst, "://"...)
-	dst = append(dst, u.Host...)
-	start := len(dst)
-	dst, err = s.appendURLMessage(dst, u, q, exp)
-	return dst, start, err
 }

@@ -29,7 +29,7 @@ var (
 // mutants is the table of defects, the fifteen of the issue first.
 var mutants = []mutant{
 	// The fifteen of issue 20.
-	{"signature-length", true, "key.go",
+	{"signature-length", true, "sign.go",
 		"for i := 0; i < 8; i++ {", "for i := 0; i < 7; i++ {", root},
 	{"verification-result", true, "sign.go",
 		"return ErrSignatureMismatch\n}\n\n// receivedSignature", "return nil\n}\n\n// receivedSignature", root},
