@@ -16,7 +16,7 @@ import (
 // exactly (and any query url.ParseQuery would refuse or read as a field
 // with several values) goes the general way, url.Parse and
 // url.ParseQuery, which also gives its errors: both ways sign the same
-// message (FuzzSignURLFastPath).
+// message (FuzzSignReference).
 
 // maxScanFields bounds the pairs of a query the fast path reads (empty ones
 // and those it drops included); more go the general way.
@@ -65,24 +65,13 @@ var queryClass = func() (t [256]uint8) {
 // nothing or '?' and the query (which scanQuery checks). ok is false for
 // anything else.
 func simpleURL(rawURL string) (origin, path, query string, ok bool) {
-	i := 0
-	for i < len(rawURL) && 'a' <= rawURL[i] && rawURL[i] <= 'z' {
-		i++
-	}
-	if i == 0 || !strings.HasPrefix(rawURL[i:], "://") {
+	host, ok := schemeEnd(rawURL)
+	if !ok {
 		return "", "", "", false
 	}
-	host := i + 3
-	j := host
-	for j < len(rawURL) && isHostByte(rawURL[j]) {
-		j++
-	}
+	j := hostEnd(rawURL, host)
 	if j == host {
 		return "", "", "", false
-	}
-	if j < len(rawURL) && rawURL[j] == ':' {
-		for j++; j < len(rawURL) && '0' <= rawURL[j] && rawURL[j] <= '9'; j++ {
-		}
 	}
 	k := j
 	for k < len(rawURL) && (rawURL[k] == '/' || queryClass[rawURL[k]] == qPlain) {
@@ -102,6 +91,34 @@ func simpleURL(rawURL string) (origin, path, query string, ok bool) {
 		path = "/"
 	}
 	return origin, path, query, true
+}
+
+// schemeEnd returns where the host of rawURL starts, after a scheme of
+// lower-case letters and "://"; ok is false when rawURL does not start so.
+func schemeEnd(rawURL string) (host int, ok bool) {
+	i := 0
+	for i < len(rawURL) && 'a' <= rawURL[i] && rawURL[i] <= 'z' {
+		i++
+	}
+	return i + 3, i > 0 && strings.HasPrefix(rawURL[i:], "://")
+}
+
+// hostEnd returns where the host that starts at i in rawURL ends, with its
+// port if it has one: letters, digits, dots and hyphens, then optionally ':'
+// and digits. It returns i for an empty host.
+func hostEnd(rawURL string, i int) int {
+	j := i
+	for j < len(rawURL) && isHostByte(rawURL[j]) {
+		j++
+	}
+	if j == i {
+		return i
+	}
+	if j < len(rawURL) && rawURL[j] == ':' {
+		for j++; j < len(rawURL) && '0' <= rawURL[j] && rawURL[j] <= '9'; j++ {
+		}
+	}
+	return j
 }
 
 // isHostByte reports whether c is a letter, a digit, '.' or '-'.
@@ -155,49 +172,55 @@ func (s *urlScan) scanQuery(query string) bool {
 	sorted := true // so far; a query from url.Values.Encode is
 	pairs := 0     // every pair, empty ones and signature and exp included
 	for pos := 0; pos <= len(query); {
-		// One pair: the key up to '=', the value up to '&'. url.ParseQuery
-		// refuses a query of too many pairs, empty ones included: a long
-		// query is left to it.
+		// url.ParseQuery refuses a query of too many pairs, empty ones
+		// included: a long query is left to it.
 		if pairs++; pairs > maxScanFields {
 			return false
 		}
-		k0, eq := pos, -1
-		i := pos
-	key:
-		for ; i < len(query); i++ {
-			switch queryClass[query[i]] {
-			case qPlain, qEscape:
-			case qAmp:
-				break key
-			case qEq:
-				eq = i
-				break key
-			default: // '%', '+', ';', '#', a control byte
-				return false
-			}
+		f, end, ok := scanPair(query, pos)
+		if !ok {
+			return false
 		}
-		k1, v0, quoted := i, i, verbatim
-		if eq >= 0 {
-			v0 = eq + 1
-			var ok bool
-			if i, quoted, ok = scanQueryValue(query, v0); !ok {
-				return false
-			}
-		}
-		pos = i + 1
-		if i == k0 { // an empty pair
-			continue
-		}
-		key := query[k0:k1]
-		if key == fieldSignature || key == fieldExp {
+		pos = end + 1
+		key := query[f.k0:f.k1]
+		if end == int(f.k0) || key == fieldSignature || key == fieldExp { // an empty pair, or one the signer replaces
 			continue
 		}
 		if n := len(s.scan); n > 0 && !keyLess(s.scanKey(query, n-1), key) {
 			sorted = false
 		}
-		s.scan = append(s.scan, scanField{k0: uint32(k0), k1: uint32(k1), v0: uint32(v0), v1: uint32(i), quoted: quoted})
+		s.scan = append(s.scan, f)
 	}
-	// exp goes in its place.
+	return s.placeExp(query, sorted)
+}
+
+// scanPair reads the pair of query that starts at pos: the key up to '='
+// or '&', the value up to '&' or the end. It returns the field and where
+// the pair ends; ok is false when the fast path leaves the query to the
+// general way: a key with '%' or '+', a ';', '#' or control byte, or a
+// value scanQueryValue does not take.
+func scanPair(query string, pos int) (f scanField, end int, ok bool) {
+	i := pos
+	for ; i < len(query); i++ {
+		switch queryClass[query[i]] {
+		case qPlain, qEscape:
+			continue
+		case qAmp:
+			return scanField{k0: uint32(pos), k1: uint32(i), v0: uint32(i), v1: uint32(i)}, i, true
+		case qEq:
+			end, quoted, ok := scanQueryValue(query, i+1)
+			return scanField{k0: uint32(pos), k1: uint32(i), v0: uint32(i + 1), v1: uint32(end), quoted: quoted}, end, ok
+		}
+		return scanField{}, 0, false // '%', '+', ';', '#', a control byte
+	}
+	return scanField{k0: uint32(pos), k1: uint32(i), v0: uint32(i), v1: uint32(i)}, i, true
+}
+
+// placeExp adds the exp field to s.scan in its sorted place, sorting the
+// fields first when the query did not list them sorted, and reports false
+// when a key comes twice (a field with several values: the general way
+// gives its error).
+func (s *urlScan) placeExp(query string, sorted bool) bool {
 	i := len(s.scan)
 	if sorted {
 		i, _ = slices.BinarySearchFunc(s.scan, fieldExp, func(f scanField, k string) int {
@@ -205,14 +228,15 @@ func (s *urlScan) scanQuery(query string) bool {
 		})
 	}
 	s.scan = slices.Insert(s.scan, i, scanField{exp: true})
-	if !sorted {
-		slices.SortFunc(s.scan, func(a, b scanField) int {
-			return strings.Compare(scanKeyOf(query, a), scanKeyOf(query, b))
-		})
-		for i := 1; i < len(s.scan); i++ {
-			if s.scanKey(query, i) == s.scanKey(query, i-1) {
-				return false
-			}
+	if sorted {
+		return true
+	}
+	slices.SortFunc(s.scan, func(a, b scanField) int {
+		return strings.Compare(scanKeyOf(query, a), scanKeyOf(query, b))
+	})
+	for i := 1; i < len(s.scan); i++ {
+		if s.scanKey(query, i) == s.scanKey(query, i-1) {
+			return false
 		}
 	}
 	return true
@@ -368,7 +392,7 @@ func appendPlusAs20(dst []byte, v string) []byte {
 }
 
 // appendRequoted appends v, a query value as a URL carries it ('+' a space,
-// %XX the byte XX; checkQueryValue has checked its escapes), encoded under
+// %XX the byte XX; scanQueryValue has checked its escapes), encoded under
 // e: the bytes it stands for, written as appendEscaped writes them.
 func appendRequoted(dst []byte, v string, e queryEncoding) []byte {
 	tbl := &escapeWords[e]
