@@ -57,20 +57,11 @@ func WithAgency(agency string) Option {
 	})
 }
 
-// WithAPIKey sets the agency's API key (a UUID), parsed here once; a
-// malformed key fails NewClient (the error does not echo it).
-func WithAPIKey(uuid string) Option {
-	return clientOption(func(c *Client) error {
-		k, err := ParseKey(uuid)
-		if err != nil {
-			return err
-		}
-		c.key = k
-		return nil
-	})
-}
-
-// WithKey sets an already parsed API key.
+// WithKey sets the agency's API key, parsed once with ParseKey: the one
+// way to give it, so that the key a merchant loads from its secret store
+// travels as a Key, which never prints (docs/protocol.md "Authentication").
+// The zero Key fails NewClient with ErrInvalidKey. NewClientFromEnv parses
+// PAYGATE_API_KEY itself.
 func WithKey(k Key) Option {
 	return clientOption(func(c *Client) error {
 		if !k.valid() {
@@ -79,6 +70,17 @@ func WithKey(k Key) Option {
 		c.key = k
 		return nil
 	})
+}
+
+// withKeyText is WithKey of a key given as text (PAYGATE_API_KEY), parsed
+// here; a malformed key fails NewClientFromEnv (the error does not echo
+// it).
+func withKeyText(uuid string) Option {
+	k, err := ParseKey(uuid)
+	if err != nil {
+		return clientOption(func(*Client) error { return err })
+	}
+	return WithKey(k)
 }
 
 // WithAuthToken sets the Bearer AuthToken from the merchant dashboard, used
@@ -97,7 +99,7 @@ func WithAuthToken(token string) Option {
 // authentication. It always fails with ErrDeprecatedAuth.
 //
 // Deprecated: the service refuses this method (docs/protocol.md "Authentication"); use
-// WithAuthToken or WithAPIKey.
+// WithAuthToken or WithKey.
 func WithUserPassword(username, password string) Option {
 	return clientOption(func(*Client) error { return ErrDeprecatedAuth })
 }
@@ -217,7 +219,7 @@ var clientEnv = [...]struct {
 	opt          func(string) Option
 }{
 	{EnvAgency, "WithAgency", WithAgency},
-	{EnvAPIKey, "WithAPIKey", WithAPIKey},
+	{EnvAPIKey, "WithKey", withKeyText},
 	{EnvAuthToken, "WithAuthToken", WithAuthToken},
 	{EnvCheckoutURL, "WithCheckoutURL", WithCheckoutURL},
 	{EnvReportsURL, "WithReportsURL", WithReportsURL},
@@ -305,7 +307,7 @@ func endpoint(base *url.URL, opt, path string) (string, error) {
 // needKey fails before any request when there is no API key.
 func (c *Client) needKey(call string) error {
 	if !c.key.valid() {
-		return fmt.Errorf("%w: %s needs an API key (%s)", ErrNoCredential, call, c.setting("WithAPIKey"))
+		return fmt.Errorf("%w: %s needs an API key (%s)", ErrNoCredential, call, c.setting("WithKey"))
 	}
 	return nil
 }

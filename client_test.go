@@ -95,7 +95,7 @@ func newTestClient(t *testing.T, opts ...Option) clientFixture {
 	now := testNow
 	f.now = &now
 	base := []Option{
-		WithAgency(testAgency), WithAPIKey(testKeyUUID),
+		WithAgency(testAgency), WithKey(mustKey(t, testKeyUUID)),
 		WithCheckoutURL(testCheckout), WithReportsURL(testReports),
 		WithHTTPClient(&http.Client{Transport: f.mt}),
 		WithClock(func() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return *f.now }),
@@ -514,7 +514,7 @@ func TestClientNeverLeaksSecrets(t *testing.T) {
 	f.mt.RegisterResponder(http.MethodPost, testCheckout+"/v2/checkout", func(*http.Request) (*http.Response, error) { return nil, dialError() })
 	_, err1 := f.c.PaymentReportPage(context.Background(), ReportQuery{}, 0)
 	_, err2 := f.c.CreateOrder(context.Background(), testOrder())
-	_, err3 := NewClient(WithAPIKey(testKeyUUID[:30] + "zz"))
+	_, err3 := ParseKey(testKeyUUID[:30] + "zz")
 	require.Error(t, err1)
 	require.Error(t, err2)
 	require.Error(t, err3)
@@ -542,12 +542,12 @@ func TestClientCredentials(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoCredential)
 	_, err = urlsOnly.GenerateQR(ctx, QRRequest{RefNo: "R", Amount: 100, Category: "fpx"})
 	require.ErrorIs(t, err, ErrNoCredential)
-	keyNoAgency, _ := NewClient(WithReportsURL(testReports), WithAPIKey(testKeyUUID))
+	keyNoAgency, _ := NewClient(WithReportsURL(testReports), WithKey(mustKey(t, testKeyUUID)))
 	_, err = keyNoAgency.PaymentReportPage(ctx, ReportQuery{}, 0)
 	require.ErrorIs(t, err, ErrNoCredential)
 
 	for _, bad := range []Option{
-		WithAPIKey("not-a-key"), WithAuthToken(""), WithAuthToken("a b"), WithCheckoutURL("http://checkout.example"),
+		WithAuthToken(""), WithAuthToken("a b"), WithCheckoutURL("http://checkout.example"),
 		WithReportsURL("reports.example"), WithReportsURL("https://r.example/?x=1"), WithAgency(""), WithHTTPClient(nil),
 		WithClock(nil), WithLogger(nil), WithAttemptTimeout(0), WithKey(Key{}), WithUserPassword("u", "p"),
 	} {
@@ -625,7 +625,7 @@ func TestClientFromEnvErrorsNameTheVariable(t *testing.T) {
 		{"only the agency and key", map[string]string{EnvAgency: testAgency, EnvAPIKey: testKeyUUID}, nil, []string{EnvCheckoutURL, EnvReportsURL}, "WithReportsURL", ErrNoCredential},
 		{"checkout URL not a URL", map[string]string{EnvCheckoutURL: "ftp://x"}, nil, []string{EnvCheckoutURL + `: "ftp://x": want an absolute http(s) URL`}, "WithCheckoutURL", nil},
 		{"reports URL in clear", map[string]string{EnvReportsURL: "http://remote.example"}, nil, []string{EnvReportsURL, "loopback"}, "WithReportsURL", nil},
-		{"malformed key", map[string]string{EnvCheckoutURL: testCheckout, EnvAPIKey: "not-a-key"}, nil, []string{EnvAPIKey + ": "}, "WithAPIKey", ErrInvalidKey},
+		{"malformed key", map[string]string{EnvCheckoutURL: testCheckout, EnvAPIKey: "not-a-key"}, nil, []string{EnvAPIKey + ": "}, "WithKey", ErrInvalidKey},
 		{"token with a space", map[string]string{EnvReportsURL: testReports, EnvAuthToken: "tok en"}, nil, []string{EnvAuthToken + ": empty, or holds white space"}, "WithAuthToken", nil},
 		{"order without checkout URL", map[string]string{EnvReportsURL: testReports, EnvAgency: testAgency}, func(c *Client) error { _, err := c.CheckoutForm(order); return err }, []string{EnvCheckoutURL + " is not set"}, "WithCheckoutURL", ErrNoCredential},
 		{"pay URL without checkout URL", map[string]string{EnvReportsURL: testReports, EnvAgency: testAgency, EnvAPIKey: testKeyUUID}, func(c *Client) error {
@@ -633,7 +633,7 @@ func TestClientFromEnvErrorsNameTheVariable(t *testing.T) {
 			return err
 		}, []string{EnvCheckoutURL + " is not set"}, "WithCheckoutURL", ErrNoCredential},
 		{"report without reports URL", map[string]string{EnvCheckoutURL: testCheckout, EnvAuthToken: "token"}, func(c *Client) error { _, err := c.LookupOrder(context.Background(), "S-1"); return err }, []string{EnvReportsURL + " is not set"}, "WithReportsURL", ErrNoCredential},
-		{"report without credential", map[string]string{EnvReportsURL: testReports}, func(c *Client) error { _, err := c.LookupOrder(context.Background(), "S-1"); return err }, []string{"needs an API key (" + EnvAPIKey + ")", "(or " + EnvAuthToken + ")"}, "WithAPIKey", ErrNoCredential},
+		{"report without credential", map[string]string{EnvReportsURL: testReports}, func(c *Client) error { _, err := c.LookupOrder(context.Background(), "S-1"); return err }, []string{"needs an API key (" + EnvAPIKey + ")", "(or " + EnvAuthToken + ")"}, "WithKey", ErrNoCredential},
 		{"signed report without agency", map[string]string{EnvReportsURL: testReports, EnvAPIKey: testKeyUUID}, func(c *Client) error { _, err := c.LookupOrder(context.Background(), "S-1"); return err }, []string{"signed reports need " + EnvAgency}, "WithAgency", ErrNoCredential},
 		{"order without agency", map[string]string{EnvCheckoutURL: testCheckout}, func(c *Client) error { _, err := c.CheckoutForm(order); return err }, []string{"Order.Agency or " + EnvAgency}, "WithAgency", nil},
 	} {
@@ -670,7 +670,7 @@ func TestClientOptionErrorsNameTheOption(t *testing.T) {
 	_, err = c.PayURL(PayLink{RefNo: "R", Amount: 100, Category: "fpx"})
 	require.ErrorContains(t, err, "WithCheckoutURL is not set")
 	_, err = c.LookupOrder(context.Background(), "S-1")
-	require.ErrorContains(t, err, "needs an API key (WithAPIKey)")
+	require.ErrorContains(t, err, "needs an API key (WithKey)")
 	t.Setenv(EnvReportsURL, testReports)
 	_, err = NewClientFromEnv(WithCheckoutURL("ftp://x"))
 	require.ErrorContains(t, err, "WithCheckoutURL", "an option given to NewClientFromEnv is named as an option")

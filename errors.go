@@ -34,7 +34,7 @@ var (
 	// ErrDeprecatedAuth: the older token / username+password authentication is
 	// deprecated and must not be used (docs/protocol.md "Authentication" and "Versioning"). The
 	// SDK refuses it wherever it could be configured.
-	ErrDeprecatedAuth = errors.New("paygate: the token / username+password authentication is deprecated; use an AuthToken (WithAuthToken) or an API key (WithAPIKey)")
+	ErrDeprecatedAuth = errors.New("paygate: the token / username+password authentication is deprecated; use an AuthToken (WithAuthToken) or an API key (WithKey)")
 	// ErrNoCredential: a call needs a credential (API key, AuthToken) or a
 	// setting (agency, service URL) the client was not given. Nothing was sent.
 	ErrNoCredential = errors.New("paygate: missing credential or setting")

@@ -15,9 +15,13 @@ import (
 func ExampleClient_CheckoutForm() {
 	sb := gatewaytest.NewServer() // stands in for the gateway
 	defer sb.Close()
+	key, err := paygate.ParseKey(sb.APIKey) // from your secret store, parsed once; a bad key fails here
+	if err != nil {
+		panic(err)
+	}
 	client, err := paygate.NewClient(
 		paygate.WithAgency(sb.Agency),
-		paygate.WithAPIKey(sb.APIKey),
+		paygate.WithKey(key),
 		paygate.WithCheckoutURL(sb.URL),
 	)
 	if err != nil {

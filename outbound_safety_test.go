@@ -54,7 +54,7 @@ func TestNoCredentialFollowsRedirect(t *testing.T) {
 			fast := WithRetry(RetryPolicy{MaxAttempts: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond})
 			// The caller's own client would follow redirects; the SDK must not.
 			follows := WithHTTPClient(&http.Client{})
-			signed, err := NewClient(WithAgency("AG01"), WithAPIKey(testKeyUUID), WithCheckoutURL(redirector.URL),
+			signed, err := NewClient(WithAgency("AG01"), WithKey(mustKey(t, testKeyUUID)), WithCheckoutURL(redirector.URL),
 				WithReportsURL(redirector.URL), follows, WithLogger(logger), fast)
 			require.NoError(t, err)
 			bearer, err := NewClient(WithAuthToken(testAuthToken), WithReportsURL(redirector.URL), follows, WithLogger(logger), fast)
@@ -131,7 +131,7 @@ func TestErrorsCarryNoSecret(t *testing.T) {
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	fast := WithRetry(RetryPolicy{MaxAttempts: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond})
-	signed, err := NewClient(WithAgency("AG01"), WithAPIKey(testKeyUUID), WithCheckoutURL(base), WithReportsURL(base), WithLogger(logger), fast)
+	signed, err := NewClient(WithAgency("AG01"), WithKey(mustKey(t, testKeyUUID)), WithCheckoutURL(base), WithReportsURL(base), WithLogger(logger), fast)
 	require.NoError(t, err)
 	bearer, err := NewClient(WithAuthToken(testAuthToken), WithReportsURL(base), WithLogger(logger), fast)
 	require.NoError(t, err)

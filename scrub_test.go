@@ -162,10 +162,10 @@ func TestErrorBodiesNeverHoldSecrets(t *testing.T) {
 			e := newEchoServer(t, status)
 			var logs bytes.Buffer
 			logger := WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-			bearer, err := NewClient(WithAgency(testAgency), WithAPIKey(testKeyUUID), WithAuthToken(testAuthToken),
+			bearer, err := NewClient(WithAgency(testAgency), WithKey(mustKey(t, testKeyUUID)), WithAuthToken(testAuthToken),
 				WithCheckoutURL(e.srv.URL), WithReportsURL(e.srv.URL), logger, fast)
 			require.NoError(t, err)
-			signed, err := NewClient(WithAgency(testAgency), WithAPIKey(testKeyUUID),
+			signed, err := NewClient(WithAgency(testAgency), WithKey(mustKey(t, testKeyUUID)),
 				WithCheckoutURL(e.srv.URL), WithReportsURL(e.srv.URL), logger, fast)
 			require.NoError(t, err)
 			sender, err := NewWebhookSender(e.srv.URL, echoPassword, logger, fast)
@@ -312,7 +312,7 @@ func TestSuccessAnswerErrorsNeverHoldSecrets(t *testing.T) {
 			t.Cleanup(srv.Close)
 			bearer, err := NewClient(WithAgency(testAgency), WithAuthToken(testAuthToken), WithReportsURL(srv.URL))
 			require.NoError(t, err)
-			signed, err := NewClient(WithAgency(testAgency), WithAPIKey(testKeyUUID), WithReportsURL(srv.URL))
+			signed, err := NewClient(WithAgency(testAgency), WithKey(mustKey(t, testKeyUUID)), WithReportsURL(srv.URL))
 			require.NoError(t, err)
 			ctx := context.Background()
 			var texts []string

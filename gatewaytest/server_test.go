@@ -191,7 +191,9 @@ func TestSignatureChecks(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, apiErr.StatusCode)
 	require.Contains(t, string(apiErr.Body), "signature expired")
 
-	wrong, _ := sb.Client(paygate.WithAPIKey("00000000-0000-4000-8000-000000000000"))
+	wrongKey, err := paygate.ParseKey("00000000-0000-4000-8000-000000000000")
+	require.NoError(t, err)
+	wrong, _ := sb.Client(paygate.WithKey(wrongKey))
 	_, err = wrong.CreateOrder(context.Background(), m.order("INV-4"))
 	require.ErrorIs(t, err, paygate.ErrUnauthorized)
 

@@ -77,7 +77,6 @@ func cliText(s string) string {
 		paygate.EnvCheckoutURL, "PAYGATE_CHECKOUT_URL (or -checkout-url)",
 		paygate.EnvReportsURL, "PAYGATE_REPORTS_URL (or -reports-url)",
 		paygate.EnvAgency, "PAYGATE_AGENCY (or -agency)",
-		"WithAPIKey", paygate.EnvAPIKey,
 		"WithAuthToken", paygate.EnvAuthToken,
 		"WithKey", paygate.EnvAPIKey,
 		"WithBatchSize", "-batch",
