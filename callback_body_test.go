@@ -2,11 +2,15 @@ package paygate
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/stretchr/testify/require"
 )
@@ -120,4 +124,90 @@ func TestCallbackHandlerWarnsOnceWithoutReadDeadline(t *testing.T) {
 			}
 		})
 	}
+}
+
+// requireSameAsParseQuery fails unless parseForm gives for body what
+// url.ParseQuery gives: the same fields and values and the same error.
+func requireSameAsParseQuery(t *testing.T, body string) {
+	t.Helper()
+	want, wantErr := url.ParseQuery(body)
+	got, err := parseForm(body)
+	if wantErr != nil {
+		require.EqualError(t, err, wantErr.Error(), "body %q", body)
+		return
+	}
+	require.NoError(t, err, "body %q", body)
+	require.Equal(t, want, got, "body %q", body)
+}
+
+// parseForm is url.ParseQuery, field for field and error for error, on
+// callback bodies and hostile ones: repeated fields (appending to the first
+// value must not touch the next field's), empty pairs, semicolons, bad
+// escapes, and more fields than it parses itself.
+func TestParseFormMatchesParseQuery(t *testing.T) {
+	signed, err := SignCallback(mustKey(t, testKeyUUID), callbackFields("INV-1~cart 7", "GW1", StatusSuccess, "00"))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		body string
+	}{
+		{name: "empty", body: ""},
+		{name: "signed callback", body: signed.Encode()},
+		{name: "repeated fields between others", body: "a=1&b=2&a=3&c=4&b=5&a=6"},
+		{name: "repeated first field, then a new one", body: "a=1&a=2&b=3"},
+		{name: "empty pairs and names", body: "&&a=1&&=2&b&c=&"},
+		{name: "plus and escapes", body: "k%20ey=v%26alue+x&%7E=~"},
+		{name: "semicolon", body: "a=1;b=2&c=3"},
+		{name: "semicolon after a bad escape", body: "a=%zz&b=1;c"},
+		{name: "bad escape in a name", body: "a%z=1&b=2"},
+		{name: "bad escape in a value, then a good field", body: "a=%2&b=2"},
+		{name: "as many fields as it parses itself", body: strings.Repeat("f=1&", maxFastFormFields-1) + "g=2"},
+		{name: "one field more: url.ParseQuery's", body: strings.Repeat("f=1&", maxFastFormFields) + "g=2"},
+		{name: "past url.ParseQuery's limit", body: strings.Repeat("&", 10000) + "a=1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { requireSameAsParseQuery(t, tc.body) })
+	}
+}
+
+// FuzzParseForm: for any body, parseForm and url.ParseQuery agree.
+func FuzzParseForm(f *testing.F) {
+	signed, _ := SignCallback(mustKey(f, testKeyUUID), callbackFields("INV-1~cart 7", "GW1", StatusSuccess, "00"))
+	for _, seed := range []string{signed.Encode(), "a=1&a=2&b=3", "a=1;b", "%zz=1&a", "&&=&"} {
+		f.Add(seed)
+	}
+	f.Fuzz(requireSameAsParseQuery)
+}
+
+// readCallbackBody reads what io.ReadAll reads, whatever the size hint says
+// (none, too small, exact, too large) and however the reader hands out its
+// bytes, and passes a read error on.
+func TestReadCallbackBody(t *testing.T) {
+	body := strings.Repeat("status=success&", 100)
+	for _, tc := range []struct {
+		name   string
+		hint   int64
+		reader func(io.Reader) io.Reader
+	}{
+		{name: "no hint (chunked)", hint: -1},
+		{name: "exact hint", hint: int64(len(body))},
+		{name: "hint too small", hint: 10},
+		{name: "zero hint", hint: 0},
+		{name: "hint too large", hint: 4 * int64(len(body))},
+		{name: "exact hint, one byte a read", hint: int64(len(body)), reader: iotest.OneByteReader},
+		{name: "hint too small, half reads", hint: 3, reader: iotest.HalfReader},
+		{name: "exact hint, data and EOF together", hint: int64(len(body)), reader: iotest.DataErrReader},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r io.Reader = strings.NewReader(body)
+			if tc.reader != nil {
+				r = tc.reader(r)
+			}
+			got, err := readCallbackBody(r, tc.hint)
+			require.NoError(t, err)
+			require.Equal(t, body, string(got))
+		})
+	}
+	broken := errors.New("connection reset")
+	_, err := readCallbackBody(io.MultiReader(strings.NewReader(body), iotest.ErrReader(broken)), int64(len(body)))
+	require.ErrorIs(t, err, broken)
 }

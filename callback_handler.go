@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"net/url"
 	"sync"
@@ -157,7 +155,7 @@ func (h *CallbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
+	if !isFormContentType(r.Header.Get("Content-Type")) {
 		h.reject(w, r, http.StatusUnsupportedMediaType, errors.New("paygate: callback body is not application/x-www-form-urlencoded"))
 		return
 	}
@@ -230,7 +228,7 @@ func (h *CallbackHandler) readForm(w http.ResponseWriter, r *http.Request) (url.
 	if !deadline {
 		h.warnNoReadDeadline(w, r, err)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	body, err := readCallbackBody(http.MaxBytesReader(w, r.Body, limit), min(r.ContentLength, limit))
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
@@ -245,7 +243,7 @@ func (h *CallbackHandler) readForm(w http.ResponseWriter, r *http.Request) (url.
 		// deadline would cancel the request's context.
 		_ = rc.SetReadDeadline(time.Time{})
 	}
-	form, err := url.ParseQuery(string(body))
+	form, err := parseForm(string(body))
 	if err != nil {
 		return nil, http.StatusBadRequest, fmt.Errorf("paygate: callback body: %w", err)
 	}

@@ -58,7 +58,7 @@ var mutants = []mutant{
 	{"fitrah-product", true, "webhook_rules.go",
 		"if !fitrahMatches(d.Rate, d.Dependants, tx.Amount) {", "if false && !fitrahMatches(d.Rate, d.Dependants, tx.Amount) {", root},
 	{"body-limit", true, "callback_handler.go",
-		"io.ReadAll(http.MaxBytesReader(w, r.Body, limit))", "io.ReadAll(r.Body)", root},
+		"readCallbackBody(http.MaxBytesReader(w, r.Body, limit), ", "readCallbackBody(r.Body, ", root},
 
 	// Redaction: every method of the two secret types.
 	{"secret-format", false, "secret.go",
