@@ -74,22 +74,22 @@ var errNoFulfil = errors.New("paygate: callback handler has no Fulfil; paid orde
 
 // process runs the callback path on one verified event, whatever brought it
 // (a callback or a reconciliation): the receiver rules of CallbackHandler.
-// attrs say in each log line where the event came from.
-func (h *CallbackHandler) process(ctx context.Context, cb *Callback, attrs []any) verdict {
+// o says in each log line where the event came from.
+func (h *CallbackHandler) process(ctx context.Context, cb *Callback, o origin) verdict {
 	if cb.Status != StatusSuccess {
-		return h.processStatus(ctx, cb, attrs)
+		return h.processStatus(ctx, cb, o)
 	}
 	if h.Fulfil == nil {
 		// A paid order with nowhere to go: keep the gateway retrying.
-		h.logAt(ctx, attrs, slog.LevelError, errNoFulfil.Error(), "refNo", cb.RefNo)
+		h.logAt(ctx, o, slog.LevelError, errNoFulfil.Error(), "refNo", cb.RefNo)
 		return verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handler misconfigured", err: errNoFulfil}
 	}
 	if !cb.Consistent() {
-		h.logAt(ctx, attrs, slog.LevelWarn, "verified success is inconsistent; fulfilling (check cb.Consistent() in Fulfil to hold it)",
+		h.logAt(ctx, o, slog.LevelWarn, "verified success is inconsistent; fulfilling (check cb.Consistent() in Fulfil to hold it)",
 			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "fpx_debit_auth_code", string(cb.FPX.DebitAuthCode),
 			"problems", fmt.Sprint(cb.Problems))
 	}
-	v, paid, done := h.once(ctx, attrs, cb, event{key: fulfilKey(cb.RefNo), hook: h.Fulfil, result: cb.OrderNo}, OutcomeFulfilled)
+	v, paid, done := h.once(ctx, o, cb, event{key: fulfilKey(cb.RefNo), hook: h.Fulfil, result: cb.OrderNo}, OutcomeFulfilled)
 	switch {
 	case !done:
 		return v
@@ -97,12 +97,12 @@ func (h *CallbackHandler) process(ctx context.Context, cb *Callback, attrs []any
 		return verdict{code: http.StatusOK, outcome: OutcomeAlreadyFulfilled, paid: paid}
 	case paid == "" || cb.OrderNo == "":
 		// One side has no orderNo: nothing proves a second payment.
-		h.logAt(ctx, attrs, slog.LevelWarn, "success for a fulfilled refNo; an orderNo is missing, so it is taken for a retry",
+		h.logAt(ctx, o, slog.LevelWarn, "success for a fulfilled refNo; an orderNo is missing, so it is taken for a retry",
 			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "paidOrderNo", paid)
 		return verdict{code: http.StatusOK, outcome: OutcomeAlreadyFulfilled, paid: paid}
 	}
-	v, _, done = h.once(ctx, attrs, cb, event{key: "double|" + cb.RefNo + "|" + cb.OrderNo, hook: func(ctx context.Context, cb *Callback) error {
-		h.logAt(ctx, attrs, slog.LevelWarn, "second payment for a fulfilled refNo: not fulfilled; refund it",
+	v, _, done = h.once(ctx, o, cb, event{key: "double|" + cb.RefNo + "|" + cb.OrderNo, hook: func(ctx context.Context, cb *Callback) error {
+		h.logAt(ctx, o, slog.LevelWarn, "second payment for a fulfilled refNo: not fulfilled; refund it",
 			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "paidOrderNo", paid, "amount", cb.Amount.String())
 		if h.OnDoublePayment == nil {
 			return nil
@@ -120,20 +120,20 @@ func (h *CallbackHandler) process(ctx context.Context, cb *Callback, attrs []any
 // that comes after the refNo's fulfilment is stale: it never regresses the
 // order (docs/assumptions.md A-stale-status). An unknown status is never
 // silent (docs/assumptions.md A-unknown-status).
-func (h *CallbackHandler) processStatus(ctx context.Context, cb *Callback, attrs []any) verdict {
+func (h *CallbackHandler) processStatus(ctx context.Context, cb *Callback, o origin) verdict {
 	outcome, known := statusOutcome[cb.Status]
 	if !known {
 		outcome = OutcomeUnknownStatus
-		h.logAt(ctx, attrs, slog.LevelError, "verified callback with a status the protocol does not define: not fulfilled; reconcile the order",
+		h.logAt(ctx, o, slog.LevelError, "verified callback with a status the protocol does not define: not fulfilled; reconcile the order",
 			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "status", string(cb.Status))
 	}
 	hold := h.OnStatus != nil
-	paid, held, v, ok := h.fulfilment(ctx, attrs, cb, hold)
+	paid, held, v, ok := h.fulfilment(ctx, o, cb, hold)
 	if !ok {
 		return v
 	}
 	if cb.Stale = paid != nil; cb.Stale {
-		h.logAt(ctx, attrs, slog.LevelWarn, "status after the refNo was fulfilled: stale, the order stays paid",
+		h.logAt(ctx, o, slog.LevelWarn, "status after the refNo was fulfilled: stale, the order stays paid",
 			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "status", string(cb.Status), "paidOrderNo", *paid)
 	}
 	if !hold {
@@ -148,9 +148,9 @@ func (h *CallbackHandler) processStatus(ctx context.Context, cb *Callback, attrs
 		// The refNo's fulfilment is held off while OnStatus runs, so that a
 		// success cannot be fulfilled between the staleness check and the
 		// hook: it gets 503 and comes back after.
-		defer h.releaseHeld(ctx, attrs, cb, held)
+		defer h.releaseHeld(ctx, o, cb, held)
 	}
-	v, _, done := h.once(ctx, attrs, cb, event{key: "status|" + cb.RefNo + "|" + cb.OrderNo + "|" + string(cb.Status), hook: h.OnStatus, also: held}, outcome)
+	v, _, done := h.once(ctx, o, cb, event{key: "status|" + cb.RefNo + "|" + cb.OrderNo + "|" + string(cb.Status), hook: h.OnStatus, also: held}, outcome)
 	if done {
 		v = verdict{code: http.StatusOK, outcome: outcome}
 	}
@@ -168,14 +168,14 @@ type heldClaim struct{ key, token string }
 // caller releases it. ok is false, with the verdict to answer, when the
 // Deduper fails or a fulfilment is in flight: the event is then judged on
 // the gateway's next retry, once the fulfilment settled.
-func (h *CallbackHandler) fulfilment(ctx context.Context, attrs []any, cb *Callback, hold bool) (paid *string, held *heldClaim, v verdict, ok bool) {
+func (h *CallbackHandler) fulfilment(ctx context.Context, o origin, cb *Callback, hold bool) (paid *string, held *heldClaim, v verdict, ok bool) {
 	d := h.deduper()
 	sctx, cancel := storeContext(ctx, d)
 	defer cancel()
 	claim, err := d.Claim(sctx, fulfilKey(cb.RefNo), h.lease())
 	switch {
 	case err != nil:
-		return nil, nil, h.storeFailed(ctx, attrs, cb, "dedupe claim failed", err), false
+		return nil, nil, h.storeFailed(ctx, o, cb, "dedupe claim failed", err), false
 	case claim.State == ClaimDone:
 		return &claim.Result, nil, verdict{}, true
 	case claim.State == ClaimBusy:
@@ -185,17 +185,17 @@ func (h *CallbackHandler) fulfilment(ctx context.Context, attrs []any, cb *Callb
 	if hold {
 		return nil, held, verdict{}, true
 	}
-	h.releaseHeld(ctx, attrs, cb, held)
+	h.releaseHeld(ctx, o, cb, held)
 	return nil, nil, verdict{}, true
 }
 
 // releaseHeld gives a held claim back.
-func (h *CallbackHandler) releaseHeld(ctx context.Context, attrs []any, cb *Callback, held *heldClaim) {
+func (h *CallbackHandler) releaseHeld(ctx context.Context, o origin, cb *Callback, held *heldClaim) {
 	d := h.deduper()
 	sctx, cancel := storeContext(ctx, d)
 	defer cancel()
 	if err := d.Release(sctx, held.key, held.token); err != nil {
-		h.logAt(ctx, attrs, slog.LevelError, "dedupe release failed", "refNo", cb.RefNo, "err", err)
+		h.logAt(ctx, o, slog.LevelError, "dedupe release failed", "refNo", cb.RefNo, "err", err)
 	}
 }
 
@@ -216,7 +216,7 @@ type event struct {
 // returns done with what the completion recorded, and the caller decides;
 // otherwise the verdict: ran (200, outcome ran), in flight elsewhere (503),
 // or failed (500 or 503).
-func (h *CallbackHandler) once(ctx context.Context, attrs []any, cb *Callback, ev event, ran Outcome) (v verdict, recorded string, done bool) {
+func (h *CallbackHandler) once(ctx context.Context, o origin, cb *Callback, ev event, ran Outcome) (v verdict, recorded string, done bool) {
 	lease := h.lease()
 	d := h.deduper()
 	sctx, cancel := storeContext(ctx, d)
@@ -225,20 +225,20 @@ func (h *CallbackHandler) once(ctx context.Context, attrs []any, cb *Callback, e
 	cancel()
 	switch {
 	case err != nil:
-		return h.storeFailed(ctx, attrs, cb, "dedupe claim failed", err), "", false
+		return h.storeFailed(ctx, o, cb, "dedupe claim failed", err), "", false
 	case claim.State == ClaimDone:
 		return verdict{}, claim.Result, true
 	case claim.State != ClaimAcquired:
 		return verdict{code: http.StatusServiceUnavailable, outcome: OutcomeInFlight, reason: "being handled by another delivery"}, "", false
 	}
 	var completed atomic.Bool
-	hookErr := h.runRenewed(ctx, attrs, d, ev, claimed, claim.Token, lease, cb, &completed)
+	hookErr := h.runRenewed(ctx, o, d, ev, claimed, claim.Token, lease, cb, &completed)
 	sctx, cancel = storeContext(ctx, d)
 	defer cancel()
 	if hookErr != nil {
-		h.logAt(ctx, attrs, slog.LevelError, "callback hook failed; the gateway will retry", "refNo", cb.RefNo, "status", string(cb.Status), "err", hookErr)
+		h.logAt(ctx, o, slog.LevelError, "callback hook failed; the gateway will retry", "refNo", cb.RefNo, "status", string(cb.Status), "err", hookErr)
 		if err := d.Release(sctx, ev.key, claim.Token); err != nil {
-			h.logAt(ctx, attrs, slog.LevelError, "dedupe release failed", "refNo", cb.RefNo, "err", err)
+			h.logAt(ctx, o, slog.LevelError, "dedupe release failed", "refNo", cb.RefNo, "err", err)
 		}
 		return verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: hookErr}, "", false
 	}
@@ -249,7 +249,7 @@ func (h *CallbackHandler) once(ctx context.Context, attrs []any, cb *Callback, e
 			// The hook ran but its completion is not recorded: 500 so the
 			// gateway retries. If the claim was lost, another delivery may
 			// run the hook again: the at-least-once case of the lease path.
-			h.logAt(ctx, attrs, slog.LevelError, "dedupe complete failed after the hook ran", "refNo", cb.RefNo, "err", err)
+			h.logAt(ctx, o, slog.LevelError, "dedupe complete failed after the hook ran", "refNo", cb.RefNo, "err", err)
 			return verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: err}, "", false
 		}
 	}
@@ -258,8 +258,8 @@ func (h *CallbackHandler) once(ctx context.Context, attrs []any, cb *Callback, e
 
 // storeFailed is the verdict when the Deduper cannot be reached: 503, the
 // gateway comes back.
-func (h *CallbackHandler) storeFailed(ctx context.Context, attrs []any, cb *Callback, msg string, err error) verdict {
-	h.logAt(ctx, attrs, slog.LevelError, msg, "refNo", cb.RefNo, "err", err)
+func (h *CallbackHandler) storeFailed(ctx context.Context, o origin, cb *Callback, msg string, err error) verdict {
+	h.logAt(ctx, o, slog.LevelError, msg, "refNo", cb.RefNo, "err", err)
 	return verdict{code: http.StatusServiceUnavailable, outcome: OutcomeError, reason: "temporarily unavailable", err: err}
 }
 
@@ -288,7 +288,7 @@ type neverWaits interface{ neverWaits() }
 
 // runRenewed runs the hook under HookTimeout while a leaseKeeper keeps
 // its claim, taken at claimed for lease.
-func (h *CallbackHandler) runRenewed(ctx context.Context, attrs []any, d Deduper, ev event, claimed time.Time, token string, lease time.Duration, cb *Callback, completed *atomic.Bool) error {
+func (h *CallbackHandler) runRenewed(ctx context.Context, o origin, d Deduper, ev event, claimed time.Time, token string, lease time.Duration, cb *Callback, completed *atomic.Bool) error {
 	timeout := h.HookTimeout
 	if timeout <= 0 {
 		timeout = DefaultHookTimeout
@@ -299,7 +299,7 @@ func (h *CallbackHandler) runRenewed(ctx context.Context, attrs []any, d Deduper
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	ctx = withHookClaim(ctx, HookClaim{Key: ev.key, Token: token, Result: ev.result}, completed)
-	k := h.keepLease(ctx, attrs, d, ev, token, claimed.Add(lease), lease, cancel, completed)
+	k := h.keepLease(ctx, o, d, ev, token, claimed.Add(lease), lease, cancel, completed)
 	err := callHook(ctx, ev.hook, cb)
 	k.stop()
 	return err

@@ -189,7 +189,7 @@ func (h *CallbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cb.Verified = true
-	h.answer(w, h.process(r.Context(), cb, h.requestAttrs(r)))
+	h.answer(w, h.process(r.Context(), cb, origin{r: r}))
 }
 
 // answer writes the gateway's answer for a verdict of the callback path:
@@ -285,17 +285,29 @@ func (h *CallbackHandler) reject(w http.ResponseWriter, r *http.Request, status 
 // log writes one line with the request's method and path, never its body,
 // to Logger or slog.Default().
 func (h *CallbackHandler) log(r *http.Request, level slog.Level, msg string, args ...any) {
-	h.logAt(r.Context(), h.requestAttrs(r), level, msg, args...)
+	h.logAt(r.Context(), origin{r: r}, level, msg, args...)
 }
 
-// requestAttrs is what a log line says of the request an event came in.
-func (h *CallbackHandler) requestAttrs(r *http.Request) []any {
-	return []any{"method", r.Method, "path", r.URL.Path}
+// origin is where an event came from, as its log lines say it: the request
+// of a callback (r) or a reconciliation's source. Its attributes are built
+// only for a line that is written.
+type origin struct {
+	r      *http.Request
+	source Source
 }
 
-// logAt writes one line, with attrs saying where the event came from, to
-// Logger or slog.Default().
-func (h *CallbackHandler) logAt(ctx context.Context, attrs []any, level slog.Level, msg string, args ...any) {
+// attrs is what a log line says of the origin: the request's method and
+// path (never its body), or the source.
+func (o origin) attrs(more int) []any {
+	if o.r != nil {
+		return append(make([]any, 0, 4+more), "method", o.r.Method, "path", o.r.URL.Path)
+	}
+	return append(make([]any, 0, 2+more), "source", o.source.String())
+}
+
+// logAt writes one line, saying where the event came from (o), to Logger or
+// slog.Default().
+func (h *CallbackHandler) logAt(ctx context.Context, o origin, level slog.Level, msg string, args ...any) {
 	l := h.Logger
 	if l == nil {
 		l = slog.Default()
@@ -303,5 +315,5 @@ func (h *CallbackHandler) logAt(ctx context.Context, attrs []any, level slog.Lev
 	if !l.Enabled(ctx, level) {
 		return
 	}
-	l.Log(ctx, level, msg, append(attrs[:len(attrs):len(attrs)], args...)...)
+	l.Log(ctx, level, msg, append(o.attrs(len(args)), args...)...)
 }

@@ -473,3 +473,41 @@ func (w *discardWriter) WriteHeader(code int) {
 		w.code = code
 	}
 }
+
+// Every line of the callback path says where the event came from: the
+// request's method and path (never its body), or a reconciliation's source.
+func TestCallbackHandlerLogsSayWhere(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	for _, tc := range []struct {
+		name   string
+		origin func(t *testing.T) origin
+		want   string
+	}{
+		{name: "callback", origin: func(t *testing.T) origin { return origin{r: signedRequest(t, key, url.Values{"a": {"b"}})} },
+			want: "msg=x method=POST path=/paygate/return refNo=INV-1\n"},
+		{name: "lookup", origin: func(*testing.T) origin { return origin{source: SourceLookup} }, want: "msg=x source=lookup refNo=INV-1\n"},
+		{name: "report", origin: func(*testing.T) origin { return origin{source: SourceReport} }, want: "msg=x source=report refNo=INV-1\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			h := &CallbackHandler{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{
+				ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+					if a.Key == slog.TimeKey || a.Key == slog.LevelKey {
+						return slog.Attr{}
+					}
+					return a
+				},
+			}))}
+			// The origin's attributes come first, whatever the line's own.
+			h.logAt(context.Background(), tc.origin(t), slog.LevelWarn, "x", "refNo", "INV-1")
+			require.Equal(t, tc.want, logs.String())
+		})
+	}
+	// Through ServeHTTP: a failing hook's line names the request.
+	var logs bytes.Buffer
+	h := &CallbackHandler{Keys: []Key{key}, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Fulfil: func(context.Context, *Callback) error { return errors.New("warehouse down") }}
+	require.Equal(t, 500, serve(h, signedRequest(t, key, callbackFields("INV-L", "GWL", StatusSuccess, "00"))).Code)
+	require.Contains(t, logs.String(), `method=POST path=/paygate/return refNo=INV-L`)
+	require.NotContains(t, logs.String(), "signature=")
+}

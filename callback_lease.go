@@ -27,12 +27,12 @@ var errLeaseMargin = errors.New("paygate: callback claim not renewed before its 
 // the first renewal is due, so a hook shorter than lease/3 costs one
 // timer and no goroutine.
 type leaseKeeper struct {
-	h     *CallbackHandler
-	ctx   context.Context // the hook's
-	attrs []any
-	d     Deduper
-	key   string
-	token string
+	h      *CallbackHandler
+	ctx    context.Context // the hook's
+	origin origin          // where the event came from, for log lines
+	d      Deduper
+	key    string
+	token  string
 	// also is a claim renewed beside the event's own (nil: none).
 	also   *heldClaim
 	lease  time.Duration
@@ -54,8 +54,8 @@ type leaseKeeper struct {
 
 // keepLease starts keeping the claim of ev under token, held until
 // heldUntil, and ev.also's beside it.
-func (h *CallbackHandler) keepLease(ctx context.Context, attrs []any, d Deduper, ev event, token string, heldUntil time.Time, lease time.Duration, cancel context.CancelCauseFunc, completed *atomic.Bool) *leaseKeeper {
-	k := &leaseKeeper{h: h, ctx: ctx, attrs: attrs, d: d, key: ev.key, token: token, also: ev.also, lease: lease,
+func (h *CallbackHandler) keepLease(ctx context.Context, o origin, d Deduper, ev event, token string, heldUntil time.Time, lease time.Duration, cancel context.CancelCauseFunc, completed *atomic.Bool) *leaseKeeper {
+	k := &leaseKeeper{h: h, ctx: ctx, origin: o, d: d, key: ev.key, token: token, also: ev.also, lease: lease,
 		every: max(lease/3, 3*time.Millisecond), margin: lease / leaseMarginDivisor, cancel: cancel, completed: completed, heldUntil: heldUntil}
 	k.mu.Lock()
 	k.tick = time.AfterFunc(k.every, k.renew)
@@ -99,11 +99,11 @@ func (k *leaseKeeper) renew() {
 		}
 		k.tick.Reset(k.every)
 	case errors.Is(err, ErrClaimLost):
-		k.h.logAt(k.ctx, k.attrs, slog.LevelError, "claim lost while the hook ran; cancelling the hook", "key", k.key)
+		k.h.logAt(k.ctx, k.origin, slog.LevelError, "claim lost while the hook ran; cancelling the hook", "key", k.key)
 		k.cancel(fmt.Errorf("paygate: callback claim lost while the hook ran: %w", err))
 	default:
 		k.lastErr = err
-		k.h.logAt(k.ctx, k.attrs, slog.LevelWarn, "claim renewal failed; trying again", "key", k.key, "err", err)
+		k.h.logAt(k.ctx, k.origin, slog.LevelWarn, "claim renewal failed; trying again", "key", k.key, "err", err)
 		k.tick.Reset(max(k.every/10, time.Millisecond))
 	}
 }
@@ -121,7 +121,7 @@ func (k *leaseKeeper) lapse() {
 		last = errors.New("no renewal answered")
 	}
 	cause := fmt.Errorf("%w (last renewal error: %w)", errLeaseMargin, last)
-	k.h.logAt(k.ctx, k.attrs, slog.LevelError, "claim not renewed before its safety margin; cancelling the hook", "key", k.key, "err", cause)
+	k.h.logAt(k.ctx, k.origin, slog.LevelError, "claim not renewed before its safety margin; cancelling the hook", "key", k.key, "err", cause)
 	k.cancel(cause)
 }
 

@@ -164,11 +164,11 @@ func (h *CallbackHandler) reconcileRecord(ctx context.Context, c *Client, p *Pay
 	e := ReconcileEntry{RefNo: p.RefNo, OrderNo: p.OrderNo, Status: p.Status, Amount: p.Amount, Problems: p.Problems}
 	if held := holdBack(p, c.agency, asked); len(held) > 0 {
 		e.Outcome, e.Problems = OutcomeHeldBack, append(held, p.Problems...)
-		h.logAt(ctx, []any{"source", source.String()}, slog.LevelWarn, "gateway record held back: not acted on; review it",
+		h.logAt(ctx, origin{source: source}, slog.LevelWarn, "gateway record held back: not acted on; review it",
 			"refNo", p.RefNo, "orderNo", p.OrderNo, "status", string(p.Status), "problems", fmt.Sprint(e.Problems))
 		return e
 	}
-	v := h.process(ctx, p.callback(source), []any{"source", source.String()})
+	v := h.process(ctx, p.callback(source), origin{source: source})
 	e.Outcome, e.PaidOrderNo, e.Stale, e.Err = v.outcome, v.paid, v.stale, v.err
 	return e
 }
