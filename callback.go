@@ -61,6 +61,10 @@ type Callback struct {
 	// the refNo was fulfilled: the order stays paid; never regress it
 	// (docs/assumptions.md A-stale-status).
 	Stale bool
+
+	// fpxUnread is set while FPX.Raw is not yet read into FPX and Problems
+	// (parseCallbackFields; readFPX reads it).
+	fpxUnread bool
 }
 
 // Source says how a verified event reached the CallbackHandler.
@@ -118,6 +122,18 @@ type FPXDetail struct {
 // returned: a verified payment is never dropped for a field the protocol
 // does not define.
 func ParseCallback(form url.Values) (*Callback, error) {
+	cb, err := parseCallbackFields(form)
+	if err != nil {
+		return nil, err
+	}
+	cb.readFPX()
+	return cb, nil
+}
+
+// parseCallbackFields is ParseCallback but for the inside of the fpx field,
+// which is left for readFPX: the handler reads it only for an event it
+// acts on, never for a verified duplicate.
+func parseCallbackFields(form url.Values) (*Callback, error) {
 	cb := &Callback{Form: form}
 	var routing ValidationError
 	get := func(name string, required bool) string {
@@ -160,8 +176,7 @@ func ParseCallback(form url.Values) (*Callback, error) {
 	cb.Amount = cb.amount("amount", get("amount", false))
 	cb.AddCharge = cb.amount("addCharge", get("addCharge", false))
 	if raw := get("fpx", false); raw != "" {
-		cb.FPX.Present, cb.FPX.Raw = true, raw
-		cb.readFPX(raw)
+		cb.FPX.Present, cb.FPX.Raw, cb.fpxUnread = true, raw, true
 	}
 	return cb, nil
 }
@@ -185,9 +200,15 @@ func (cb *Callback) amount(field, s string) Amount {
 	return a
 }
 
-// readFPX reads fpx_debit_auth_code from the fpx JSON with the package's
-// scanner, skipping every other member without decoding it.
-func (cb *Callback) readFPX(raw string) {
+// readFPX reads fpx_debit_auth_code from the fpx JSON (FPX.Raw) with the
+// package's scanner, skipping every other member without decoding it, once:
+// it does nothing for a callback whose fpx was read or that had none.
+func (cb *Callback) readFPX() {
+	if !cb.fpxUnread {
+		return
+	}
+	cb.fpxUnread = false
+	raw := cb.FPX.Raw
 	p := jsonScanner{s: raw}
 	if p.peek() != '{' {
 		cb.problem("fpx", "is not a JSON object", raw)

@@ -84,12 +84,7 @@ func (h *CallbackHandler) process(ctx context.Context, cb *Callback, o origin) v
 		h.logAt(ctx, o, slog.LevelError, errNoFulfil.Error(), "refNo", cb.RefNo)
 		return verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handler misconfigured", err: errNoFulfil}
 	}
-	if !cb.Consistent() {
-		h.logAt(ctx, o, slog.LevelWarn, "verified success is inconsistent; fulfilling (check cb.Consistent() in Fulfil to hold it)",
-			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "fpx_debit_auth_code", string(cb.FPX.DebitAuthCode),
-			"problems", fmt.Sprint(cb.Problems))
-	}
-	v, paid, done := h.once(ctx, o, cb, event{key: fulfilKey(cb.RefNo), hook: h.Fulfil, result: cb.OrderNo}, OutcomeFulfilled)
+	v, paid, done := h.once(ctx, o, cb, event{key: fulfilKey(cb.RefNo), hook: h.Fulfil, result: cb.OrderNo, fulfils: true}, OutcomeFulfilled)
 	switch {
 	case !done:
 		return v
@@ -203,13 +198,15 @@ func (h *CallbackHandler) releaseHeld(ctx context.Context, o origin, cb *Callbac
 func fulfilKey(refNo string) string { return "fulfil|" + refNo }
 
 // event is one thing the handler acts on once: its dedupe key, its hook,
-// what its completion records, and a claim held beside it while the hook
-// runs (nil: none).
+// what its completion records, a claim held beside it while the hook runs
+// (nil: none), and whether it is a success's fulfilment (an inconsistent
+// success is logged as it is fulfilled).
 type event struct {
-	key    string
-	hook   func(context.Context, *Callback) error
-	result string
-	also   *heldClaim
+	key     string
+	hook    func(context.Context, *Callback) error
+	result  string
+	also    *heldClaim
+	fulfils bool
 }
 
 // once claims ev and runs its hook. When the event was completed before, it
@@ -230,6 +227,14 @@ func (h *CallbackHandler) once(ctx context.Context, o origin, cb *Callback, ev e
 		return verdict{}, claim.Result, true
 	case claim.State != ClaimAcquired:
 		return verdict{code: http.StatusServiceUnavailable, outcome: OutcomeInFlight, reason: "being handled by another delivery"}, "", false
+	}
+	// The fpx field is read once the event is acted on: a duplicate never
+	// needs it.
+	cb.readFPX()
+	if ev.fulfils && !cb.Consistent() {
+		h.logAt(ctx, o, slog.LevelWarn, "verified success is inconsistent; fulfilling (check cb.Consistent() in Fulfil to hold it)",
+			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "fpx_debit_auth_code", string(cb.FPX.DebitAuthCode),
+			"problems", fmt.Sprint(cb.Problems))
 	}
 	var completed atomic.Bool
 	hookErr := h.runRenewed(ctx, o, d, ev, claimed, claim.Token, lease, cb, &completed)

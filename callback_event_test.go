@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -132,4 +133,87 @@ func TestCallbackStatusRacingSuccessIsNeverCurrentAfterFulfil(t *testing.T) {
 	}
 	require.Equal(t, http.StatusOK, <-pending)
 	require.Equal(t, []string{"OnStatus(stale=false)", "Fulfil"}, order)
+}
+
+// The handler reads a callback's fpx only once it acts on the event, yet
+// every hook sees it read: its code, and its problems when it does not
+// parse; a verified duplicate is answered without it.
+func TestCallbackHooksSeeTheFPXRead(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	for _, tc := range []struct {
+		name string
+		// before are the deliveries before the one the hook sees.
+		before []url.Values
+		last   url.Values
+		// hook installs the hook under test, which reports what it saw.
+		hook         func(h *CallbackHandler, saw func(*Callback))
+		wantCode     FPXCode
+		wantProblems int
+	}{
+		{name: "Fulfil", last: callbackFields("INV-H1", "GW1", StatusSuccess, "51"),
+			hook: func(h *CallbackHandler, saw func(*Callback)) {
+				h.Fulfil = func(_ context.Context, cb *Callback) error { saw(cb); return nil }
+			}, wantCode: "51"},
+		{name: "Fulfil, fpx not JSON", last: func() url.Values {
+			f := callbackFields("INV-H2", "GW1", StatusSuccess, "00")
+			f.Set("fpx", "{oops")
+			return f
+		}(),
+			hook: func(h *CallbackHandler, saw func(*Callback)) {
+				h.Fulfil = func(_ context.Context, cb *Callback) error { saw(cb); return nil }
+			}, wantProblems: 1},
+		{name: "OnStatus", last: callbackFields("INV-H3", "GW1", StatusPending, "09"),
+			hook: func(h *CallbackHandler, saw func(*Callback)) {
+				h.OnStatus = func(_ context.Context, cb *Callback) error { saw(cb); return nil }
+			}, wantCode: "09"},
+		{name: "OnStatus, stale", before: []url.Values{callbackFields("INV-H4", "GW1", StatusSuccess, "00")},
+			last: callbackFields("INV-H4", "GW1", StatusFailed, "51"),
+			hook: func(h *CallbackHandler, saw func(*Callback)) {
+				h.OnStatus = func(_ context.Context, cb *Callback) error { saw(cb); return nil }
+			}, wantCode: "51"},
+		{name: "OnDoublePayment", before: []url.Values{callbackFields("INV-H5", "GW1", StatusSuccess, "00")},
+			last: callbackFields("INV-H5", "GW2", StatusSuccess, "76"),
+			hook: func(h *CallbackHandler, saw func(*Callback)) {
+				h.OnDoublePayment = func(_ context.Context, cb *Callback, _ string) error { saw(cb); return nil }
+			}, wantCode: "76"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &CallbackHandler{Keys: []Key{key}, Logger: discardLogger(), Fulfil: func(context.Context, *Callback) error { return nil }}
+			var seen []*Callback
+			tc.hook(h, func(cb *Callback) { seen = append(seen, cb) })
+			for _, f := range tc.before {
+				require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, f)).Code)
+			}
+			seen = nil
+			for range 2 { // the event, then its retry: a duplicate
+				require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, tc.last)).Code)
+			}
+			require.Len(t, seen, 1, "the hook runs once")
+			require.Equal(t, tc.wantCode, seen[0].FPX.DebitAuthCode)
+			require.True(t, seen[0].FPX.Present)
+			require.Len(t, seen[0].Problems, tc.wantProblems, "%v", seen[0].Problems)
+			if tc.wantProblems > 0 {
+				require.Equal(t, "fpx", seen[0].Problems[0].Field)
+			}
+		})
+	}
+}
+
+// An inconsistent success is logged as it is fulfilled: once, not on each
+// retry of it, and not for a second payment, which is not fulfilled.
+func TestCallbackInconsistentSuccessLoggedWhenFulfilled(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	var logs bytes.Buffer
+	h := &CallbackHandler{Keys: []Key{key}, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Fulfil: func(context.Context, *Callback) error { return nil }}
+	for _, f := range []url.Values{
+		callbackFields("INV-I", "GW1", StatusSuccess, "51"),
+		callbackFields("INV-I", "GW1", StatusSuccess, "51"), // a retry
+		callbackFields("INV-I", "GW2", StatusSuccess, "51"), // a second payment
+	} {
+		require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, f)).Code)
+	}
+	require.Equal(t, 1, strings.Count(logs.String(), "verified success is inconsistent; fulfilling"), logs.String())
+	require.Contains(t, logs.String(), "fpx_debit_auth_code=51")
+	require.Contains(t, logs.String(), "second payment for a fulfilled refNo")
 }

@@ -180,7 +180,7 @@ func (h *CallbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.reject(w, r, http.StatusForbidden, err)
 		return
 	}
-	cb, err := ParseCallback(form)
+	cb, err := parseCallbackFields(form) // its fpx is read once it is acted on
 	if err != nil {
 		// Signed by the gateway, yet nothing to route it by: keep the gateway
 		// retrying and make noise, rather than drop it with a 2xx.
