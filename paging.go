@@ -52,41 +52,56 @@ type pageVerdict struct {
 
 // page applies the rules to page n as it arrives.
 func (pg *pager) page(p *ReportPage, n int) pageVerdict {
-	rows := len(p.Rows)
-	if rows > 0 {
-		d := p.digest(pg.seed)
-		if m, ok := pg.seen[d]; ok {
-			return pageVerdict{skip: fmt.Errorf("%w: page %d repeats page %d (does the server ignore page, or cycle?)", ErrReportPaging, n, m)}
-		}
-		pg.seen[d] = n
+	if err := pg.remember(p, n); err != nil {
+		return pageVerdict{skip: err}
 	}
-	if p.HasTotalPages && n >= p.TotalPages && rows > 0 {
-		if pg.past == 0 {
-			pg.pastFrom, pg.pastTotal = n, p.TotalPages
-		}
-		pg.past += rows
+	if n == 0 && pg.firstPage(p) {
+		return pg.end(p, n) // every row came at once
 	}
-	if n == 0 {
-		pg.size = pg.items
-		// A first page shorter than asked (or than everything) while
-		// total_pages announces more is a server that caps items: its
-		// page size is the one to follow (docs/assumptions.md
-		// A-report-filters).
-		capped := p.HasTotalPages && p.TotalPages > 1 && rows > 0 && (pg.items == AllItems || rows < pg.items)
-		switch {
-		case capped:
-			pg.size = rows
-		case pg.items == AllItems:
-			return pg.end(p, n) // every row came at once
-		}
-	}
-	if rows < pg.size {
+	if len(p.Rows) < pg.size {
 		return pg.end(p, n)
 	}
 	if n+1 >= pg.maxPages {
 		return pageVerdict{after: fmt.Errorf("%w: %d full pages and no short one; stopped at the ceiling (ReportQuery.MaxPages)", ErrReportPaging, pg.maxPages)}
 	}
 	return pageVerdict{next: true}
+}
+
+// remember records the digest of page n, an error when it repeats an
+// earlier page, and counts its rows when it lies at or past the announced
+// end.
+func (pg *pager) remember(p *ReportPage, n int) error {
+	rows := len(p.Rows)
+	if rows == 0 {
+		return nil
+	}
+	d := p.digest(pg.seed)
+	if m, ok := pg.seen[d]; ok {
+		return fmt.Errorf("%w: page %d repeats page %d (does the server ignore page, or cycle?)", ErrReportPaging, n, m)
+	}
+	pg.seen[d] = n
+	if p.HasTotalPages && n >= p.TotalPages {
+		if pg.past == 0 {
+			pg.pastFrom, pg.pastTotal = n, p.TotalPages
+		}
+		pg.past += rows
+	}
+	return nil
+}
+
+// firstPage sets the page size from page 0, and reports whether that page
+// holds every row (AllItems asked and the server did not cap it). A first
+// page shorter than asked (or than everything) while total_pages announces
+// more is a server that caps items: its page size is the one to follow
+// (docs/assumptions.md A-report-filters).
+func (pg *pager) firstPage(p *ReportPage) (all bool) {
+	rows := len(p.Rows)
+	pg.size = pg.items
+	if p.HasTotalPages && p.TotalPages > 1 && rows > 0 && (pg.items == AllItems || rows < pg.items) {
+		pg.size = rows
+		return false
+	}
+	return pg.items == AllItems
 }
 
 // end is the verdict on the walk's last page n: complete, cut short before
@@ -137,45 +152,68 @@ func (c *Client) Payments(ctx context.Context, q ReportQuery) iter.Seq2[ReportRo
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		pg := newPager(items, q.MaxPages)
-		next := c.fetchPage(ctx, q, 0)
-		for n := 0; ; n++ {
-			r := <-next
-			next = nil
-			if r.err != nil {
-				yield(ReportRow{}, r.err)
-				return
-			}
-			v := pg.page(r.page, n)
-			if v.skip != nil {
-				yield(ReportRow{}, v.skip)
-				return
-			}
-			if v.next {
-				q.ItemsPerPage = pg.size
-				next = c.fetchPage(ctx, q, n+1)
-			}
-			for _, row := range r.page.Rows {
-				err := ctx.Err()
-				if err != nil || !yield(row, nil) {
-					if next != nil { // end the walk with the prefetch finished
-						cancel()
-						<-next
-					}
-					if err != nil {
-						yield(ReportRow{}, err)
-					}
-					return
-				}
-			}
-			if !v.next {
-				if v.after != nil {
-					yield(ReportRow{}, v.after)
-				}
-				return
-			}
+		w := &walk{c: c, cancel: cancel, q: q, pg: newPager(items, q.MaxPages)}
+		if err := w.run(ctx, yield); err != nil {
+			yield(ReportRow{}, err)
 		}
 	}
+}
+
+// walk is one loop of Payments: the query, the paging rules, and the
+// fetch in flight (under a context that cancel ends).
+type walk struct {
+	c      *Client
+	cancel context.CancelFunc
+	q      ReportQuery
+	pg     *pager
+	// next is the fetch of the following page, nil when none is in flight.
+	next <-chan pageResult
+}
+
+// run fetches pages and yields their rows until the rules end the walk; it
+// returns the error that ends it, nil when the walk is complete or the
+// caller left the loop.
+func (w *walk) run(ctx context.Context, yield func(ReportRow, error) bool) error {
+	w.next = w.c.fetchPage(ctx, w.q, 0)
+	for n := 0; ; n++ {
+		r := <-w.next
+		w.next = nil
+		if r.err != nil {
+			return r.err
+		}
+		v := w.pg.page(r.page, n)
+		if v.skip != nil {
+			return v.skip
+		}
+		if v.next {
+			w.q.ItemsPerPage = w.pg.size
+			w.next = w.c.fetchPage(ctx, w.q, n+1)
+		}
+		if stop, err := w.rows(ctx, r.page.Rows, yield); stop {
+			return err
+		}
+		if !v.next {
+			return v.after
+		}
+	}
+}
+
+// rows yields a page's rows, checking ctx before each. It stops when the
+// caller leaves the loop (nil) or ctx ends (its error), after cancelling
+// the fetch in flight and waiting for it: no goroutine outlives the loop.
+func (w *walk) rows(ctx context.Context, rows []ReportRow, yield func(ReportRow, error) bool) (stop bool, err error) {
+	for _, row := range rows {
+		err := ctx.Err()
+		if err == nil && yield(row, nil) {
+			continue
+		}
+		if w.next != nil {
+			w.cancel()
+			<-w.next
+		}
+		return true, err
+	}
+	return false, nil
 }
 
 // pageResult is one fetched page or its error.
