@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,37 +66,9 @@ type ReportQuery struct {
 
 // values encodes the query for one page, with output=json always.
 func (q ReportQuery) values(page int) (url.Values, int, error) {
-	var v ValidationError
-	items := q.ItemsPerPage
-	switch {
-	case items == 0:
-		items = DefaultItemsPerPage
-	case items < 0 && items != AllItems:
-		v.add("items", "must be positive, or AllItems (-1) for every row", strconv.Itoa(items))
-	}
-	if q.MaxPages < 0 {
-		v.add("MaxPages", "must not be negative (0 means DefaultMaxPages)", strconv.Itoa(q.MaxPages))
-	}
-	if page < 0 {
-		v.add("page", "must be >= 0 (the first page is 0)", strconv.Itoa(page))
-	}
-	myt := MalaysiaTime()
-	if !q.Start.IsZero() {
-		q.Start = q.Start.In(myt)
-	}
-	if !q.End.IsZero() {
-		q.End = q.End.In(myt)
-	}
-	if !q.Start.IsZero() && !q.End.IsZero() && q.End.Format(time.DateOnly) < q.Start.Format(time.DateOnly) {
-		v.add("end", "must not be before start (Malaysia time)", q.End.Format(time.DateOnly))
-	}
-	for k := range q.Extra {
-		switch k {
-		case "output", "page", "items", "agency", "exp", "signature":
-			v.add(k, "is set by the client; not allowed in Extra", "")
-		}
-	}
-	if err := v.err(); err != nil {
+	q.Start, q.End = inMalaysia(q.Start), inMalaysia(q.End)
+	items, err := q.check(page)
+	if err != nil {
 		return nil, 0, err
 	}
 	vals, err := query.Values(q)
@@ -109,6 +82,48 @@ func (q ReportQuery) values(page int) (url.Values, int, error) {
 	vals.Set("items", strconv.Itoa(items))
 	vals.Set("page", strconv.Itoa(page))
 	return vals, items, nil
+}
+
+// check validates the query for one page, its dates already in Malaysia
+// time, and returns the page size it asks for.
+func (q ReportQuery) check(page int) (items int, err error) {
+	var v ValidationError
+	items = q.ItemsPerPage
+	switch {
+	case items == 0:
+		items = DefaultItemsPerPage
+	case items < 0 && items != AllItems:
+		v.add("items", "must be positive, or AllItems (-1) for every row", strconv.Itoa(items))
+	}
+	if q.MaxPages < 0 {
+		v.add("MaxPages", "must not be negative (0 means DefaultMaxPages)", strconv.Itoa(q.MaxPages))
+	}
+	if page < 0 {
+		v.add("page", "must be >= 0 (the first page is 0)", strconv.Itoa(page))
+	}
+	if !q.Start.IsZero() && !q.End.IsZero() && q.End.Format(time.DateOnly) < q.Start.Format(time.DateOnly) {
+		v.add("end", "must not be before start (Malaysia time)", q.End.Format(time.DateOnly))
+	}
+	for k := range q.Extra {
+		if slices.Contains(clientSetReportParams(), k) {
+			v.add(k, "is set by the client; not allowed in Extra", "")
+		}
+	}
+	return items, v.err()
+}
+
+// clientSetReportParams are the report parameters the client sets itself,
+// which ReportQuery.Extra may not.
+func clientSetReportParams() []string {
+	return []string{"output", "page", "items", "agency", "exp", "signature"}
+}
+
+// inMalaysia is t in Malaysia time (MalaysiaTime); zero stays zero.
+func inMalaysia(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.In(MalaysiaTime())
 }
 
 // ReportRow is one row of a report. The protocol does not show the fields
@@ -159,23 +174,8 @@ func parseReport(body string, p *ReportPage) (status string, err error) {
 			sc.eachMember(func(key string) {
 				if key != "total_pages" {
 					sc.skip()
-					return
-				}
-				switch c := sc.peek(); {
-				case c == 'n':
-					sc.literal("null")
-				case c == '-' || '0' <= c && c <= '9':
-					num := sc.number()
-					n, perr := strconv.Atoi(num)
-					if perr != nil || n < 0 || n > 1e9 {
-						err = fmt.Errorf("stats.total_pages is %s, want a whole number of pages", num)
-						return
-					}
-					p.TotalPages, p.HasTotalPages = n, true
-				default:
-					// A count the walk cannot check is an error, not an
-					// absent count (docs/assumptions.md A-report-paging).
-					err = newQuotedValueError("stats.total_pages", sc.skip(), "a number")
+				} else if e := readTotalPages(sc, p); e != nil {
+					err = e
 				}
 			})
 		default:
@@ -189,6 +189,26 @@ func parseReport(body string, p *ReportPage) (status string, err error) {
 		return "", sc.err
 	}
 	return status, err
+}
+
+// readTotalPages reads stats.total_pages into p: a whole number of pages,
+// or null (absent). Anything else is an error, not an absent count: a count
+// the walk cannot check (docs/assumptions.md A-report-paging).
+func readTotalPages(sc *jsonScanner, p *ReportPage) error {
+	switch c := sc.peek(); {
+	case c == 'n':
+		sc.literal("null")
+	case c == '-' || '0' <= c && c <= '9':
+		num := sc.number()
+		n, err := strconv.Atoi(num)
+		if err != nil || n < 0 || n > 1e9 {
+			return fmt.Errorf("stats.total_pages is %s, want a whole number of pages", num)
+		}
+		p.TotalPages, p.HasTotalPages = n, true
+	default:
+		return newQuotedValueError("stats.total_pages", sc.skip(), "a number")
+	}
+	return nil
 }
 
 // PaymentReportPage fetches one page (from 0) of the payment report
