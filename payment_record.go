@@ -137,79 +137,17 @@ var recordZone = MalaysiaTime()
 // names the source in errors.
 func decodePaymentRecord(raw, what string) (PaymentRecord, error) {
 	var p PaymentRecord
-	var slots [recFields]recordSlot
-	sc := &jsonScanner{s: raw}
-	if sc.peek() != '{' {
-		return p, fmt.Errorf("paygate: %s: not a JSON object", what)
+	slots, err := p.scan(raw, what)
+	if err != nil {
+		return PaymentRecord{}, err
 	}
-	sc.eachMember(func(key string) {
-		n, ok := recordNames[key]
-		if !ok {
-			sc.skip()
-			return
-		}
-		var v string
-		switch c := sc.peek(); {
-		case c == '"':
-			v = sc.str()
-		case c == '-' || '0' <= c && c <= '9':
-			v = sc.number()
-		case c == 'n':
-			sc.literal("null")
-			return
-		default:
-			p.problem(key, "is not a string or a number; ignored", sc.skip())
-			return
-		}
-		s := &slots[n.field]
-		agree := !s.set || s.value == v || n.field == recTxnTime || n.field == recCreated
-		switch {
-		case !s.set || n.rank < s.rank:
-			if !agree {
-				p.problem(s.name, "differs from "+key+", which is used", s.value)
-			}
-			prev := *s
-			*s = recordSlot{name: key, value: v, rank: n.rank, set: true, conflicted: prev.conflicted || !agree}
-			if !agree {
-				s.other = prev.name
-			}
-		case !agree:
-			p.problem(key, "differs from "+s.name+", which is used", v)
-			if !s.conflicted {
-				s.conflicted, s.other = true, key
-			}
-		}
-	})
-	if sc.err == nil && sc.peek() != 0 {
-		sc.fail("data after the object")
-	}
-	if sc.err != nil {
-		return PaymentRecord{}, fmt.Errorf("paygate: %s: %w", what, sc.err)
-	}
-	ref := slots[recRef]
-	if ref.conflicted {
-		// Two references: the payment cannot be attributed to one order.
-		return PaymentRecord{}, &ValidationError{Problems: []FieldError{newFieldError(ref.name,
-			"differs from "+ref.other+": the "+what+" names two references", ref.value)}}
-	}
-	if ref.value == "" {
-		return PaymentRecord{}, &ValidationError{Problems: []FieldError{newFieldError("seller_order_no",
-			"required: a "+what+" needs the merchant's reference (seller_order_no, fpx_seller_order_no, refno or refNo)", "")}}
-	}
-	p.RefNo, p.ExtraData = SplitRefNo(ref.value)
-	if p.RefNo == "" {
-		return PaymentRecord{}, &ValidationError{Problems: []FieldError{newFieldError(ref.name, "must have a reference before ~", ref.value)}}
+	if p.RefNo, p.ExtraData, err = recordRef(slots[recRef], what); err != nil {
+		return PaymentRecord{}, err
 	}
 	p.OrderNo = slots[recOrderNo].value
 	p.Agency = slots[recAgency].value
 	p.FPXTxnID = slots[recTxnID].value
-	if a := slots[recAmount]; a.value != "" {
-		amt, err := ParseAmount(a.value)
-		if err != nil {
-			p.problem(a.name, "is not a decimal with at most two places; read as 0", a.value)
-		}
-		p.Amount = amt
-	}
+	p.amount(slots[recAmount])
 	code := slots[recCode]
 	p.FPXCode, p.HasFPXCode = FPXCode(code.value), code.set
 	p.status(slots[recStatus])
@@ -219,17 +157,120 @@ func decodePaymentRecord(raw, what string) (PaymentRecord, error) {
 		p.Status = ""
 		p.problem("status", "conflicting values: the outcome is unconfirmed", "")
 	}
-	for _, t := range [...]recordSlot{slots[recTxnTime], slots[recCreated]} {
+	p.setTime(slots[recTxnTime], slots[recCreated])
+	return p, nil
+}
+
+// scan reads the members of raw that recordNames lists into one slot per
+// field, recording in p the values it ignores and the names that disagree.
+func (p *PaymentRecord) scan(raw, what string) (slots [recFields]recordSlot, err error) {
+	sc := &jsonScanner{s: raw}
+	if sc.peek() != '{' {
+		return slots, fmt.Errorf("paygate: %s: not a JSON object", what)
+	}
+	sc.eachMember(func(key string) {
+		n, ok := recordNames[key]
+		if !ok {
+			sc.skip()
+			return
+		}
+		if v, ok := p.scalar(sc, key); ok {
+			slots[n.field].take(key, n, v, p)
+		}
+	})
+	if sc.err == nil && sc.peek() != 0 {
+		sc.fail("data after the object")
+	}
+	if sc.err != nil {
+		return slots, fmt.Errorf("paygate: %s: %w", what, sc.err)
+	}
+	return slots, nil
+}
+
+// scalar reads member key's value as text: a string or a number. A null is
+// absent (false); anything else is recorded as a problem and ignored.
+func (p *PaymentRecord) scalar(sc *jsonScanner, key string) (string, bool) {
+	switch c := sc.peek(); {
+	case c == '"':
+		return sc.str(), true
+	case c == '-' || '0' <= c && c <= '9':
+		return sc.number(), true
+	case c == 'n':
+		sc.literal("null")
+		return "", false
+	}
+	p.problem(key, "is not a string or a number; ignored", sc.skip())
+	return "", false
+}
+
+// take records value v of member key, which is name n of the slot's
+// field: the best-ranked name wins, and a name whose value differs makes
+// the slot conflicted and is recorded in p. Times never conflict: of their
+// names the best-ranked wins without a problem (setTime reads it).
+func (s *recordSlot) take(key string, n recordName, v string, p *PaymentRecord) {
+	agree := !s.set || s.value == v || n.field == recTxnTime || n.field == recCreated
+	switch {
+	case !s.set || n.rank < s.rank:
+		if !agree {
+			p.problem(s.name, "differs from "+key+", which is used", s.value)
+		}
+		prev := *s
+		*s = recordSlot{name: key, value: v, rank: n.rank, set: true, conflicted: prev.conflicted || !agree}
+		if !agree {
+			s.other = prev.name
+		}
+	case !agree:
+		p.problem(key, "differs from "+s.name+", which is used", v)
+		if !s.conflicted {
+			s.conflicted, s.other = true, key
+		}
+	}
+}
+
+// recordRef splits the reference slot into the merchant's base reference
+// and the extra part; none, two different ones or an empty base is an
+// error: the payment cannot be attributed to one order.
+func recordRef(ref recordSlot, what string) (base, extra string, err error) {
+	if ref.conflicted {
+		return "", "", &ValidationError{Problems: []FieldError{newFieldError(ref.name,
+			"differs from "+ref.other+": the "+what+" names two references", ref.value)}}
+	}
+	if ref.value == "" {
+		return "", "", &ValidationError{Problems: []FieldError{newFieldError("seller_order_no",
+			"required: a "+what+" needs the merchant's reference (seller_order_no, fpx_seller_order_no, refno or refNo)", "")}}
+	}
+	base, extra = SplitRefNo(ref.value)
+	if base == "" {
+		return "", "", &ValidationError{Problems: []FieldError{newFieldError(ref.name, "must have a reference before ~", ref.value)}}
+	}
+	return base, extra, nil
+}
+
+// amount sets Amount from its slot; a value that is not an amount is a
+// problem and reads as 0.
+func (p *PaymentRecord) amount(a recordSlot) {
+	if a.value == "" {
+		return
+	}
+	amt, err := ParseAmount(a.value)
+	if err != nil {
+		p.problem(a.name, "is not a decimal with at most two places; read as 0", a.value)
+	}
+	p.Amount = amt
+}
+
+// setTime sets Time from the first of the slots that holds a time the SDK
+// reads; each one before it that does not parse is a problem.
+func (p *PaymentRecord) setTime(slots ...recordSlot) {
+	for _, t := range slots {
 		if t.value == "" {
 			continue
 		}
-		if p.Time = parseRecordTime(t.value); p.Time.IsZero() {
-			p.problem(t.name, "is not a time the SDK reads (RFC 3339, or a Malaysian 2006-01-02 15:04:05 or 20060102150405)", t.value)
-			continue
+		if p.Time = parseRecordTime(t.value); !p.Time.IsZero() {
+			return
 		}
-		break
+		p.problem(t.name, "is not a time the SDK reads (RFC 3339, or a Malaysian 2006-01-02 15:04:05 or 20060102150405)", t.value)
 	}
-	return p, nil
 }
 
 // status sets Status from the status member or, without one, from the FPX
