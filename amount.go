@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Amount is a sum of money in sen (1/100 ringgit), held in an int64 so that
@@ -111,49 +112,73 @@ func amountFromJSONNumber(s string) (Amount, error) {
 // parseJSONAmount reads the grammar of a non-negative JSON number exactly:
 // int [frac] [exp].
 func parseJSONAmount(s string) (Amount, error) {
-	i := 0
-	digitsEnd := func() int {
-		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
-			i++
-		}
-		return i
-	}
-	whole := s[:digitsEnd()]
-	if whole == "" {
+	n := numberText{s: s}
+	whole := n.digits()
+	frac, fracOK := n.fraction()
+	if whole == "" || !fracOK {
 		return 0, amountError(s, "not a JSON number")
 	}
-	frac := ""
-	if i < len(s) && s[i] == '.' {
-		i++
-		start := i
-		frac = s[start:digitsEnd()]
-		if frac == "" {
-			return 0, amountError(s, "not a JSON number")
-		}
+	exp, ok := n.exponent()
+	if !ok {
+		return 0, amountError(s, "exponent out of range")
 	}
-	exp := 0
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		neg := false
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			neg = s[i] == '-'
-			i++
-		}
-		start := i
-		digits := s[start:digitsEnd()]
-		e, err := strconv.Atoi(digits)
-		if digits == "" || err != nil || e > 1000 {
-			return 0, amountError(s, "exponent out of range")
-		}
-		if neg {
-			e = -e
-		}
-		exp = e
-	}
-	if i != len(s) {
+	if n.i != len(s) {
 		return 0, amountError(s, "not a JSON number")
 	}
 	return decimalToSen(s, whole+frac, 2-len(frac)+exp)
+}
+
+// numberText reads a JSON number's parts from s, from byte i on.
+type numberText struct {
+	s string
+	i int
+}
+
+// digits reads a run of digits, maybe empty.
+func (n *numberText) digits() string {
+	start := n.i
+	for n.i < len(n.s) && '0' <= n.s[n.i] && n.s[n.i] <= '9' {
+		n.i++
+	}
+	return n.s[start:n.i]
+}
+
+// next reads one byte when it is one of set, and returns it (0 when not).
+func (n *numberText) next(set string) byte {
+	if n.i < len(n.s) && strings.IndexByte(set, n.s[n.i]) >= 0 {
+		n.i++
+		return n.s[n.i-1]
+	}
+	return 0
+}
+
+// fraction reads "." and its digits; "" when there is no ".", and false when
+// the "." has no digit after it.
+func (n *numberText) fraction() (string, bool) {
+	if n.next(".") == 0 {
+		return "", true
+	}
+	frac := n.digits()
+	return frac, frac != ""
+}
+
+// exponent reads "e" or "E", a sign and digits, as a power of ten; 0 when
+// there is no exponent, and false when it has no digits or is beyond
+// ±1000 (no amount in sen needs more).
+func (n *numberText) exponent() (int, bool) {
+	if n.next("eE") == 0 {
+		return 0, true
+	}
+	sign := n.next("+-")
+	digits := n.digits()
+	e, err := strconv.Atoi(digits)
+	if digits == "" || err != nil || e > 1000 {
+		return 0, false
+	}
+	if sign == '-' {
+		e = -e
+	}
+	return e, true
 }
 
 // decimalToSen turns digits × 10^shift into sen, refusing lost precision and
