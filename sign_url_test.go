@@ -62,3 +62,10 @@ func TestSignURLTooManyPairs(t *testing.T) {
 		require.Error(t, perr)
 	}
 }
+
+func TestSignURLEmptyPathAndPlus(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	msg, err := URLMessage("https://gw.example?q=a+b", now)
+	require.NoError(t, err)
+	require.Equal(t, "/?exp=1800000060&q=a%20b", msg.Message)
+}

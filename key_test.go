@@ -1,0 +1,85 @@
+package paygate
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// testKeyUUID is a fixed API key for tests.
+const testKeyUUID = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+
+func mustKey(t testing.TB, uuid string) Key {
+	t.Helper()
+	k, err := ParseKey(uuid)
+	require.NoError(t, err)
+	return k
+}
+
+func TestParseKey(t *testing.T) {
+	want := mustKey(t, testKeyUUID)
+	tests := []struct {
+		in      string
+		wantErr string
+	}{
+		{testKeyUUID, ""},
+		{strings.ToUpper(testKeyUUID), ""},
+		{strings.ReplaceAll(testKeyUUID, "-", ""), ""},
+		{"", "0 hex digits, want 32"},
+		{testKeyUUID[:35], "31 hex digits, want 32"},
+		{testKeyUUID + "0", "more than 32 hex digits"},
+		{"3f2504e0-4f89-11d3-9a0c-0305e82c330g", "non-hex character at position 36"},
+		{"3f2504e04f89-11d3-9a0c-0305e82c3301-", "dash at position 36"},
+		{"3f2504e0--4f89-11d3-9a0c-0305e82c330", "dash at position 10"},
+		{"3f2504e0-4f8911d39a0c0305e82c3301", "33 characters"},
+		{" " + testKeyUUID, "non-hex character at position 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			k, err := ParseKey(tt.in)
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				a, _ := SignCallback(k, url.Values{"a": {"1"}})
+				b, _ := SignCallback(want, url.Values{"a": {"1"}})
+				require.Equal(t, b, a, "same key bytes")
+				return
+			}
+			require.ErrorIs(t, err, ErrInvalidKey)
+			require.ErrorContains(t, err, tt.wantErr)
+			if len(tt.in) > 8 {
+				require.NotContains(t, err.Error(), tt.in[1:9], "error echoes the key")
+			}
+		})
+	}
+}
+
+func TestKeyNeverPrints(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	holder := struct {
+		Exported Key
+		hidden   Key
+		List     []Key
+	}{key, key, []Key{key}}
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	logger.Info("k", "key", key, "holder", holder)
+	slog.New(slog.NewJSONHandler(&logs, nil)).Info("k", "key", key)
+	outputs := []string{logs.String()}
+	for _, f := range []string{"%v", "%+v", "%#v", "%s", "%x", "%X", "%q", "%d"} {
+		outputs = append(outputs, fmt.Sprintf(f, key), fmt.Sprintf(f, holder), fmt.Sprintf(f, &holder))
+	}
+	raw := strings.ReplaceAll(testKeyUUID, "-", "")
+	for _, out := range outputs {
+		require.NotContains(t, strings.ToLower(out), raw[:8])
+		require.NotContains(t, out, "\x3f\x25\x04\xe0") // first raw bytes
+		require.NotContains(t, out, "[63 37 4 224")     // raw bytes as %v of []byte
+	}
+	require.Equal(t, "[REDACTED]", fmt.Sprintf("%v", key))
+	require.Equal(t, "[REDACTED]", fmt.Sprintf("%#v", key))
+	require.Contains(t, logs.String(), "key=[REDACTED]")
+}
