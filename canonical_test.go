@@ -24,19 +24,19 @@ func TestCollectShape(t *testing.T) {
 		form url.Values
 		exp  string
 	}{
-		{"same shape, new values", with(func(v url.Values) { v.Set("amount", "2.00") }), ""},
-		{"same shape, signature added", with(func(v url.Values) { v.Set("signature", "x") }), ""},
-		{"outbound: exp comes from the signer", base(), "1800000060"},
-		{"outbound without exp in the form", with(func(v url.Values) { v.Del("exp") }), "1800000060"},
-		{"outbound with signature", with(func(v url.Values) { v.Set("signature", "x") }), "1800000060"},
-		{"a key more", with(func(v url.Values) { v.Set("email", "a@b.c") }), ""},
-		{"a key less", with(func(v url.Values) { v.Del("refNo") }), ""},
-		{"a key replaced", with(func(v url.Values) { v.Del("refNo"); v.Set("refNO", "R") }), ""},
-		{"an extra key with no value", with(func(v url.Values) { v["empty"] = nil }), ""},
-		{"a remembered key with no value", with(func(v url.Values) { v["agency"] = []string{} }), ""},
-		{"a remembered key with two values", with(func(v url.Values) { v.Add("agency", "A2") }), ""},
-		{"an extra key with two values", with(func(v url.Values) { v["x"] = []string{"1", "2"} }), ""},
-		{"empty form", url.Values{}, ""},
+		{name: "same shape, new values", form: with(func(v url.Values) { v.Set("amount", "2.00") })},
+		{name: "same shape, signature added", form: with(func(v url.Values) { v.Set("signature", "x") })},
+		{name: "outbound: exp comes from the signer", form: base(), exp: "1800000060"},
+		{name: "outbound without exp in the form", form: with(func(v url.Values) { v.Del("exp") }), exp: "1800000060"},
+		{name: "outbound with signature", form: with(func(v url.Values) { v.Set("signature", "x") }), exp: "1800000060"},
+		{name: "a key more", form: with(func(v url.Values) { v.Set("email", "a@b.c") })},
+		{name: "a key less", form: with(func(v url.Values) { v.Del("refNo") })},
+		{name: "a key replaced", form: with(func(v url.Values) { v.Del("refNo"); v.Set("refNO", "R") })},
+		{name: "an extra key with no value", form: with(func(v url.Values) { v["empty"] = nil })},
+		{name: "a remembered key with no value", form: with(func(v url.Values) { v["agency"] = []string{} })},
+		{name: "a remembered key with two values", form: with(func(v url.Values) { v.Add("agency", "A2") })},
+		{name: "an extra key with two values", form: with(func(v url.Values) { v["x"] = []string{"1", "2"} })},
+		{name: "empty form", form: url.Values{}},
 	}
 	// Every pair: the first call leaves its shape, an order signed in
 	// between leaves another, and the last call may use either.

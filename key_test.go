@@ -27,17 +27,17 @@ func TestParseKey(t *testing.T) {
 		in      string
 		wantErr string
 	}{
-		{testKeyUUID, ""},
-		{strings.ToUpper(testKeyUUID), ""},
-		{strings.ReplaceAll(testKeyUUID, "-", ""), ""},
-		{"", "0 hex digits, want 32"},
-		{testKeyUUID[:35], "31 hex digits, want 32"},
-		{testKeyUUID + "0", "more than 32 hex digits"},
-		{"3f2504e0-4f89-11d3-9a0c-0305e82c330g", "non-hex character at position 36"},
-		{"3f2504e04f89-11d3-9a0c-0305e82c3301-", "dash at position 36"},
-		{"3f2504e0--4f89-11d3-9a0c-0305e82c330", "dash at position 10"},
-		{"3f2504e0-4f8911d39a0c0305e82c3301", "33 characters"},
-		{" " + testKeyUUID, "non-hex character at position 1"},
+		{in: testKeyUUID},
+		{in: strings.ToUpper(testKeyUUID)},
+		{in: strings.ReplaceAll(testKeyUUID, "-", "")},
+		{in: "", wantErr: "0 hex digits, want 32"},
+		{in: testKeyUUID[:35], wantErr: "31 hex digits, want 32"},
+		{in: testKeyUUID + "0", wantErr: "more than 32 hex digits"},
+		{in: "3f2504e0-4f89-11d3-9a0c-0305e82c330g", wantErr: "non-hex character at position 36"},
+		{in: "3f2504e04f89-11d3-9a0c-0305e82c3301-", wantErr: "dash at position 36"},
+		{in: "3f2504e0--4f89-11d3-9a0c-0305e82c330", wantErr: "dash at position 10"},
+		{in: "3f2504e0-4f8911d39a0c0305e82c3301", wantErr: "33 characters"},
+		{in: " " + testKeyUUID, wantErr: "non-hex character at position 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

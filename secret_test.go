@@ -27,10 +27,10 @@ func TestRedactionTypesNeverShowTheValue(t *testing.T) {
 		// forms a printer could give it.
 		leaks []string
 	}{
-		{"secret", newSecret(token), []string{token, fmt.Sprintf("%x", token), "7f3a9c"}},
-		{"empty secret", newSecret(""), nil},
-		{"Key", mustKey(t, testKeyUUID), []string{keyHex[:8], strings.ToUpper(keyHex[:8]), "\x3f\x25\x04\xe0", "[63 37 4 224", "63 37 4 224"}},
-		{"zero Key", Key{}, nil},
+		{name: "secret", value: newSecret(token), leaks: []string{token, fmt.Sprintf("%x", token), "7f3a9c"}},
+		{name: "empty secret", value: newSecret("")},
+		{name: "Key", value: mustKey(t, testKeyUUID), leaks: []string{keyHex[:8], strings.ToUpper(keyHex[:8]), "\x3f\x25\x04\xe0", "[63 37 4 224", "63 37 4 224"}},
+		{name: "zero Key", value: Key{}},
 	}
 	verbs := []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%X", "%d", "%10.3v", "%-20s", "%T"}
 	for _, tt := range tests {
