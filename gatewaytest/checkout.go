@@ -109,46 +109,60 @@ type problem struct {
 // validateOrder applies docs/protocol.md A1 to received fields. email and returnURL are
 // checked when not empty (a pay link has neither).
 func (s *Server) validateOrder(agency, refNo, amount, email, returnURL string) (*Order, []problem) {
+	a, amountRule := orderAmount(amount)
+	checks := []struct {
+		field, rule string
+		broken      bool
+	}{
+		{field: "agency", rule: "must be this sandbox's agency " + s.Agency, broken: agency != s.Agency},
+		{field: "refNo", rule: "required", broken: refNo == ""},
+		{field: "refNo", rule: "at most one ~ (refNo~extraData; WithRefNoTildes accepts more)", broken: strings.Count(refNo, "~") > 1 && !s.cfg.refNoTildes},
+		{field: "amount", rule: amountRule, broken: amountRule != ""},
+		{field: "email", rule: "a valid e-mail address", broken: email != "" && !paygate.ValidEmail(email)},
+		{field: "returnUrl", rule: "an absolute http(s) URL", broken: returnURL != "" && !absoluteHTTP(returnURL)},
+	}
 	var ps []problem
-	add := func(f, r string) { ps = append(ps, problem{f, r}) }
-	if agency != s.Agency {
-		add("agency", "must be this sandbox's agency "+s.Agency)
-	}
-	if refNo == "" {
-		add("refNo", "required")
-	}
-	if strings.Count(refNo, "~") > 1 && !s.cfg.refNoTildes {
-		add("refNo", "at most one ~ (refNo~extraData; WithRefNoTildes accepts more)")
-	}
-	a, err := paygate.ParseAmount(amount)
-	switch {
-	case err != nil || !strings.Contains(amount, ".") || len(amount)-strings.IndexByte(amount, '.') != 3:
-		add("amount", "decimal with exactly 2 places")
-	case a < paygate.MinOrderAmount:
-		add("amount", "at least 1.00")
-	}
-	if email != "" {
-		if !paygate.ValidEmail(email) {
-			add("email", "a valid e-mail address")
-		}
-	}
-	if returnURL != "" {
-		if u, err := url.Parse(returnURL); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-			add("returnUrl", "an absolute http(s) URL")
+	for _, c := range checks {
+		if c.broken {
+			ps = append(ps, problem{c.field, c.rule})
 		}
 	}
 	for name, v := range map[string]string{"agency": agency, "refNo": refNo, "amount": amount, "email": email, "returnUrl": returnURL} {
-		if len(v) > 255 {
-			add(name, "at most 255 bytes")
-		}
-		for i := 0; i < len(v); i++ {
-			if v[i] >= 0x80 {
-				add(name, "ASCII only")
-				break
-			}
-		}
+		ps = append(ps, textProblems(name, v)...)
 	}
 	return &Order{Agency: agency, RefNo: refNo, Amount: a, Email: email, ReturnURL: returnURL}, ps
+}
+
+// orderAmount reads an order amount and the rule it breaks, "" when none:
+// a decimal with exactly two places, at least paygate.MinOrderAmount.
+func orderAmount(amount string) (paygate.Amount, string) {
+	a, err := paygate.ParseAmount(amount)
+	switch {
+	case err != nil || !strings.Contains(amount, ".") || len(amount)-strings.IndexByte(amount, '.') != 3:
+		return a, "decimal with exactly 2 places"
+	case a < paygate.MinOrderAmount:
+		return a, "at least 1.00"
+	}
+	return a, ""
+}
+
+// absoluteHTTP reports whether raw is an absolute http or https URL.
+func absoluteHTTP(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && u.Host != "" && (u.Scheme == "http" || u.Scheme == "https")
+}
+
+// textProblems are the problems of field name's value v: over 255 bytes,
+// or not ASCII.
+func textProblems(name, v string) []problem {
+	var ps []problem
+	if len(v) > 255 {
+		ps = append(ps, problem{name, "at most 255 bytes"})
+	}
+	if strings.ContainsFunc(v, func(r rune) bool { return r >= 0x80 }) {
+		ps = append(ps, problem{name, "ASCII only"})
+	}
+	return ps
 }
 
 // cloneValues copies v (nil stays nil).
@@ -173,7 +187,7 @@ var optionalOrderFields = [...]string{"pref_method", "pref_bank", "utm_source", 
 func (s *Server) orderOptions(o *Order, form url.Values) []problem {
 	var ps []problem
 	if c := form.Get("cancelUrl"); c != "" {
-		if u, err := url.Parse(c); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		if !absoluteHTTP(c) {
 			ps = append(ps, problem{"cancelUrl", "an absolute http(s) URL"})
 		}
 		o.CancelURL = c
@@ -188,12 +202,7 @@ func (s *Server) orderOptions(o *Order, form url.Values) []problem {
 	}
 	for _, name := range sortedKeys(form) {
 		for _, v := range form[name] {
-			if len(v) > 255 {
-				ps = append(ps, problem{name, "at most 255 bytes"})
-			}
-			if strings.ContainsFunc(v, func(r rune) bool { return r >= 0x80 }) {
-				ps = append(ps, problem{name, "ASCII only"})
-			}
+			ps = append(ps, textProblems(name, v)...)
 		}
 	}
 	return ps
@@ -391,25 +400,45 @@ func (s *Server) decide(orderNo string, status paygate.Status, complete bool) (O
 	if !status.Valid() || complete && status == paygate.StatusPending {
 		return Order{}, fmt.Errorf("gatewaytest: status %q", status)
 	}
-	late := false
-	if ref, ok := s.order(orderNo); ok && !complete && status == paygate.StatusSuccess {
-		late = s.cfg.recovery.settlesLate(ref.RefNo) // called without the lock: the predicate is the user's
-	}
+	late := !complete && status == paygate.StatusSuccess && s.settlesLate(orderNo)
 	if late {
 		status = paygate.StatusPending
 	}
+	snapshot, due, err := s.record(orderNo, status, complete, late)
+	if err != nil {
+		return Order{}, err
+	}
+	if snapshot.ReturnURL != "" {
+		s.sendCallback(snapshot)
+	}
+	if late {
+		s.settleLater(snapshot.OrderNo, due)
+	}
+	return snapshot, nil
+}
+
+// settlesLate reports whether a success paid for the order is settled late
+// (WithLateSettlement). It is asked without the lock: the predicate is the
+// user's.
+func (s *Server) settlesLate(orderNo string) bool {
+	o, ok := s.order(orderNo)
+	return ok && s.cfg.recovery.settlesLate(o.RefNo)
+}
+
+// record moves the order to status under the lock and returns a copy; for a
+// late settlement, also the channel that settleLater waits on. A completion
+// ends a late settlement still due.
+func (s *Server) record(orderNo string, status paygate.Status, complete, late bool) (Order, chan struct{}, error) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	o, ok := s.byNo[orderNo]
 	switch {
 	case !ok:
-		s.mu.Unlock()
-		return Order{}, fmt.Errorf("gatewaytest: no order %s", orderNo)
+		return Order{}, nil, fmt.Errorf("gatewaytest: no order %s", orderNo)
 	case complete && o.Status != paygate.StatusPending:
-		s.mu.Unlock()
-		return Order{}, fmt.Errorf("gatewaytest: order %s is %q, not pending", orderNo, o.Status)
+		return Order{}, nil, fmt.Errorf("gatewaytest: order %s is %q, not pending", orderNo, o.Status)
 	case !complete && o.Status != "":
-		s.mu.Unlock()
-		return Order{}, fmt.Errorf("gatewaytest: order %s is already %s", orderNo, o.Status)
+		return Order{}, nil, fmt.Errorf("gatewaytest: order %s is already %s", orderNo, o.Status)
 	}
 	o.Status = status
 	o.FPXCode = fpxCodes[status]
@@ -424,13 +453,5 @@ func (s *Server) decide(orderNo string, status paygate.Status, complete bool) (O
 	}
 	o.FPXTxnID = fmt.Sprintf("%s%06d", o.Created.UTC().Format("060102150405"), len(s.log)+1)
 	o.Paid = s.cfg.now()
-	snapshot := *o
-	s.mu.Unlock()
-	if snapshot.ReturnURL != "" {
-		s.sendCallback(snapshot)
-	}
-	if late {
-		s.settleLater(snapshot.OrderNo, due)
-	}
-	return snapshot, nil
+	return *o, due, nil
 }

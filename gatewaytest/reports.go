@@ -2,7 +2,9 @@ package gatewaytest
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -108,64 +110,109 @@ func (s *Server) paymentReport(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r) {
 		return
 	}
-	q := r.URL.Query()
-	items, err := strconv.Atoi(q.Get("items"))
-	if q.Get("items") == "" {
-		items, err = 20, nil
-	}
-	page, perr := strconv.Atoi(q.Get("page"))
-	if q.Get("page") == "" {
-		page, perr = 0, nil
-	}
-	myt := time.FixedZone("MYT", 8*3600)
-	var start, end time.Time
-	var serr, eerr error
-	if v := q.Get("start"); v != "" {
-		start, serr = time.ParseInLocation(time.DateOnly, v, myt)
-	}
-	if v := q.Get("end"); v != "" {
-		end, eerr = time.ParseInLocation(time.DateOnly, v, myt)
-		end = end.AddDate(0, 0, 1) // the end day is included
-	}
-	if err != nil || perr != nil || serr != nil || eerr != nil || page < 0 || items == 0 || items < -1 {
+	f, err := parseReportFilter(r.URL.Query())
+	if err != nil {
 		jsonError(w, http.StatusBadRequest, "items, page, start or end malformed")
 		return
 	}
-	if m := s.cfg.maxItems; m > 0 && (items == -1 || items > m) {
-		items = m
+	if m := s.cfg.maxItems; m > 0 && (f.items == -1 || f.items > m) {
+		f.items = m
 	}
 	var rows []any
 	for _, o := range s.Orders() {
-		switch {
-		case q.Get("is_approved") == "1" && o.Status != paygate.StatusSuccess,
-			q.Get("seller_order_no") != "" && q.Get("seller_order_no") != o.RefNo,
-			!start.IsZero() && o.Created.Before(start),
-			!end.IsZero() && !o.Created.Before(end):
-			continue
+		if f.keeps(o) {
+			rows = append(rows, s.rowOf(o))
 		}
-		rows = append(rows, s.rowOf(o))
 	}
+	rows, total := f.pageOf(rows)
+	writeJSON(w, http.StatusOK, map[string]any{"status": "OK", "data": rows, "stats": s.cfg.totalPages.stats(total)})
+}
+
+// reportFilter is what a payment report request asks for.
+type reportFilter struct {
+	items, page int
+	// start is the first day's start; end is the start of the day after
+	// the last (the end day is included); zero when not asked.
+	start, end   time.Time
+	approvedOnly bool
+	ref          string
+}
+
+// parseReportFilter reads the report's query; a malformed number or day, a
+// negative page, or items 0 or below -1 is an error.
+func parseReportFilter(q url.Values) (reportFilter, error) {
+	f := reportFilter{approvedOnly: q.Get("is_approved") == "1", ref: q.Get("seller_order_no")}
+	var errs [4]error
+	f.items, errs[0] = intParam(q, "items", 20)
+	f.page, errs[1] = intParam(q, "page", 0)
+	f.start, errs[2] = dayParam(q, "start", 0)
+	f.end, errs[3] = dayParam(q, "end", 1)
+	if err := errors.Join(errs[:]...); err != nil {
+		return f, err
+	}
+	if f.page < 0 || f.items == 0 || f.items < -1 {
+		return f, errors.New("page below 0, or items 0 or below -1")
+	}
+	return f, nil
+}
+
+// intParam reads the integer parameter name, def when absent.
+func intParam(q url.Values, name string, def int) (int, error) {
+	v := q.Get(name)
+	if v == "" {
+		return def, nil
+	}
+	return strconv.Atoi(v)
+}
+
+// dayParam reads the YYYY-MM-DD parameter name as the start of that day in
+// Malaysian time, moved on by days; zero when absent.
+func dayParam(q url.Values, name string, days int) (time.Time, error) {
+	v := q.Get(name)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.ParseInLocation(time.DateOnly, v, time.FixedZone("MYT", 8*3600))
+	return t.AddDate(0, 0, days), err
+}
+
+// keeps reports whether order o passes the filters.
+func (f reportFilter) keeps(o Order) bool {
+	return (!f.approvedOnly || o.Status == paygate.StatusSuccess) &&
+		(f.ref == "" || f.ref == o.RefNo) &&
+		(f.start.IsZero() || !o.Created.Before(f.start)) &&
+		(f.end.IsZero() || o.Created.Before(f.end))
+}
+
+// pageOf cuts the matching rows to the page asked for, and counts the
+// pages (1 when every row is asked for at once).
+func (f reportFilter) pageOf(rows []any) ([]any, int) {
 	total := 1
-	if items > 0 {
-		total = (len(rows) + items - 1) / items
-		lo := min(page*items, len(rows))
-		rows = rows[lo:min(lo+items, len(rows))]
-	} else if page > 0 {
+	switch {
+	case f.items > 0:
+		total = (len(rows) + f.items - 1) / f.items
+		lo := min(f.page*f.items, len(rows))
+		rows = rows[lo:min(lo+f.items, len(rows))]
+	case f.page > 0:
 		rows = nil
 	}
 	if rows == nil {
 		rows = []any{}
 	}
-	stats := map[string]any{"total_pages": total}
-	switch s.cfg.totalPages {
+	return rows, total
+}
+
+// stats is the report's stats member for total true pages, as t says.
+func (t TotalPages) stats(total int) map[string]any {
+	switch t {
 	case TotalPagesUnder:
-		stats["total_pages"] = 1
+		return map[string]any{"total_pages": 1}
 	case TotalPagesAbsent:
-		delete(stats, "total_pages")
+		return map[string]any{}
 	case TotalPagesString:
-		stats["total_pages"] = strconv.Itoa(total)
+		return map[string]any{"total_pages": strconv.Itoa(total)}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "OK", "data": rows, "stats": stats})
+	return map[string]any{"total_pages": total}
 }
 
 // rowOf is the report row of an order, in the configured shape.
