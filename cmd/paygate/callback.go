@@ -13,14 +13,9 @@ import (
 
 // runCallback dispatches the callback subcommands.
 func runCallback(e env, args []string) int {
-	switch {
-	case len(args) > 0 && args[0] == "send":
-		return runCallbackSend(e, args[1:])
-	case len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
-		return runCallbackSend(e, []string{"-h"}) // the subcommand's usage, flags and all
-	}
-	runCallbackSend(e, []string{"-h"})
-	return exitUsage
+	return dispatchSub(e, "callback", []command{
+		{name: "send", run: runCallbackSend},
+	}, args)
 }
 
 // runCallbackSend posts a test callback, signed with PAYGATE_API_KEY, to a

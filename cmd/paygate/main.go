@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/paygate-go/paygate"
@@ -63,21 +65,60 @@ func commands() []command {
 
 // dispatch runs the command args name and returns the exit status.
 func dispatch(e env, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 || isHelp(args[0]) || args[0] == "help" {
 		usage(e.stderr)
 		if len(args) == 0 {
 			return exitUsage
 		}
 		return exitOK
 	}
-	for _, c := range commands() {
-		if c.name == args[0] {
-			return c.run(e, args[1:])
-		}
+	if c, ok := find(commands(), args[0]); ok {
+		return c.run(e, args[1:])
 	}
 	fmt.Fprintf(e.stderr, "paygate: unknown command %q\n\n", args[0])
 	usage(e.stderr)
 	return exitUsage
+}
+
+// dispatchSub runs the subcommand args names among subs, the subcommands
+// of group. Without one, or with -h, it prints each subcommand's usage
+// (exit 2, or 0 for -h); an unknown one is a usage error naming those
+// there are.
+func dispatchSub(e env, group string, subs []command, args []string) int {
+	if len(args) == 0 || isHelp(args[0]) {
+		for i, c := range subs {
+			if i > 0 {
+				fmt.Fprintln(e.stderr)
+			}
+			c.run(e, []string{"-h"})
+		}
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	if c, ok := find(subs, args[0]); ok {
+		return c.run(e, args[1:])
+	}
+	names := make([]string, len(subs))
+	for i, c := range subs {
+		names[i] = c.name
+	}
+	return fail(e, "%s: unknown subcommand %q (want %s)", group, args[0], strings.Join(names, " or "))
+}
+
+// find returns the command of cmds called name.
+func find(cmds []command, name string) (command, bool) {
+	i := slices.IndexFunc(cmds, func(c command) bool { return c.name == name })
+	if i < 0 {
+		return command{}, false
+	}
+	return cmds[i], true
+}
+
+// isHelp reports whether arg asks for help: -h, -help or --help.
+func isHelp(arg string) bool {
+	return slices.Contains([]string{"-h", "-help", "--help"}, arg)
 }
 
 // usage prints the command list.

@@ -83,23 +83,9 @@ func runReconcile(e env, args []string) int {
 		return fail(e, "%v", err)
 	}
 	out := newReconcileWriter(e.stdout, *format)
-	errored, checked := 0, 0
-	for i, ref := range refs {
-		if i > 0 && !pause(e.ctx, *interval) {
-			break
-		}
-		row, outcome, err := dryRun(e.ctx, client, tap, ref)
-		if e.ctx.Err() != nil {
-			break // interrupted mid-lookup: that reference was not checked
-		}
-		if errors.Is(err, paygate.ErrNoCredential) {
-			return fail(e, "%v", err)
-		}
-		if outcome == paygate.OutcomeError {
-			errored++
-		}
-		checked++
-		out.write(row)
+	checked, errored, err := dryRunAll(e.ctx, client, tap, refs, *interval, out)
+	if err != nil {
+		return fail(e, "%v", err)
 	}
 	if err := out.flush(); err != nil {
 		return fail(e, "writing: %v", err)
@@ -113,6 +99,31 @@ func runReconcile(e env, args []string) int {
 		return exitInvalid
 	}
 	return exitOK
+}
+
+// dryRunAll dry-runs each reference in turn, paced by interval, and writes
+// its row; it counts the references checked and the lookups that failed.
+// It stops early when ctx ends (the reference in flight is not counted)
+// and at a missing credential or setting, which it returns.
+func dryRunAll(ctx context.Context, client *paygate.Client, tap *recordTap, refs []string, interval time.Duration, out *reconcileWriter) (checked, errored int, err error) {
+	for i, ref := range refs {
+		if i > 0 && !pause(ctx, interval) {
+			break
+		}
+		row, outcome, err := dryRun(ctx, client, tap, ref)
+		if ctx.Err() != nil {
+			break // interrupted mid-lookup: that reference was not checked
+		}
+		if errors.Is(err, paygate.ErrNoCredential) {
+			return checked, errored, err
+		}
+		if outcome == paygate.OutcomeError {
+			errored++
+		}
+		checked++
+		out.write(row)
+	}
+	return checked, errored, nil
 }
 
 // readRefs gathers the references of the arguments and of file (- for

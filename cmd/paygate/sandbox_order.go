@@ -18,23 +18,10 @@ import (
 // act on a running sandbox (`paygate sandbox`) through the PAYGATE_*
 // variables it printed.
 func runSandboxOrder(e env, args []string) int {
-	switch {
-	case len(args) > 0 && args[0] == "create":
-		return runSandboxOrderCreate(e, args[1:])
-	case len(args) > 0 && args[0] == "settle":
-		return runSandboxOrderSettle(e, args[1:])
-	case len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
-		runSandboxOrderCreate(e, []string{"-h"})
-		fmt.Fprintln(e.stderr)
-		runSandboxOrderSettle(e, []string{"-h"})
-		return exitOK
-	case len(args) > 0:
-		return fail(e, "sandbox order: unknown subcommand %q (want create or settle)", args[0])
-	}
-	runSandboxOrderCreate(e, []string{"-h"})
-	fmt.Fprintln(e.stderr)
-	runSandboxOrderSettle(e, []string{"-h"})
-	return exitUsage
+	return dispatchSub(e, "sandbox order", []command{
+		{name: "create", run: runSandboxOrderCreate},
+		{name: "settle", run: runSandboxOrderSettle},
+	}, args)
 }
 
 // runSandboxOrderCreate creates an order on a running sandbox the way a

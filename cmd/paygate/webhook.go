@@ -18,22 +18,10 @@ import (
 
 // runWebhook dispatches the webhook subcommands.
 func runWebhook(e env, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
-		runWebhookValidate(e, []string{"-h"})
-		fmt.Fprintln(e.stderr)
-		runWebhookSend(e, []string{"-h"})
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
-	}
-	switch args[0] {
-	case "validate":
-		return runWebhookValidate(e, args[1:])
-	case "send":
-		return runWebhookSend(e, args[1:])
-	}
-	return fail(e, "webhook: unknown subcommand %q (want validate or send)", args[0])
+	return dispatchSub(e, "webhook", []command{
+		{name: "validate", run: runWebhookValidate},
+		{name: "send", run: runWebhookSend},
+	}, args)
 }
 
 // agenciesFlag adds -agencies, the webhook's agency codes (default
@@ -160,18 +148,7 @@ func runWebhookSend(e env, args []string) int {
 		return usageError(e, fs, "want one FILE (or - for standard input), got %d arguments", fs.NArg())
 	}
 	name := fs.Arg(0)
-	target, password := envOr(*webhookURL, paygate.EnvWebhookURL), os.Getenv(paygate.EnvWebhookPassword)
-	switch {
-	case target == "":
-		return fail(e, "%s (or -webhook-url) is not set", paygate.EnvWebhookURL)
-	case password == "":
-		return fail(e, "%s is not set", paygate.EnvWebhookPassword)
-	}
-	rules, err := agencies()
-	if err != nil {
-		return fail(e, "%v", err)
-	}
-	sender, err := paygate.NewWebhookSender(target, password, paygate.WithBatchSize(*batchSize), paygate.WithWebhookValidator(rules))
+	sender, rules, err := webhookSender(*webhookURL, *batchSize, agencies)
 	if err != nil {
 		return fail(e, "%v", err)
 	}
@@ -191,21 +168,7 @@ func runWebhookSend(e env, args []string) int {
 	}
 	report, err := sender.Send(e.ctx, txs)
 	if report != nil {
-		fmt.Fprintf(e.stdout, "%s: %d accepted, %d rejected, %d unconfirmed, %d invalid (not sent); %d batches in %d HTTP requests (retries included)\n",
-			name, len(report.Accepted), len(report.Rejected), len(report.Unconfirmed), len(invalid), len(report.Requests), report.Attempts())
-		printInvalid(e, invalid)
-		for _, id := range report.Rejected {
-			fmt.Fprintf(e.stdout, "  rejected %s\n", id)
-		}
-		for _, rr := range report.Requests {
-			if rr.Err == nil || len(rr.OrderNos) == 0 {
-				continue
-			}
-			fmt.Fprintf(e.stdout, "  batch from %s (%d transactions): %s\n", rr.OrderNos[0], len(rr.OrderNos), cliText(rr.Err.Error()))
-		}
-		for _, id := range report.Unconfirmed {
-			fmt.Fprintf(e.stdout, "  unconfirmed %s (safe to send again)\n", id)
-		}
+		printSendReport(e, name, report, invalid)
 	}
 	if err != nil {
 		return failed(e, "webhook send", err)
@@ -214,6 +177,46 @@ func runWebhookSend(e env, args []string) int {
 		return exitInvalid
 	}
 	return exitOK
+}
+
+// webhookSender is the sender of paygate webhook send: to -webhook-url or
+// PAYGATE_WEBHOOK_URL with PAYGATE_WEBHOOK_PASSWORD, checked by the
+// -agencies rules, which it returns too.
+func webhookSender(webhookURL string, batchSize int, agencies func() (paygate.WebhookValidator, error)) (*paygate.WebhookSender, paygate.WebhookValidator, error) {
+	target, password := envOr(webhookURL, paygate.EnvWebhookURL), os.Getenv(paygate.EnvWebhookPassword)
+	switch {
+	case target == "":
+		return nil, paygate.WebhookValidator{}, fmt.Errorf("%s (or -webhook-url) is not set", paygate.EnvWebhookURL)
+	case password == "":
+		return nil, paygate.WebhookValidator{}, fmt.Errorf("%s is not set", paygate.EnvWebhookPassword)
+	}
+	rules, err := agencies()
+	if err != nil {
+		return nil, rules, err
+	}
+	sender, err := paygate.NewWebhookSender(target, password, paygate.WithBatchSize(batchSize), paygate.WithWebhookValidator(rules))
+	return sender, rules, err
+}
+
+// printSendReport prints what became of each orderno of file name: the
+// counts, the invalid ones (not sent), the rejected, each failed batch and
+// the unconfirmed.
+func printSendReport(e env, name string, report *paygate.SendReport, invalid []paygate.InvalidTransaction) {
+	fmt.Fprintf(e.stdout, "%s: %d accepted, %d rejected, %d unconfirmed, %d invalid (not sent); %d batches in %d HTTP requests (retries included)\n",
+		name, len(report.Accepted), len(report.Rejected), len(report.Unconfirmed), len(invalid), len(report.Requests), report.Attempts())
+	printInvalid(e, invalid)
+	for _, id := range report.Rejected {
+		fmt.Fprintf(e.stdout, "  rejected %s\n", id)
+	}
+	for _, rr := range report.Requests {
+		if rr.Err == nil || len(rr.OrderNos) == 0 {
+			continue
+		}
+		fmt.Fprintf(e.stdout, "  batch from %s (%d transactions): %s\n", rr.OrderNos[0], len(rr.OrderNos), cliText(rr.Err.Error()))
+	}
+	for _, id := range report.Unconfirmed {
+		fmt.Fprintf(e.stdout, "  unconfirmed %s (safe to send again)\n", id)
+	}
 }
 
 // validTransactions reads a batch and splits it as WebhookSender.Send
