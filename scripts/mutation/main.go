@@ -59,31 +59,12 @@ func main() {
 // check runs the whole mutation check; it fails when any mutant is not
 // caught or cannot be applied.
 func check(rev, run string, limit time.Duration, list, snippets, noPG bool) error {
-	only, err := regexp.Compile(run)
+	chosen, err := choose(run)
 	if err != nil {
-		return fmt.Errorf("-run: %w", err)
-	}
-	var chosen []mutant
-	for _, m := range mutants {
-		if only.MatchString(m.name) {
-			chosen = append(chosen, m)
-		}
+		return err
 	}
 	if list {
-		bad := 0
-		for _, m := range chosen {
-			found := ""
-			if snippets {
-				if found = locate(m); found != "" {
-					bad++
-				}
-			}
-			fmt.Printf("%-32s issue=%-5t %s %v %s\n", m.name, m.issue, m.file, m.pkgs, found)
-		}
-		if bad > 0 {
-			return fmt.Errorf("%d mutants cannot be applied", bad)
-		}
-		return nil
+		return listMutants(chosen, snippets)
 	}
 	havePG := os.Getenv("PAYGATE_TEST_POSTGRES_DSN") != ""
 	if !havePG && !noPG {
@@ -98,23 +79,68 @@ func check(rev, run string, limit time.Duration, list, snippets, noPG bool) erro
 	fmt.Printf("scratch copy of %s: %s\n", describe(rev), dir)
 
 	// The unmutated tree must pass, or every mutant would look caught.
+	if res, secs, out := goTest(dir, packagesOf(chosen, havePG), 5*limit); res != survived {
+		return fmt.Errorf("the unmutated tests do not pass (%s after %.1f s):\n%s", res, secs, failures(out))
+	}
+	return tryAll(dir, chosen, limit, havePG)
+}
+
+// choose returns the mutants whose name matches the regexp run.
+func choose(run string) ([]mutant, error) {
+	only, err := regexp.Compile(run)
+	if err != nil {
+		return nil, fmt.Errorf("-run: %w", err)
+	}
+	var chosen []mutant
+	for _, m := range mutants {
+		if only.MatchString(m.name) {
+			chosen = append(chosen, m)
+		}
+	}
+	return chosen, nil
+}
+
+// listMutants prints the mutants and, with snippets, whether each one's
+// snippet is found exactly once; a snippet not found is an error.
+func listMutants(chosen []mutant, snippets bool) error {
+	bad := 0
+	for _, m := range chosen {
+		found := ""
+		if snippets {
+			if found = locate(m); found != "" {
+				bad++
+			}
+		}
+		fmt.Printf("%-32s issue=%-5t %s %v %s\n", m.name, m.issue, m.file, m.pkgs, found)
+	}
+	if bad > 0 {
+		return fmt.Errorf("%d mutants cannot be applied", bad)
+	}
+	return nil
+}
+
+// packagesOf lists, sorted, the packages whose tests the mutants need
+// (./sqldedup only with PostgreSQL).
+func packagesOf(chosen []mutant, havePG bool) []string {
 	pkgs := map[string]bool{}
 	for _, m := range chosen {
 		for _, p := range m.pkgs {
-			pkgs[p] = true
+			pkgs[p] = p != "./sqldedup" || havePG
 		}
 	}
 	all := make([]string, 0, len(pkgs))
-	for p := range pkgs {
-		if p != "./sqldedup" || havePG {
+	for p, ok := range pkgs {
+		if ok {
 			all = append(all, p)
 		}
 	}
 	slices.Sort(all)
-	if res, secs, out := goTest(dir, all, 5*limit); res != survived {
-		return fmt.Errorf("the unmutated tests do not pass (%s after %.1f s):\n%s", res, secs, failures(out))
-	}
+	return all
+}
 
+// tryAll applies and tests each mutant in turn, prints each verdict and the
+// score, and fails unless every mutant tested was caught.
+func tryAll(dir string, chosen []mutant, limit time.Duration, havePG bool) error {
 	counts := map[string]int{}
 	issueCaught, issueTotal := 0, 0
 	start := time.Now()
