@@ -72,6 +72,10 @@ func newDedupeLoad(n int, sweep bool) *dedupeLoad {
 	return l
 }
 
+// benchRefKey is the key of the i-th event as CallbackHandler claims it:
+// the fulfilment key of a refNo as merchants write them.
+func benchRefKey(i int) string { return fulfilKey("INV-2026-" + strconv.Itoa(i)) }
+
 // quantile returns the q-quantile of the timed operations.
 func (l *dedupeLoad) quantile(q float64) time.Duration {
 	t := slices.Clone(l.times)
@@ -83,7 +87,7 @@ func (l *dedupeLoad) quantile(q float64) time.Duration {
 func (l *dedupeLoad) step() {
 	l.clock = l.clock.Add(time.Millisecond)
 	l.seq++
-	for _, key := range []string{strconv.Itoa(l.seq), strconv.Itoa(l.seq - l.n/2)} {
+	for _, key := range []string{benchRefKey(l.seq), benchRefKey(l.seq - l.n/2)} {
 		start := time.Now()
 		l.op(key)
 		l.times = append(l.times, time.Since(start))
