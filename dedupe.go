@@ -4,11 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -91,37 +91,30 @@ const DefaultRetention = 30 * 24 * time.Hour
 // queue that is not in time order, and their keys may be dropped late
 // (never early: a claim always checks the key's own expiry).
 //
-// A key costs about 170 bytes of heap at a million keys, its key and result
-// of 16 bytes each included (BENCHMARKS.md): a 48-byte entry, a map slot,
-// an expiry record.
+// The store holds no pointer per key, so the garbage collector does not
+// scan it: each key is a chunk of bytes in 256 KiB pages (its expiry, its
+// token's number, the key and the result), found through a hash index that
+// grows by splitting one table of 1,024 slots at a time, never by
+// rehashing the whole. A key of the handler costs about 90 bytes at a
+// million keys (BENCHMARKS.md); pages are kept for reuse, not returned to
+// the Go heap, when the store shrinks. Keys and results are at most 65,535
+// bytes each (Claim and Complete refuse longer ones), and a store of about
+// 250 million keys (16 GiB of chunks) refuses new keys: Claim returns an
+// error, which CallbackHandler answers 503.
 type MemoryDeduper struct {
 	// Retention is how long a completed key is remembered.
 	Retention time.Duration
 	// Now is the clock (default time.Now), for tests.
 	Now func() time.Time
 
-	mu      sync.Mutex
-	entries map[string]*dedupeEntry
-	queues  map[time.Duration]*expiryQueue
-	order   []*expiryQueue // the queues, for expire to range over
-	epoch   time.Time      // the clock at the first claim (see at)
-	prefix  string         // random per deduper, so tokens never repeat across instances
-	seq     atomic.Uint64  // token counter
+	mu     sync.Mutex
+	store  *dedupeStore // nil until the first claim
+	epoch  time.Time    // the clock at the first claim (see at)
+	prefix string       // random per deduper, so tokens never repeat across instances
+	seq    uint64       // token counter
 }
 
-// dedupeEntry is the state of one key, in 48 bytes: at a million keys
-// every byte of it is a megabyte.
-type dedupeEntry struct {
-	key    string
-	result string
-	// expires is the lease's end, or the retention's end once done (see
-	// at); entryGone once dropped from the store.
-	expires int64
-	// token is the number of the claim's token (tokenOf), 0 once done.
-	token uint64
-}
-
-// entryGone is the expires of an entry dropped from the store.
+// entryGone is the expiry of a freed chunk.
 const entryGone = math.MinInt64
 
 // at is t in nanoseconds since the deduper's epoch (the clock at its first
@@ -142,129 +135,6 @@ func (m *MemoryDeduper) isToken(token string, n uint64) bool {
 	return ok && n != 0 && rest == string(strconv.AppendUint(b[:0], n, 36))
 }
 
-// expiryRecord says that e expires at expires (see at), unless
-// e has changed since.
-type expiryRecord struct {
-	expires int64
-	e       *dedupeEntry
-}
-
-// stale reports whether the record no longer describes its entry (a
-// dropped entry's expires is entryGone, which no record holds).
-func (r expiryRecord) stale() bool { return r.e.expires != r.expires }
-
-// expiryQueue is a FIFO of records, all made with one duration: a linked
-// list of fixed-size blocks, so that no push or pop ever moves more than
-// one record.
-type expiryQueue struct {
-	head, tail *expiryBlock
-	first      int // next record to pop in head
-}
-
-// expiryBlock holds queued records; n of them are filled.
-type expiryBlock struct {
-	recs [256]expiryRecord
-	n    int
-	next *expiryBlock
-}
-
-func (q *expiryQueue) push(r expiryRecord) {
-	if q.tail == nil || q.tail.n == len(q.tail.recs) {
-		b := &expiryBlock{}
-		if q.tail == nil {
-			q.head, q.first = b, 0
-		} else {
-			q.tail.next = b
-		}
-		q.tail = b
-	}
-	q.tail.recs[q.tail.n] = r
-	q.tail.n++
-}
-
-func (q *expiryQueue) peek() (expiryRecord, bool) {
-	if q.head == nil || q.first == q.head.n {
-		return expiryRecord{}, false
-	}
-	return q.head.recs[q.first], true
-}
-
-func (q *expiryQueue) pop() {
-	q.head.recs[q.first] = expiryRecord{}
-	if q.first++; q.first == len(q.head.recs) {
-		q.head, q.first = q.head.next, 0
-		if q.head == nil {
-			q.tail = nil
-		}
-	}
-}
-
-// each calls f for every queued record, oldest first (for tests).
-func (q *expiryQueue) each(f func(expiryRecord)) {
-	for b, i := q.head, q.first; b != nil; b, i = b.next, 0 {
-		for ; i < b.n; i++ {
-			f(b.recs[i])
-		}
-	}
-}
-
-// Bounds of the incremental expiry.
-const (
-	// expirePerCall is how many lapsed keys one Claim drops at most. A
-	// Claim adds at most one key, so two keep the store from growing with
-	// lapsed keys while bounding every call's work.
-	expirePerCall = 2
-	// stalePerCall is how many outdated records (of renewed, completed or
-	// released claims) one Claim discards at most.
-	stalePerCall = 8
-	// maxExpiryQueues bounds the queues; further durations share one.
-	maxExpiryQueues = 8
-	// overflowQueue keys the shared queue.
-	overflowQueue = time.Duration(-1)
-)
-
-// track records that e expires after d; the lock is held.
-func (m *MemoryDeduper) track(e *dedupeEntry, d time.Duration) {
-	q := m.queues[d]
-	if q == nil {
-		if len(m.queues) >= maxExpiryQueues {
-			d = overflowQueue
-		}
-		if q = m.queues[d]; q == nil {
-			q = &expiryQueue{}
-			m.queues[d] = q
-			m.order = append(m.order, q)
-		}
-	}
-	q.push(expiryRecord{expires: e.expires, e: e})
-}
-
-// expire drops up to expirePerCall lapsed keys, earliest first, and
-// discards up to stalePerCall outdated records on the way; the lock is held.
-func (m *MemoryDeduper) expire(now int64) {
-	dropped, discarded := 0, 0
-	for dropped < expirePerCall && discarded < stalePerCall {
-		var first *expiryQueue
-		var rec expiryRecord
-		for _, q := range m.order {
-			if r, ok := q.peek(); ok && (first == nil || r.expires < rec.expires) {
-				first, rec = q, r
-			}
-		}
-		if first == nil || now < rec.expires {
-			return
-		}
-		first.pop()
-		if rec.stale() {
-			discarded++
-			continue
-		}
-		rec.e.expires = entryGone
-		delete(m.entries, rec.e.key)
-		dropped++
-	}
-}
-
 // now reads the clock.
 func (m *MemoryDeduper) now() time.Time {
 	if m.Now != nil {
@@ -273,59 +143,73 @@ func (m *MemoryDeduper) now() time.Time {
 	return time.Now()
 }
 
+// tooLong is the error of a key or result longer than maxDedupeField.
+func tooLong(what string, n int) error {
+	return fmt.Errorf("paygate: MemoryDeduper: %s of %d bytes: want at most %d", what, n, maxDedupeField)
+}
+
 // Claim implements Deduper.
 func (m *MemoryDeduper) Claim(_ context.Context, key string, lease time.Duration) (ClaimResult, error) {
+	if len(key) > maxDedupeField {
+		return ClaimResult{}, tooLong("key", len(key))
+	}
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.entries == nil {
+	if m.store == nil {
 		if err := m.init(now); err != nil {
 			return ClaimResult{}, err
 		}
 	}
-	m.expire(m.at(now))
-	e, ok := m.entries[key]
-	if ok && m.at(now) < e.expires {
-		if e.token == 0 {
-			return ClaimResult{State: ClaimDone, Result: e.result}, nil
+	s := m.store
+	tag := s.tag(key)
+	s.index.prefetch(tag)
+	s.expire(m.at(now))
+	t, pos, ref := s.lookup(key, tag)
+	if ref == 0 {
+		if ref = s.add(key, tag, t, pos); ref == 0 {
+			return ClaimResult{}, errDedupeFull
+		}
+	} else if c := s.arena.chunk(ref); m.at(now) < c.expires() {
+		if c.token() == 0 {
+			return ClaimResult{State: ClaimDone, Result: string(c.result())}, nil
 		}
 		return ClaimResult{State: ClaimBusy}, nil
 	}
-	n := m.seq.Add(1)
-	if ok { // lapsed but not yet dropped: take it over
-		e.token, e.result = n, ""
-	} else {
-		e = &dedupeEntry{key: key, token: n}
-		m.entries[key] = e
-	}
-	e.expires = m.at(now.Add(lease))
-	m.track(e, lease)
-	return ClaimResult{State: ClaimAcquired, Token: m.tokenOf(n)}, nil
+	// A new key, or a lapsed one not yet dropped: take it.
+	m.seq++
+	c, expires := s.arena.chunk(ref), m.at(now.Add(lease))
+	c.setToken(m.seq)
+	c.setExpires(expires)
+	s.track(ref, expires, lease)
+	return ClaimResult{State: ClaimAcquired, Token: m.tokenOf(m.seq)}, nil
 }
 
 // init makes the store and the deduper's random token prefix, with now as
 // its epoch.
 func (m *MemoryDeduper) init(now time.Time) error {
-	m.epoch = now
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return err
 	}
+	m.epoch = now
 	m.prefix = hex.EncodeToString(b[:]) + "-"
-	m.entries = make(map[string]*dedupeEntry)
-	m.queues = make(map[time.Duration]*expiryQueue)
+	m.store = newDedupeStore()
 	return nil
 }
 
-// held returns the claim of key under token, or nil. A claim whose lease
-// ran out but that nobody has taken over is still held: its token proves no
-// other delivery has started the work.
-func (m *MemoryDeduper) held(key, token string) *dedupeEntry {
-	e, ok := m.entries[key]
-	if !ok || !m.isToken(token, e.token) {
-		return nil
+// held finds the claim of key under token: its slot and chunk, or a zero
+// ref. A claim whose lease ran out but that nobody has taken over is still
+// held: its token proves no other delivery has started the work.
+func (m *MemoryDeduper) held(key, token string) (t *indexTable, pos, ref uint32) {
+	if m.store == nil || len(key) > maxDedupeField {
+		return nil, 0, 0
 	}
-	return e
+	t, pos, ref = m.store.lookup(key, m.store.tag(key))
+	if ref == 0 || !m.isToken(token, m.store.arena.chunk(ref).token()) {
+		return nil, 0, 0
+	}
+	return t, pos, ref
 }
 
 // Renew implements Deduper.
@@ -333,17 +217,19 @@ func (m *MemoryDeduper) Renew(_ context.Context, key, token string, lease time.D
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e := m.held(key, token)
-	if e == nil {
+	_, _, ref := m.held(key, token)
+	if ref == 0 {
 		return ErrClaimLost
 	}
-	e.expires = m.at(now.Add(lease))
-	m.track(e, lease)
+	m.store.retrack(ref, m.at(now.Add(lease)), lease)
 	return nil
 }
 
 // Complete implements Deduper.
 func (m *MemoryDeduper) Complete(_ context.Context, key, token, result string) error {
+	if len(result) > maxDedupeField {
+		return tooLong("result", len(result))
+	}
 	retention := m.Retention
 	if retention <= 0 {
 		retention = DefaultRetention
@@ -351,12 +237,26 @@ func (m *MemoryDeduper) Complete(_ context.Context, key, token, result string) e
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e := m.held(key, token)
-	if e == nil {
+	t, pos, ref := m.held(key, token)
+	if ref == 0 {
 		return ErrClaimLost
 	}
-	e.token, e.result, e.expires = 0, result, m.at(now.Add(retention))
-	m.track(e, retention)
+	s := m.store
+	if c := s.arena.chunk(ref); chunkSize(c.keyLen(), len(result)) != c.size() {
+		// The result does not fit the chunk's room: move to one that fits.
+		moved := s.arena.alloc(chunkSize(c.keyLen(), len(result)))
+		if moved == 0 {
+			return errDedupeFull
+		}
+		copy(s.arena.chunk(moved), c[:chunkHeader+c.keyLen()])
+		s.release(ref)
+		t.slots[pos] = t.slots[pos]&^0xffffffff | uint64(moved)
+		ref = moved
+	}
+	c := s.arena.chunk(ref)
+	c.setResult(result)
+	c.setToken(0)
+	s.retrack(ref, m.at(now.Add(retention)), retention)
 	return nil
 }
 
@@ -368,12 +268,11 @@ func (m *MemoryDeduper) neverWaits() {}
 func (m *MemoryDeduper) Release(_ context.Context, key, token string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e := m.held(key, token)
-	if e == nil {
+	t, pos, ref := m.held(key, token)
+	if ref == 0 {
 		return ErrClaimLost
 	}
-	e.expires = entryGone
-	delete(m.entries, key)
+	m.store.drop(t, pos, ref)
 	return nil
 }
 
@@ -382,5 +281,8 @@ func (m *MemoryDeduper) Release(_ context.Context, key, token string) error {
 func (m *MemoryDeduper) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.entries)
+	if m.store == nil {
+		return 0
+	}
+	return m.store.index.n
 }

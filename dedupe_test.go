@@ -96,9 +96,9 @@ func TestMemoryDeduperExpiry(t *testing.T) {
 	}
 	require.Equal(t, 100, d.Len(), "only the live y keys remain")
 	live := 0
-	for _, q := range d.queues {
+	for _, q := range d.store.queues {
 		q.each(func(r expiryRecord) {
-			if !r.stale() {
+			if !d.store.stale(r) {
 				live++
 			}
 		})
@@ -118,7 +118,7 @@ func TestMemoryDeduperManyLeases(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, ClaimAcquired, c.State)
 	}
-	require.Len(t, d.queues, maxExpiryQueues+1)
+	require.Len(t, d.store.queues, maxExpiryQueues+1)
 	for i := 1; i <= n; i++ {
 		now = now.Add(time.Second) // k1..ki have lapsed, the rest not
 		for j := 1; j <= n; j++ {

@@ -1,0 +1,465 @@
+package paygate
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/maphash"
+	"time"
+)
+
+// dedupeStore is MemoryDeduper's table of keys. It holds no pointer per
+// key, so that the garbage collector has nothing to scan in it however many
+// keys it holds: each key is one chunk of an arena of byte pages (chunk), found
+// through a hash index of 8-byte slots (dedupeIndex), and expired through
+// queues of (expiry, chunk) records (expiryQueue). The lock of its
+// MemoryDeduper is held for every call.
+type dedupeStore struct {
+	seed   maphash.Seed
+	arena  dedupeArena
+	index  dedupeIndex
+	queues map[time.Duration]*expiryQueue
+	order  []*expiryQueue // the queues, for expire to range over
+}
+
+func newDedupeStore() *dedupeStore {
+	return &dedupeStore{
+		seed:   maphash.MakeSeed(),
+		arena:  dedupeArena{maxPages: arenaMaxPages},
+		index:  dedupeIndex{dir: []*indexTable{{}}},
+		queues: make(map[time.Duration]*expiryQueue),
+	}
+}
+
+// errDedupeFull is the error of a claim that finds no room left for its
+// key: a store of about 250 million keys (16 GiB of chunks).
+var errDedupeFull = errors.New("paygate: MemoryDeduper is full (16 GiB of keys): use a Deduper on a database")
+
+// maxDedupeField is the longest key or result a MemoryDeduper stores, in
+// bytes: a chunk fits in one arena page.
+const maxDedupeField = 1<<16 - 1
+
+// A chunk is one key's state in the arena: a header (its expiry, its
+// claim's token number, the lengths of its key and result), the key, and
+// room for the result. Its size is chunkSize of its key's and result's
+// lengths, so it is known without being stored.
+type chunk []byte
+
+const (
+	chunkHeader = 20 // expires int64, token uint64, key length uint16, result length uint16
+	// resultReserve is the room for the result that a claim's chunk keeps,
+	// so that completing a claim with a result up to an orderNo's length
+	// writes it in place.
+	resultReserve = 16
+)
+
+// chunkSize is the size of the chunk of a key and result of these lengths,
+// a multiple of 4.
+func chunkSize(keyLen, resultLen int) int {
+	return (chunkHeader + keyLen + max(resultLen, resultReserve) + 3) &^ 3
+}
+
+// expires is the key's expiry (see MemoryDeduper.at), entryGone once the
+// chunk is free.
+func (c chunk) expires() int64     { return int64(binary.LittleEndian.Uint64(c)) }
+func (c chunk) setExpires(e int64) { binary.LittleEndian.PutUint64(c, uint64(e)) }
+
+// token is the number of the claim's token, 0 once done.
+func (c chunk) token() uint64     { return binary.LittleEndian.Uint64(c[8:]) }
+func (c chunk) setToken(n uint64) { binary.LittleEndian.PutUint64(c[8:], n) }
+func (c chunk) keyLen() int       { return int(binary.LittleEndian.Uint16(c[16:])) }
+func (c chunk) resultLen() int    { return int(binary.LittleEndian.Uint16(c[18:])) }
+func (c chunk) key() []byte       { return c[chunkHeader : chunkHeader+c.keyLen()] }
+func (c chunk) size() int         { return chunkSize(c.keyLen(), c.resultLen()) }
+func (c chunk) result() []byte    { return c[chunkHeader+c.keyLen():][:c.resultLen()] }
+func (c chunk) setKey(key string) {
+	binary.LittleEndian.PutUint16(c[16:], uint16(copy(c[chunkHeader:], key)))
+}
+func (c chunk) setResult(r string) {
+	binary.LittleEndian.PutUint16(c[18:], uint16(copy(c[chunkHeader+c.keyLen():], r)))
+}
+func (c chunk) nextFree() uint32     { return binary.LittleEndian.Uint32(c[8:]) }
+func (c chunk) setNextFree(r uint32) { binary.LittleEndian.PutUint32(c[8:], r) }
+
+// Arena geometry: a chunk's reference is its page's number and its offset
+// in the page in units of 4 bytes; 0 is no chunk (the first 4 bytes of the
+// first page are never handed out).
+const (
+	pageShift     = 18 // pages of 256 KiB: the largest chunk fits
+	pageSize      = 1 << pageShift
+	refPageShift  = pageShift - 2
+	refOffsetMask = 1<<refPageShift - 1
+	arenaMaxPages = 1 << (32 - refPageShift)
+)
+
+// dedupeArena hands out chunks from pages of bytes. A freed chunk goes on
+// the free list of its size and is only ever reused at that size, so a
+// reference always points at the start of a chunk, free or not.
+type dedupeArena struct {
+	pages    [][]byte
+	used     int      // bytes handed out from the last page
+	free     []uint32 // free[size/4]: the first free chunk of size, 0 none
+	maxPages int
+}
+
+// chunk is the chunk at ref (sliced to the end of its page).
+func (a *dedupeArena) chunk(ref uint32) chunk {
+	return a.pages[ref>>refPageShift][(ref&refOffsetMask)<<2:]
+}
+
+// alloc returns a chunk of size bytes (a multiple of 4, at most a page), or
+// 0 when the arena is full.
+func (a *dedupeArena) alloc(size int) uint32 {
+	if class := size >> 2; class < len(a.free) && a.free[class] != 0 {
+		ref := a.free[class]
+		a.free[class] = a.chunk(ref).nextFree()
+		return ref
+	}
+	if len(a.pages) == 0 || a.used+size > pageSize {
+		if len(a.pages) == a.maxPages {
+			return 0
+		}
+		a.pages = append(a.pages, make([]byte, pageSize))
+		a.used = 0
+		if len(a.pages) == 1 {
+			a.used = 4 // ref 0 is no chunk
+		}
+	}
+	ref := uint32(len(a.pages)-1)<<refPageShift | uint32(a.used>>2)
+	a.used += size
+	return ref
+}
+
+// release frees the chunk at ref, of size bytes: its expiry becomes
+// entryGone, which no expiry record holds.
+func (a *dedupeArena) release(ref uint32, size int) {
+	class := size >> 2
+	if class >= len(a.free) {
+		a.free = append(a.free, make([]uint32, class+1-len(a.free))...)
+	}
+	c := a.chunk(ref)
+	c.setExpires(entryGone)
+	c.setNextFree(a.free[class])
+	a.free[class] = ref
+}
+
+// Index geometry: extendible hashing over tables of linear-probed slots, so
+// that growing splits one table (a bounded amount of work) and never
+// rehashes the whole index.
+const (
+	tableBits  = 10
+	tableSlots = 1 << tableBits
+	tableMask  = tableSlots - 1
+	// tableMax is how many keys a table holds before it splits.
+	tableMax = tableSlots * 7 / 8
+	// maxDepth leaves the low tableBits of a tag to the slot position.
+	maxDepth = 32 - tableBits
+)
+
+// dedupeIndex maps a key's 32-bit hash, its tag, to its chunk. The top
+// depth bits of a tag choose a table through dir; its low tableBits the
+// first slot to probe.
+type dedupeIndex struct {
+	dir   []*indexTable
+	depth uint // len(dir) == 1<<depth
+	n     int
+	hint  uint64 // see prefetch
+}
+
+// indexTable holds slots tag<<32 | ref, 0 for empty, for the keys whose
+// tags share their top depth bits.
+type indexTable struct {
+	slots [tableSlots]uint64
+	n     int
+	depth uint
+}
+
+func (x *dedupeIndex) table(tag uint32) *indexTable { return x.dir[uint64(tag)>>(32-x.depth)] }
+
+// prefetch reads the slot where a lookup of tag starts (into hint, so that
+// the read is not optimised away): a claim does so before expire, so that
+// the cache miss of its lookup overlaps those of the expiry.
+func (x *dedupeIndex) prefetch(tag uint32) { x.hint = x.table(tag).slots[tag&tableMask] }
+
+// tag is key's hash; tagOf that of a key's bytes (the same).
+func (s *dedupeStore) tag(key string) uint32   { return uint32(maphash.String(s.seed, key)) }
+func (s *dedupeStore) tagOf(key []byte) uint32 { return uint32(maphash.Bytes(s.seed, key)) }
+
+// lookup finds key of tag: its table, its slot and its chunk, or, when it
+// is not stored, the empty slot where it would go and a zero ref.
+func (s *dedupeStore) lookup(key string, tag uint32) (t *indexTable, pos uint32, ref uint32) {
+	t = s.index.table(tag)
+	for pos = tag & tableMask; ; pos = (pos + 1) & tableMask {
+		slot := t.slots[pos]
+		if slot == 0 {
+			return t, pos, 0
+		}
+		if uint32(slot>>32) == tag && string(s.arena.chunk(uint32(slot)).key()) == key {
+			return t, pos, uint32(slot)
+		}
+	}
+}
+
+// slotOf finds the slot of the chunk at ref, whose key has tag.
+func (x *dedupeIndex) slotOf(tag, ref uint32) (*indexTable, uint32) {
+	t := x.table(tag)
+	pos := tag & tableMask
+	for uint32(t.slots[pos]) != ref {
+		pos = (pos + 1) & tableMask
+	}
+	return t, pos
+}
+
+// add stores key, not stored yet, whose lookup ended at t's empty slot
+// pos, in a new chunk: its ref, or 0 when the store is full.
+func (s *dedupeStore) add(key string, tag uint32, t *indexTable, pos uint32) uint32 {
+	if t.n >= tableMax {
+		if !s.index.split(t, tag) {
+			return 0
+		}
+		t = s.index.table(tag)
+		pos = t.free(tag)
+	}
+	ref := s.arena.alloc(chunkSize(len(key), 0))
+	if ref == 0 {
+		return 0
+	}
+	c := s.arena.chunk(ref)
+	c.setKey(key)
+	c.setResult("")
+	t.slots[pos] = uint64(tag)<<32 | uint64(ref)
+	t.n++
+	s.index.n++
+	return ref
+}
+
+// free returns the first empty slot on tag's probe path.
+func (t *indexTable) free(tag uint32) uint32 {
+	pos := tag & tableMask
+	for t.slots[pos] != 0 {
+		pos = (pos + 1) & tableMask
+	}
+	return pos
+}
+
+// split makes room in t for tag: t's keys are shared between t and a new
+// table by one more bit of their tags, as often as it takes. It reports
+// false when tag's table is full and cannot split (beyond maxDepth), which
+// only a store far past its arena's limit reaches.
+func (x *dedupeIndex) split(t *indexTable, tag uint32) bool {
+	for t.n >= tableMax {
+		if t.depth == maxDepth {
+			return t.n < tableSlots-1
+		}
+		if t.depth == x.depth {
+			dir := make([]*indexTable, 2*len(x.dir))
+			for i := range dir {
+				dir[i] = x.dir[i>>1]
+			}
+			x.dir, x.depth = dir, x.depth+1
+		}
+		old := t.slots
+		hi := &indexTable{depth: t.depth + 1}
+		t.slots, t.n, t.depth = [tableSlots]uint64{}, 0, t.depth+1
+		bit := uint32(1) << (32 - t.depth)
+		for _, slot := range old {
+			if slot == 0 {
+				continue
+			}
+			to := t
+			if uint32(slot>>32)&bit != 0 {
+				to = hi
+			}
+			to.slots[to.free(uint32(slot>>32))] = slot
+			to.n++
+		}
+		// t's dir entries: those of tag's top t.depth-1 bits; the upper
+		// half of them, with the new bit set, now go to hi.
+		span := 1 << (x.depth - t.depth)
+		first := int(uint64(tag)>>(32-t.depth+1)) << (x.depth - t.depth + 1)
+		for i := first + span; i < first+2*span; i++ {
+			x.dir[i] = hi
+		}
+		t = x.table(tag)
+	}
+	return true
+}
+
+// remove deletes t's slot pos, shifting back the slots after it on their
+// probe paths, so that no tombstone is left.
+func (x *dedupeIndex) remove(t *indexTable, pos uint32) {
+	for next := (pos + 1) & tableMask; t.slots[next] != 0; next = (next + 1) & tableMask {
+		home := uint32(t.slots[next]>>32) & tableMask
+		// The slot at next may fill the hole at pos unless its home lies
+		// cyclically in (pos, next].
+		if (next-home)&tableMask >= (next-pos)&tableMask {
+			t.slots[pos] = t.slots[next]
+			pos = next
+		}
+	}
+	t.slots[pos] = 0
+	t.n--
+	x.n--
+}
+
+// drop deletes the key at t's slot pos, whose chunk is ref.
+func (s *dedupeStore) drop(t *indexTable, pos, ref uint32) {
+	s.index.remove(t, pos)
+	s.release(ref)
+}
+
+// release frees the chunk at ref, striking out its last record.
+func (s *dedupeStore) release(ref uint32) {
+	c := s.arena.chunk(ref)
+	s.untrack(ref, c.expires())
+	s.arena.release(ref, c.size())
+}
+
+// retrack records that the chunk at ref expires at expires, d from now,
+// instead of when it did.
+func (s *dedupeStore) retrack(ref uint32, expires int64, d time.Duration) {
+	c := s.arena.chunk(ref)
+	s.untrack(ref, c.expires())
+	c.setExpires(expires)
+	s.track(ref, expires, d)
+}
+
+// expiryRecord says that the chunk at ref expires at expires (see
+// MemoryDeduper.at), unless it has changed since.
+type expiryRecord struct {
+	expires int64
+	ref     uint32
+}
+
+// stale reports whether r no longer describes its chunk's key. A record
+// struck out by untrack has no chunk; a freed chunk's expiry is entryGone,
+// which no record holds; a chunk reused for another key with the very same
+// expiry is described by r just as well: that key lapses at r.expires too.
+func (s *dedupeStore) stale(r expiryRecord) bool {
+	return r.ref == 0 || s.arena.chunk(r.ref).expires() != r.expires
+}
+
+// untrack strikes out the record that the chunk at ref expires at expires
+// when it is the last of its queue, as the record of a claim completed,
+// renewed or released before the next claim is: expire then discards it
+// without reading the chunk, one cache miss fewer at a million keys. A
+// record not struck out is found stale when it comes due.
+func (s *dedupeStore) untrack(ref uint32, expires int64) {
+	for _, q := range s.order {
+		if b := q.tail; b != nil && b.n > 0 && b.refs[b.n-1] == ref && b.expires[b.n-1] == expires {
+			b.refs[b.n-1] = 0
+			return
+		}
+	}
+}
+
+// expiryQueue is a FIFO of records, all made with one duration: a linked
+// list of fixed-size blocks, so that no push or pop ever moves more than
+// one record.
+type expiryQueue struct {
+	head, tail *expiryBlock
+	first      int // next record to pop in head
+}
+
+// expiryBlock holds queued records; n of them are filled.
+type expiryBlock struct {
+	expires [512]int64
+	refs    [512]uint32
+	n       int
+	next    *expiryBlock
+}
+
+func (q *expiryQueue) push(r expiryRecord) {
+	if q.tail == nil || q.tail.n == len(q.tail.refs) {
+		b := &expiryBlock{}
+		if q.tail == nil {
+			q.head, q.first = b, 0
+		} else {
+			q.tail.next = b
+		}
+		q.tail = b
+	}
+	q.tail.expires[q.tail.n], q.tail.refs[q.tail.n] = r.expires, r.ref
+	q.tail.n++
+}
+
+func (q *expiryQueue) peek() (expiryRecord, bool) {
+	if q.head == nil || q.first == q.head.n {
+		return expiryRecord{}, false
+	}
+	return expiryRecord{q.head.expires[q.first], q.head.refs[q.first]}, true
+}
+
+func (q *expiryQueue) pop() {
+	if q.first++; q.first == len(q.head.refs) {
+		q.head, q.first = q.head.next, 0
+		if q.head == nil {
+			q.tail = nil
+		}
+	}
+}
+
+// each calls f for every queued record, oldest first (for tests).
+func (q *expiryQueue) each(f func(expiryRecord)) {
+	for b, i := q.head, q.first; b != nil; b, i = b.next, 0 {
+		for ; i < b.n; i++ {
+			f(expiryRecord{b.expires[i], b.refs[i]})
+		}
+	}
+}
+
+// Bounds of the incremental expiry.
+const (
+	// expirePerCall is how many lapsed keys one Claim drops at most. A
+	// Claim adds at most one key, so two keep the store from growing with
+	// lapsed keys while bounding every call's work.
+	expirePerCall = 2
+	// stalePerCall is how many outdated records (of renewed, completed or
+	// released claims) one Claim discards at most.
+	stalePerCall = 8
+	// maxExpiryQueues bounds the queues; further durations share one.
+	maxExpiryQueues = 8
+	// overflowQueue keys the shared queue.
+	overflowQueue = time.Duration(-1)
+)
+
+// track records that the chunk at ref expires at expires, d from now.
+func (s *dedupeStore) track(ref uint32, expires int64, d time.Duration) {
+	q := s.queues[d]
+	if q == nil {
+		if len(s.queues) >= maxExpiryQueues {
+			d = overflowQueue
+		}
+		if q = s.queues[d]; q == nil {
+			q = &expiryQueue{}
+			s.queues[d] = q
+			s.order = append(s.order, q)
+		}
+	}
+	q.push(expiryRecord{expires: expires, ref: ref})
+}
+
+// expire drops up to expirePerCall lapsed keys, earliest first, and
+// discards up to stalePerCall outdated records on the way.
+func (s *dedupeStore) expire(now int64) {
+	dropped, discarded := 0, 0
+	for dropped < expirePerCall && discarded < stalePerCall {
+		var first *expiryQueue
+		var rec expiryRecord
+		for _, q := range s.order {
+			if r, ok := q.peek(); ok && (first == nil || r.expires < rec.expires) {
+				first, rec = q, r
+			}
+		}
+		if first == nil || now < rec.expires {
+			return
+		}
+		first.pop()
+		if s.stale(rec) {
+			discarded++
+			continue
+		}
+		t, pos := s.index.slotOf(s.tagOf(s.arena.chunk(rec.ref).key()), rec.ref)
+		s.drop(t, pos, rec.ref)
+		dropped++
+	}
+}
