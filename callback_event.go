@@ -214,6 +214,8 @@ type event struct {
 // otherwise the verdict: ran (200, outcome ran), in flight elsewhere (503),
 // or failed (500 or 503).
 func (h *CallbackHandler) once(ctx context.Context, o origin, cb *Callback, ev event, ran Outcome) (v verdict, recorded string, done bool) {
+	// The event is handled to its end even if the gateway hung up.
+	ctx = detached(ctx)
 	lease := h.lease()
 	d := h.deduper()
 	sctx, cancel := storeContext(ctx, d)
@@ -236,8 +238,7 @@ func (h *CallbackHandler) once(ctx context.Context, o origin, cb *Callback, ev e
 			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "fpx_debit_auth_code", string(cb.FPX.DebitAuthCode),
 			"problems", fmt.Sprint(cb.Problems))
 	}
-	var completed atomic.Bool
-	hookErr := h.runRenewed(ctx, o, d, ev, claimed, claim.Token, lease, cb, &completed)
+	completed, hookErr := h.runRenewed(ctx, o, d, ev, claimed, claim.Token, lease, cb)
 	sctx, cancel = storeContext(ctx, d)
 	defer cancel()
 	if hookErr != nil {
@@ -247,7 +248,7 @@ func (h *CallbackHandler) once(ctx context.Context, o origin, cb *Callback, ev e
 		}
 		return verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: hookErr}, "", false
 	}
-	if !completed.Load() {
+	if !completed {
 		// Unless the hook committed the completion with its effect
 		// (HookClaim.Completed), record it here.
 		if err := d.Complete(sctx, ev.key, claim.Token, ev.result); err != nil {
@@ -282,9 +283,19 @@ func (h *CallbackHandler) lease() time.Duration {
 // waits (MemoryDeduper) is spared.
 func storeContext(ctx context.Context, d Deduper) (context.Context, context.CancelFunc) {
 	if _, ok := d.(neverWaits); ok {
-		return context.WithoutCancel(ctx), func() {}
+		return detached(ctx), func() {}
 	}
-	return context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	return context.WithTimeout(detached(ctx), storeTimeout)
+}
+
+// detached is ctx's values without its cancellation: ctx itself when it
+// can never be cancelled (its Done is nil), so that a context detached once
+// is not wrapped again.
+func detached(ctx context.Context) context.Context {
+	if ctx.Done() == nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
 }
 
 // neverWaits is implemented by a Deduper whose calls never wait on I/O,
@@ -292,22 +303,48 @@ func storeContext(ctx context.Context, d Deduper) (context.Context, context.Canc
 type neverWaits interface{ neverWaits() }
 
 // runRenewed runs the hook under HookTimeout while a leaseKeeper keeps
-// its claim, taken at claimed for lease.
-func (h *CallbackHandler) runRenewed(ctx context.Context, o origin, d Deduper, ev event, claimed time.Time, token string, lease time.Duration, cb *Callback, completed *atomic.Bool) error {
-	timeout := h.HookTimeout
-	if timeout <= 0 {
-		timeout = DefaultHookTimeout
-	}
+// its claim, taken at claimed for lease, and reports whether the hook
+// completed the event itself (HookClaim.Completed). ctx is detached.
+func (h *CallbackHandler) runRenewed(ctx context.Context, o origin, d Deduper, ev event, claimed time.Time, token string, lease time.Duration, cb *Callback) (completed bool, err error) {
 	// The hook outlives a dropped connection but not its time limit.
-	ctx, cancelTimeout := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	ctx, cancelTimeout := context.WithTimeout(ctx, h.hookTimeout())
 	defer cancelTimeout()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	ctx = withHookClaim(ctx, HookClaim{Key: ev.key, Token: token, Result: ev.result}, completed)
-	k := h.keepLease(ctx, o, d, ev, token, claimed.Add(lease), lease, cancel, completed)
-	err := callHook(ctx, ev.hook, cb)
-	k.stop()
-	return err
+	run := &hookRun{Context: ctx, claim: HookClaim{Key: ev.key, Token: token, Result: ev.result}}
+	run.claim.completed = &run.completed
+	run.keeper.start(run, h, o, d, ev, token, claimed.Add(lease), lease, cancel, &run.completed)
+	err = callHook(run, ev.hook, cb)
+	run.keeper.stop()
+	return run.completed.Load(), err
+}
+
+// hookRun is one call of a hook under its claim, in one allocation: the
+// hook's context, which carries the HookClaim (HookClaimFrom), whether the
+// hook completed the event itself, and the leaseKeeper of the claim.
+type hookRun struct {
+	// Context is the hook's: HookTimeout, cancelled by the keeper.
+	context.Context
+	claim     HookClaim
+	completed atomic.Bool
+	keeper    leaseKeeper
+}
+
+// Value answers the HookClaim's key with the claim, any other from the
+// hook's context.
+func (r *hookRun) Value(key any) any {
+	if _, ok := key.(hookClaimKey); ok {
+		return r.claim
+	}
+	return r.Context.Value(key)
+}
+
+// hookTimeout is HookTimeout, or DefaultHookTimeout when unset.
+func (h *CallbackHandler) hookTimeout() time.Duration {
+	if h.HookTimeout > 0 {
+		return h.HookTimeout
+	}
+	return DefaultHookTimeout
 }
 
 // callHook runs a hook, turning a panic into an error so that the claim is

@@ -52,15 +52,15 @@ type leaseKeeper struct {
 	lastErr   error       // the last failed renewal's, for the cause
 }
 
-// keepLease starts keeping the claim of ev under token, held until
-// heldUntil, and ev.also's beside it.
-func (h *CallbackHandler) keepLease(ctx context.Context, o origin, d Deduper, ev event, token string, heldUntil time.Time, lease time.Duration, cancel context.CancelCauseFunc, completed *atomic.Bool) *leaseKeeper {
-	k := &leaseKeeper{h: h, ctx: ctx, origin: o, d: d, key: ev.key, token: token, also: ev.also, lease: lease,
-		every: max(lease/3, 3*time.Millisecond), margin: lease / leaseMarginDivisor, cancel: cancel, completed: completed, heldUntil: heldUntil}
+// start starts keeping the claim of ev under token, held until heldUntil,
+// and ev.also's beside it; ctx is the hook's, cancel cancels it.
+func (k *leaseKeeper) start(ctx context.Context, h *CallbackHandler, o origin, d Deduper, ev event, token string, heldUntil time.Time, lease time.Duration, cancel context.CancelCauseFunc, completed *atomic.Bool) {
+	k.h, k.ctx, k.origin, k.d, k.key, k.token, k.also = h, ctx, o, d, ev.key, token, ev.also
+	k.lease, k.every, k.margin = lease, max(lease/3, 3*time.Millisecond), lease/leaseMarginDivisor
+	k.cancel, k.completed, k.heldUntil = cancel, completed, heldUntil
 	k.mu.Lock()
 	k.tick = time.AfterFunc(k.every, k.renew)
 	k.mu.Unlock()
-	return k
 }
 
 // renew extends the claim and schedules the next renewal: lease/3 later

@@ -46,10 +46,3 @@ func HookClaimFrom(ctx context.Context) (claim HookClaim, ok bool) {
 	claim, ok = ctx.Value(hookClaimKey{}).(HookClaim)
 	return claim, ok
 }
-
-// withHookClaim returns ctx carrying claim, whose Completed is recorded in
-// completed.
-func withHookClaim(ctx context.Context, claim HookClaim, completed *atomic.Bool) context.Context {
-	claim.completed = completed
-	return context.WithValue(ctx, hookClaimKey{}, claim)
-}

@@ -2,9 +2,11 @@ package paygate
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -57,4 +59,43 @@ func TestHookClaim(t *testing.T) {
 	_, ok := HookClaimFrom(context.Background())
 	require.False(t, ok)
 	HookClaim{}.Completed() // outside a handler: nothing to mark, no panic
+}
+
+// requestValueKey is a value a middleware put in the request's context.
+type requestValueKey struct{}
+
+// A context a hook derives from its own (as a database driver does) still
+// carries the claim and the request's values, has the hook's deadline, and
+// is cancelled with the hook's, with its cause, when the claim is lost.
+func TestHookContextDerived(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	var claim HookClaim
+	var claimed bool
+	var value any
+	var deadline time.Time
+	var cause error
+	h := &CallbackHandler{Keys: []Key{key}, Deduper: &losingDeduper{renewErr: ErrClaimLost}, Lease: 150 * time.Millisecond,
+		HookTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler),
+		Fulfil: func(ctx context.Context, _ *Callback) error {
+			child, cancel := context.WithCancel(ctx)
+			defer cancel()
+			claim, claimed = HookClaimFrom(child)
+			value = child.Value(requestValueKey{})
+			deadline, _ = child.Deadline()
+			select {
+			case <-child.Done():
+				cause = context.Cause(child)
+				return child.Err()
+			case <-time.After(2 * time.Second): // a bound: the first renewal, due in 50 ms, loses the claim
+				return errors.New("the derived context was not cancelled within 2 s of the claim's loss")
+			}
+		}}
+	r := signedRequest(t, key, callbackFields("INV-D", "GWD", StatusSuccess, "00"))
+	r = r.WithContext(context.WithValue(r.Context(), requestValueKey{}, "from the middleware"))
+	require.Equal(t, http.StatusInternalServerError, serve(h, r).Code)
+	require.True(t, claimed)
+	require.Equal(t, "fulfil|INV-D", claim.Key)
+	require.Equal(t, "from the middleware", value)
+	require.WithinDuration(t, time.Now().Add(time.Minute), deadline, 10*time.Second)
+	require.ErrorIs(t, cause, ErrClaimLost)
 }
