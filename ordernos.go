@@ -28,6 +28,10 @@ type orderNoSet struct {
 	// maxCount and maxBlocks are maxOrderNos and maxArenaBlocks (tests set
 	// small ones).
 	maxCount, maxBlocks int
+	// firstBlock is the first block's capacity: a small batch needs less
+	// than a block, and the block grows as it fills (never past
+	// arenaBlock bytes).
+	firstBlock int
 }
 
 // maxOrderNos and maxArenaBlocks bound the set: a table of 256 shards of
@@ -56,9 +60,13 @@ type orderNoSlot struct {
 // arenaBlock is the size of one arena block.
 const arenaBlock = 1 << 20
 
+// orderNoGuess is the arena bytes newOrderNoSet expects per orderno.
+const orderNoGuess = 16
+
 // newOrderNoSet makes a set sized for about n ordernos.
 func newOrderNoSet(n int) *orderNoSet {
-	s := &orderNoSet{seed: maphash.MakeSeed(), maxCount: maxOrderNos, maxBlocks: maxArenaBlocks}
+	s := &orderNoSet{seed: maphash.MakeSeed(), maxCount: maxOrderNos, maxBlocks: maxArenaBlocks,
+		firstBlock: min(arenaBlock, max(n, 256)*orderNoGuess)}
 	if per := min(n, maxOrderNos) / len(s.shards); per > 0 {
 		size := 16
 		for size*3 < per*4 {
@@ -112,7 +120,11 @@ func (s *orderNoSet) store(no string) (uint32, bool) {
 		if len(s.blocks) >= s.maxBlocks {
 			return 0, false
 		}
-		s.blocks = append(s.blocks, make([]byte, 0, max(arenaBlock, need)))
+		size := arenaBlock
+		if len(s.blocks) == 0 {
+			size = s.firstBlock
+		}
+		s.blocks = append(s.blocks, make([]byte, 0, max(size, need)))
 	}
 	b := &s.blocks[len(s.blocks)-1]
 	pos := uint32(len(s.blocks)-1)*arenaBlock + uint32(len(*b))
