@@ -8,22 +8,35 @@ import (
 	"unicode/utf8"
 )
 
-// jsonScanner reads JSON (RFC 8259) in one pass over a string, for
-// ValidateBatchJSON: it checks the syntax as it goes, and strings without
-// escapes come back as substrings of the input, so a valid batch costs no
-// allocation per field. The first syntax error stops it.
-type jsonScanner struct {
-	s   string
+// jsonText is the input a jsonScan reads: a string, or bytes read without
+// a copy.
+type jsonText interface{ ~string | ~[]byte }
+
+// jsonScan reads JSON (RFC 8259) in one pass over a string or bytes,
+// checking the syntax as it goes. It knows nothing of what the JSON means:
+// its caller walks the values it wants (eachMember, eachElement, str,
+// number, skip) and keeps what it needs. Strings without escapes and
+// numbers come back as pieces of the input, so a valid input costs no
+// allocation per value. The first syntax error stops it.
+//
+// Over bytes (byteScanner), what it returns is a view, not a copy: of the
+// input, or, for a string with escapes, of a scratch buffer that the next
+// such string overwrites. A caller copies what it keeps (stringArena);
+// keys stay valid while the input does.
+type jsonScan[T jsonText] struct {
+	s   T
 	i   int
 	err error
 	// base is the offset of s in the whole input, and src the rest of it,
-	// when the input is read from a stream a window at a time
-	// (ValidateBatchReader); nil when s is the whole input.
+	// when the input is read from a stream a window at a time; nil when s
+	// is the whole input.
 	base int
 	src  *windowReader
-	// capture, while skip reads a value, collects the value's first bytes
-	// from the windows after the one it starts in.
+	// head is how much skip returns of a value that spans windows of a
+	// stream; capture collects those bytes while skip reads the value.
+	head    int
 	capture *[]byte
+	arena   stringArena // the copies keep makes
 	// midToken is set when the window s ends inside a string or number
 	// token, which windowReader does only past the token's first
 	// maxValue+1 bytes: str and number then read on into the next window.
@@ -31,19 +44,28 @@ type jsonScanner struct {
 
 	// maxValue, when > 0, is the longest string or number (in bytes of
 	// JSON text, quotes excluded) that str and number return: a longer one
-	// is reported to problems at its JSON pointer, sets long and reads as
-	// "" (ValidateBatchJSON, ValidateBatchReader).
+	// is told to onLong with its JSON pointer, sets long and reads as empty.
 	maxValue int
 	long     bool // the last str or number was longer than maxValue
-	problems *ValidationError
-	path     []pathStep // where the scanner is, for the pointer of a long value
-	inKey    bool       // str is reading a key
+	// onLong, when set, is told of each value longer than maxValue (key
+	// false: pointer is the value's) and each such key (key true: pointer
+	// is its object's).
+	onLong  func(pointer string, key bool)
+	path    []pathStep[T] // where the scanner is, for the pointer of a long value
+	inKey   bool          // str is reading a key
+	scratch []byte        // the decoded text of the last string with escapes (byteScanner)
 }
+
+// jsonScanner reads a string: what it returns shares memory with the input.
+type jsonScanner = jsonScan[string]
+
+// byteScanner reads bytes without copying them: what it returns is a view.
+type byteScanner = jsonScan[[]byte]
 
 // pathStep is one level of a JSON pointer: an object's key, or an array's
 // index when index >= 0.
-type pathStep struct {
-	key   string
+type pathStep[T jsonText] struct {
+	key   T
 	index int
 }
 
@@ -53,7 +75,7 @@ type pathStep struct {
 const maxJSONDepth = 10000
 
 // failAt records the first syntax error at an offset of the whole input.
-func (p *jsonScanner) failAt(off int, msg string) {
+func (p *jsonScan[T]) failAt(off int, msg string) {
 	if p.err == nil {
 		p.err = fmt.Errorf("offset %d: %s", off, msg)
 	}
@@ -61,37 +83,43 @@ func (p *jsonScanner) failAt(off int, msg string) {
 }
 
 // tooLong reports the value (or key) just read as longer than maxValue.
-func (p *jsonScanner) tooLong() {
+func (p *jsonScan[T]) tooLong() {
 	p.long = true
-	if p.problems == nil {
+	if p.onLong == nil {
 		return
 	}
 	if p.inKey {
-		p.problems.add(p.pointer(len(p.path)-1), fmt.Sprintf(ruleKeyTooLong, p.maxValue), "")
+		p.onLong(p.pointer(len(p.path)-1), true)
 		return
 	}
-	p.problems.add(p.pointer(len(p.path)), fmt.Sprintf(ruleTooLong, p.maxValue), "")
+	p.onLong(p.pointer(len(p.path)), false)
 }
 
 // pointer is the JSON pointer (RFC 6901) of the first n steps of path.
-func (p *jsonScanner) pointer(n int) string {
+func (p *jsonScan[T]) pointer(n int) string {
 	var b strings.Builder
 	for _, st := range p.path[:n] {
 		b.WriteByte('/')
 		if st.index >= 0 {
 			b.WriteString(strconv.Itoa(st.index))
-		} else {
-			b.WriteString(pointerEscaper.Replace(st.key))
+			continue
+		}
+		for i := 0; i < len(st.key); i++ { // RFC 6901 section 3: ~ and / escaped
+			switch c := st.key[i]; c {
+			case '~':
+				b.WriteString("~0")
+			case '/':
+				b.WriteString("~1")
+			default:
+				b.WriteByte(c)
+			}
 		}
 	}
 	return b.String()
 }
 
-// pointerEscaper escapes a key for a JSON pointer (RFC 6901 section 3).
-var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
-
 // fail records the first syntax error.
-func (p *jsonScanner) fail(format string, args ...any) {
+func (p *jsonScan[T]) fail(format string, args ...any) {
 	if p.err == nil {
 		p.err = fmt.Errorf("offset %d: %s", p.base+p.i, fmt.Sprintf(format, args...))
 	}
@@ -101,7 +129,7 @@ func (p *jsonScanner) fail(format string, args ...any) {
 // more moves a streaming scanner to its next window when the current one is
 // used up, and reports whether input remains. Windows end only before a
 // comma outside a string, where every caller is between two tokens.
-func (p *jsonScanner) more() bool {
+func (p *jsonScan[T]) more() bool {
 	for p.i >= len(p.s) {
 		if p.src == nil || p.err != nil {
 			return false
@@ -111,17 +139,26 @@ func (p *jsonScanner) more() bool {
 			return false
 		}
 		p.midToken = mid
-		if c := p.capture; c != nil && len(*c) <= maxErrorValue {
-			*c = append(*c, w[:min(len(w), maxErrorValue+1-len(*c))]...)
+		if c := p.capture; c != nil && len(*c) < p.head {
+			*c = append(*c, w[:min(len(w), p.head-len(*c))]...)
 		}
 		p.base += len(p.s)
-		p.s, p.i = w, 0
+		p.s, p.i = T(w), 0
 	}
 	return true
 }
 
-// ws skips white space.
-func (p *jsonScanner) ws() {
+// ws skips white space; compact JSON has none, so a byte above ' ' (never
+// white space) returns at once.
+func (p *jsonScan[T]) ws() {
+	if p.i < len(p.s) && p.s[p.i] > ' ' {
+		return
+	}
+	p.blanks()
+}
+
+// blanks is ws past its first byte.
+func (p *jsonScan[T]) blanks() {
 	for p.i < len(p.s) || p.more() {
 		switch p.s[p.i] {
 		case ' ', '\t', '\n', '\r':
@@ -132,17 +169,31 @@ func (p *jsonScanner) ws() {
 	}
 }
 
-// peek returns the next byte after white space, or 0 at the end.
-func (p *jsonScanner) peek() byte {
-	p.ws()
+// peek returns the next byte after white space, or 0 at the end. Compact
+// JSON has none, so a byte above ' ' (never white space) is returned at
+// once.
+func (p *jsonScan[T]) peek() byte {
+	if p.i < len(p.s) && p.s[p.i] > ' ' {
+		return p.s[p.i]
+	}
+	p.blanks()
 	if p.i < len(p.s) || p.more() {
 		return p.s[p.i]
 	}
 	return 0
 }
 
+// end records a syntax error when anything but white space follows the
+// value read (a NUL byte too, which peek returns as it returns the end).
+func (p *jsonScan[T]) end() {
+	p.ws()
+	if p.err == nil && (p.i < len(p.s) || p.more()) {
+		p.fail("data after the top-level value")
+	}
+}
+
 // expect consumes c after white space.
-func (p *jsonScanner) expect(c byte) bool {
+func (p *jsonScan[T]) expect(c byte) bool {
 	if p.peek() != c {
 		p.unexpected(fmt.Sprintf("%q", c))
 		return false
@@ -152,7 +203,7 @@ func (p *jsonScanner) expect(c byte) bool {
 }
 
 // unexpected records a syntax error naming what was found.
-func (p *jsonScanner) unexpected(want string) {
+func (p *jsonScan[T]) unexpected(want string) {
 	if p.i >= len(p.s) && !p.more() {
 		p.fail("unexpected end of input, want %s", want)
 		return
@@ -162,19 +213,19 @@ func (p *jsonScanner) unexpected(want string) {
 
 // eachMember calls f for every key of the object that starts here, with the
 // scanner at the key's value; f must consume the value.
-func (p *jsonScanner) eachMember(f func(key string)) {
+func (p *jsonScan[T]) eachMember(f func(key T)) {
 	if p.maxValue == 0 { // no cap, no pointer to name
 		p.members(f)
 		return
 	}
 	n := len(p.path)
-	p.path = append(p.path, pathStep{index: -1})
+	p.path = append(p.path, pathStep[T]{index: -1})
 	p.members(f)
 	p.path = p.path[:n]
 }
 
 // members is eachMember with the object's step on the path.
-func (p *jsonScanner) members(f func(key string)) {
+func (p *jsonScan[T]) members(f func(key T)) {
 	if !p.expect('{') {
 		return
 	}
@@ -212,19 +263,19 @@ func (p *jsonScanner) members(f func(key string)) {
 
 // eachElement calls f for every element of the array that starts here, with
 // its index; f must consume the element.
-func (p *jsonScanner) eachElement(f func(i int)) {
+func (p *jsonScan[T]) eachElement(f func(i int)) {
 	if p.maxValue == 0 {
 		p.elements(f)
 		return
 	}
 	n := len(p.path)
-	p.path = append(p.path, pathStep{})
+	p.path = append(p.path, pathStep[T]{})
 	p.elements(f)
 	p.path = p.path[:n]
 }
 
 // elements is eachElement with the array's step on the path.
-func (p *jsonScanner) elements(f func(i int)) {
+func (p *jsonScan[T]) elements(f func(i int)) {
 	if !p.expect('[') {
 		return
 	}
@@ -251,33 +302,48 @@ func (p *jsonScanner) elements(f func(i int)) {
 }
 
 // skip consumes any value and returns its text. A value that spans windows
-// of a stream returns only its first maxErrorValue+1 bytes, all that a
-// problem's value keeps of it.
-func (p *jsonScanner) skip() string {
+// of a stream returns only its first head bytes.
+func (p *jsonScan[T]) skip() T {
 	start, base := p.i, p.base
 	if p.src == nil {
 		p.value(0)
 		return p.s[start:p.i]
 	}
-	head := []byte(p.s[start:min(len(p.s), start+maxErrorValue+1)])
+	head := append([]byte(nil), p.s[start:min(len(p.s), start+p.head)]...)
 	p.capture = &head
 	p.value(0)
 	p.capture = nil
 	if p.base == base {
 		return p.s[start:p.i]
 	}
-	return string(head[:min(len(head), p.base+p.i-(base+start))])
+	return T(head[:min(len(head), p.base+p.i-(base+start))])
+}
+
+// skipText consumes any value and returns a copy of its text, of at most
+// head bytes when head > 0.
+func (p *jsonScan[T]) skipText() string {
+	t := p.skip()
+	if p.head > 0 && len(t) > p.head {
+		t = t[:p.head]
+	}
+	return string(t)
+}
+
+// keep returns a copy of text the scanner returned (a string, number or
+// key), in the scanner's stringArena: one allocation for many strings.
+func (p *jsonScan[T]) keep(text T) string {
+	return p.arena.str([]byte(text))
 }
 
 // value consumes any value at the given depth.
-func (p *jsonScanner) value(depth int) {
+func (p *jsonScan[T]) value(depth int) {
 	if depth > maxJSONDepth {
 		p.fail("nesting deeper than %d", maxJSONDepth)
 		return
 	}
 	switch c := p.peek(); {
 	case c == '{':
-		p.eachMember(func(string) { p.value(depth + 1) })
+		p.eachMember(func(T) { p.value(depth + 1) })
 	case c == '[':
 		p.eachElement(func(int) { p.value(depth + 1) })
 	case c == '"':
@@ -296,72 +362,87 @@ func (p *jsonScanner) value(depth int) {
 }
 
 // literal consumes true, false or null.
-func (p *jsonScanner) literal(word string) {
-	if len(p.s)-p.i >= len(word) && p.s[p.i:p.i+len(word)] == word {
+func (p *jsonScan[T]) literal(word string) {
+	if len(p.s)-p.i >= len(word) && string(p.s[p.i:p.i+len(word)]) == word {
 		p.i += len(word)
 		return
 	}
 	p.unexpected(word)
 }
 
-// number consumes a number (RFC 8259 grammar) and returns its text, or ""
-// (with long set) when it is longer than maxValue.
-func (p *jsonScanner) number() string {
+// number consumes a number (RFC 8259 grammar: -? int frac? exp?) and
+// returns its text, or an empty one (with long set) when it is longer than
+// maxValue.
+func (p *jsonScan[T]) number() T {
 	p.long = false
 	start, base := p.i, p.base
-	digits := func() int {
-		n := 0
-		for p.inToken() && '0' <= p.s[p.i] && p.s[p.i] <= '9' {
-			p.i++
-			n++
-		}
-		return n
-	}
-	if p.inToken() && p.s[p.i] == '-' {
-		p.i++
-	}
-	if p.inToken() && p.s[p.i] == '0' {
-		p.i++
-	} else if digits() == 0 {
+	p.optional('-')
+	if !p.intPart() || !p.fraction() || !p.exponent() {
 		p.unexpected("a digit")
-		return ""
-	}
-	if p.inToken() && p.s[p.i] == '.' {
-		p.i++
-		if digits() == 0 {
-			p.unexpected("a digit")
-			return ""
-		}
-	}
-	if p.inToken() && (p.s[p.i] == 'e' || p.s[p.i] == 'E') {
-		p.i++
-		if p.inToken() && (p.s[p.i] == '+' || p.s[p.i] == '-') {
-			p.i++
-		}
-		if digits() == 0 {
-			p.unexpected("a digit")
-			return ""
-		}
+		return p.s[:0]
 	}
 	if p.base != base || p.maxValue > 0 && p.i-start > p.maxValue {
 		p.tooLong() // a token spans windows only past maxValue bytes
-		return ""
+		return p.s[:0]
 	}
 	return p.s[start:p.i]
 }
 
+// intPart consumes a number's integer part: 0, or digits.
+func (p *jsonScan[T]) intPart() bool {
+	return p.optional('0') || p.digits() > 0
+}
+
+// fraction consumes a number's fraction, if any; false when its dot has no
+// digit after it.
+func (p *jsonScan[T]) fraction() bool {
+	return !p.optional('.') || p.digits() > 0
+}
+
+// exponent consumes a number's exponent, if any; false when its e has no
+// digit after it (or after its sign).
+func (p *jsonScan[T]) exponent() bool {
+	if !p.optional('e') && !p.optional('E') {
+		return true
+	}
+	if !p.optional('+') {
+		p.optional('-')
+	}
+	return p.digits() > 0
+}
+
+// optional consumes c if it is the token's next byte.
+func (p *jsonScan[T]) optional(c byte) bool {
+	if p.inToken() && p.s[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// digits consumes a run of digits and returns its length.
+func (p *jsonScan[T]) digits() int {
+	n := 0
+	for p.inToken() && '0' <= p.s[p.i] && p.s[p.i] <= '9' {
+		p.i++
+		n++
+	}
+	return n
+}
+
 // inToken reports whether the token being read has a byte at i: in this
 // window, or in the next when this one ends inside the token.
-func (p *jsonScanner) inToken() bool {
+func (p *jsonScan[T]) inToken() bool {
 	return p.i < len(p.s) || p.midToken && p.more()
 }
 
-// str consumes a string and returns its value: a substring of the input when
-// it holds no escape, a decoded copy otherwise. Invalid UTF-8 and lone
-// surrogates become U+FFFD, as encoding/json does. A string longer than
-// maxValue bytes (quotes excluded) is reported and reads as "", with long
-// set.
-func (p *jsonScanner) str() string {
+// str consumes a string and returns its value: a piece of the input when
+// it holds no escape, decoded otherwise (a copy for a jsonScanner, the
+// scratch buffer for a byteScanner; a key's own copy for either). Invalid
+// UTF-8 and lone surrogates become U+FFFD, as encoding/json does. A string
+// longer than maxValue bytes (quotes excluded) is reported and reads as
+// empty, with long set.
+func (p *jsonScan[T]) str() T {
 	p.long = false
 	p.i++ // the opening quote
 	start := p.i
@@ -378,7 +459,7 @@ func (p *jsonScanner) str() string {
 				p.i = j + 1
 				if p.maxValue > 0 && j-start > p.maxValue {
 					p.tooLong()
-					return ""
+					return p.s[:0]
 				}
 				return p.s[start:j]
 			}
@@ -391,12 +472,12 @@ func (p *jsonScanner) str() string {
 		return p.escapedStr(start, false)
 	}
 	p.fail("unterminated string")
-	return ""
+	return p.s[:0]
 }
 
 // load64 reads s[i:i+8] as a little-endian word (the compiler makes it one
 // load).
-func load64(s string, i int) uint64 {
+func load64[T jsonText](s T, i int) uint64 {
 	s = s[i : i+8]
 	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
@@ -425,107 +506,155 @@ var strSpecial = func() (t [256]bool) {
 // escapedStr finishes a string that needs decoding (special: a special
 // byte was seen) or goes on past its window, from its start. A string that
 // spans windows is longer than maxValue: its value is not kept.
-func (p *jsonScanner) escapedStr(start int, special bool) string {
+func (p *jsonScan[T]) escapedStr(start int, special bool) T {
 	abs := p.base + start
-	buf := make([]byte, 0, min(p.i-start, windowChunk)+16)
+	buf := p.scratch[:0]
+	if p.inKey { // a key outlives the next string's decoding
+		buf = make([]byte, 0, min(p.i-start, windowChunk)+16)
+	}
 	buf = append(buf, p.s[start:p.i]...)
-	for {
+	ok := true
+	for ok {
 		if p.i >= len(p.s) {
 			if !p.midToken || !p.more() {
 				break
 			}
 			buf = buf[:0] // too long to keep
 		}
-		c := p.s[p.i]
-		switch {
+		switch c := p.s[p.i]; {
 		case c == '"':
-			raw := p.base + p.i - abs
-			p.i++
-			if p.maxValue > 0 && raw > p.maxValue {
-				p.tooLong()
-				return ""
-			}
-			return string(buf)
+			return p.endStr(buf, abs)
+		case c == '\\':
+			special = true
+			buf, ok = p.escape(buf)
 		case c < 0x20:
 			p.fail("control character %q in string", c)
-			return ""
+			return p.s[:0]
 		case c >= utf8.RuneSelf:
 			special = true
-			r, size := utf8.DecodeRuneInString(p.s[p.i:])
+			r, size := utf8.DecodeRune([]byte(p.s[p.i:min(len(p.s), p.i+utf8.UTFMax)]))
 			buf = utf8.AppendRune(buf, r) // RuneError for invalid bytes
 			p.i += size
-			continue
-		case c != '\\':
+		default:
 			buf = append(buf, c)
 			p.i++
-			continue
-		}
-		special = true
-		if p.i+1 >= len(p.s) {
-			break
-		}
-		p.i += 2
-		switch e := p.s[p.i-1]; e {
-		case '"', '\\', '/':
-			buf = append(buf, e)
-		case 'b':
-			buf = append(buf, '\b')
-		case 'f':
-			buf = append(buf, '\f')
-		case 'n':
-			buf = append(buf, '\n')
-		case 'r':
-			buf = append(buf, '\r')
-		case 't':
-			buf = append(buf, '\t')
-		case 'u':
-			r, ok := p.hex4()
-			if !ok {
-				return ""
-			}
-			if utf16.IsSurrogate(r) {
-				r2 := utf8.RuneError
-				if len(p.s)-p.i >= 6 && p.s[p.i] == '\\' && p.s[p.i+1] == 'u' {
-					save := p.i
-					p.i += 2
-					if lo, ok := p.hex4(); ok {
-						if dec := utf16.DecodeRune(r, lo); dec != utf8.RuneError {
-							r2 = dec
-						} else {
-							p.i = save // not a pair: the next escape stands alone
-						}
-					} else {
-						return ""
-					}
-				}
-				r = r2
-			}
-			buf = utf8.AppendRune(buf, r)
-		default:
-			p.i--
-			p.fail("invalid escape '\\%c'", e)
-			return ""
 		}
 	}
-	if !special { // as str reports a string without any special byte
+	switch {
+	case p.err != nil: // a bad escape
+	case !special: // as str reports a string without any special byte
 		p.failAt(abs, "unterminated string")
-		return ""
+	default:
+		p.fail("unterminated string")
 	}
-	p.fail("unterminated string")
-	return ""
+	return p.s[:0]
+}
+
+// endStr consumes the closing quote of a string decoded into buf, which
+// started at offset abs of the whole input.
+func (p *jsonScan[T]) endStr(buf []byte, abs int) T {
+	raw := p.base + p.i - abs
+	p.i++
+	if !p.inKey {
+		p.scratch = buf // reused by the next string
+	}
+	if p.maxValue > 0 && raw > p.maxValue {
+		p.tooLong()
+		return p.s[:0]
+	}
+	return T(buf)
+}
+
+// escapeByte is the byte each one-letter escape stands for (RFC 8259
+// section 7); 0 marks the letters that are not one. Read-only.
+var escapeByte = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// escape decodes the escape at i onto buf; false when the input ends
+// inside it (unterminated) or it is invalid (p.err set).
+func (p *jsonScan[T]) escape(buf []byte) ([]byte, bool) {
+	if p.i+1 >= len(p.s) {
+		return buf, false
+	}
+	p.i += 2
+	e := p.s[p.i-1]
+	if b := escapeByte[e]; b != 0 {
+		return append(buf, b), true
+	}
+	if e != 'u' {
+		p.i--
+		p.fail("invalid escape '\\%c'", e)
+		return buf, false
+	}
+	r, ok := p.hex4()
+	if ok && utf16.IsSurrogate(r) {
+		r, ok = p.lowSurrogate(r)
+	}
+	return utf8.AppendRune(buf, r), ok
+}
+
+// lowSurrogate reads the \u escape that completes the high surrogate hi,
+// and returns the pair's rune; U+FFFD when none follows, leaving an escape
+// that is not a low surrogate to stand alone.
+func (p *jsonScan[T]) lowSurrogate(hi rune) (rune, bool) {
+	if len(p.s)-p.i < 6 || p.s[p.i] != '\\' || p.s[p.i+1] != 'u' {
+		return utf8.RuneError, true
+	}
+	save := p.i
+	p.i += 2
+	lo, ok := p.hex4()
+	if !ok {
+		return 0, false
+	}
+	if r := utf16.DecodeRune(hi, lo); r != utf8.RuneError {
+		return r, true
+	}
+	p.i = save // not a pair: the next escape stands alone
+	return utf8.RuneError, true
 }
 
 // hex4 reads the four hex digits of a \u escape.
-func (p *jsonScanner) hex4() (rune, bool) {
+func (p *jsonScan[T]) hex4() (rune, bool) {
 	if len(p.s)-p.i < 4 {
 		p.fail("short \\u escape")
 		return 0, false
 	}
-	v, err := strconv.ParseUint(p.s[p.i:p.i+4], 16, 32)
-	if err != nil {
-		p.fail("invalid \\u escape")
-		return 0, false
+	var r rune
+	for k := p.i; k < p.i+4; k++ {
+		d, ok := hexValue(p.s[k])
+		if !ok {
+			p.fail("invalid \\u escape")
+			return 0, false
+		}
+		r = r<<4 | rune(d)
 	}
 	p.i += 4
-	return rune(v), true
+	return r, true
+}
+
+// stringArena copies the strings a caller keeps from a byteScanner into
+// blocks shared by many strings: one allocation per arenaChunk bytes of
+// them, and nothing for the garbage collector to scan. The strings stay
+// valid for as long as any of them is referenced.
+type stringArena struct {
+	b *strings.Builder // the block being filled; never grown past its first capacity
+}
+
+// arenaChunk is the size of a stringArena block; a string longer than
+// an eighth of it gets its own allocation.
+const arenaChunk = 32 << 10
+
+// str returns a copy of b.
+func (a *stringArena) str(b []byte) string {
+	switch {
+	case len(b) == 0:
+		return ""
+	case len(b) > arenaChunk/8:
+		return string(b)
+	case a.b == nil || a.b.Cap()-a.b.Len() < len(b):
+		a.b = new(strings.Builder)
+		a.b.Grow(arenaChunk)
+	}
+	n := a.b.Len()
+	a.b.Write(b) // within the capacity: the bytes already written never move
+	return a.b.String()[n:]
 }

@@ -1,9 +1,9 @@
 package paygate
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
-	"strings"
 )
 
 // ValidateBatchJSON reads a raw webhook body (docs/protocol.md B1) and checks every rule
@@ -13,7 +13,7 @@ import (
 // exactly (not case-insensitively, as encoding/json would), and a known key
 // given twice in one object is a problem rather than a silent choice between
 // two values (docs/assumptions.md A-webhook-keys). It returns the typed batch when there is no problem (its
-// strings may share memory with one copy of body), and a *ValidationError
+// strings are copies: body is not retained), and a *ValidationError
 // otherwise (field "" for a body that is not JSON at all).
 //
 // It checks the document's agency codes; WebhookValidator.ValidateBatchJSON
@@ -25,11 +25,9 @@ func ValidateBatchJSON(body []byte) (*Batch, error) {
 // validateBatchJSON is ValidateBatchJSON with the agency codes of rules.
 func validateBatchJSON(body []byte, rules WebhookValidator) (*Batch, error) {
 	var v ValidationError
-	p := &jsonScanner{s: string(body)}
+	p := &byteScanner{s: body}
 	batch, _ := decodeBatch(p, &v, true, rules)
-	if p.err == nil && p.peek() != 0 {
-		p.fail("data after the top-level value")
-	}
+	p.end()
 	if p.err != nil {
 		v.Problems = append(v.Problems[:0], newFieldError("", ruleJSON+": "+p.err.Error(), ""))
 		return nil, &v
@@ -43,8 +41,8 @@ func validateBatchJSON(body []byte, rules WebhookValidator) (*Batch, error) {
 // decodeBatch reads the top-level object. With keep false (streaming) the
 // transactions are checked one at a time and not kept: the batch holds only
 // their count. rules holds the agency codes.
-func decodeBatch(p *jsonScanner, v *ValidationError, keep bool, rules WebhookValidator) (batch *Batch, count int) {
-	p.maxValue, p.problems = rules.maxValueBytes(), v
+func decodeBatch(p *byteScanner, v *ValidationError, keep bool, rules WebhookValidator) (batch *Batch, count int) {
+	p.maxValue, p.head, p.onLong = rules.maxValueBytes(), maxErrorValue+1, longValueProblem(v, rules.maxValueBytes())
 	v.limit = maxBatchProblems
 	defer v.countDropped()
 	if p.peek() != '{' {
@@ -58,7 +56,7 @@ func decodeBatch(p *jsonScanner, v *ValidationError, keep bool, rules WebhookVal
 	var seen *orderNoSet
 	var one Transaction // the transaction being read, when they are not kept
 	if keep {
-		hint := strings.Count(p.s, "{") / 2 // a transaction and its data object
+		hint := bytes.Count(p.s, []byte{'{'}) / 2 // a transaction and its data object
 		batch = &Batch{Transactions: make([]Transaction, 0, hint)}
 		seen = newOrderNoSet(hint)
 	} else {
@@ -66,8 +64,8 @@ func decodeBatch(p *jsonScanner, v *ValidationError, keep bool, rules WebhookVal
 		seen = newOrderNoSet(0)
 	}
 	var keys uint8
-	p.eachMember(func(key string) {
-		switch key {
+	p.eachMember(func(key []byte) {
+		switch string(key) {
 		case "transactions":
 			if keys&1 != 0 {
 				v.add("/transactions", ruleDuplicateKey, "")
@@ -76,7 +74,7 @@ func decodeBatch(p *jsonScanner, v *ValidationError, keep bool, rules WebhookVal
 			}
 			keys |= 1
 			if p.peek() != '[' {
-				v.add("/transactions", ruleArray, p.skip())
+				v.add("/transactions", ruleArray, p.skipText())
 				return
 			}
 			p.eachElement(func(i int) {
@@ -89,7 +87,7 @@ func decodeBatch(p *jsonScanner, v *ValidationError, keep bool, rules WebhookVal
 					one = Transaction{}
 				}
 				if p.peek() != '{' {
-					v.add("/transactions/"+strconv.Itoa(i), ruleObject, p.skip())
+					v.add("/transactions/"+strconv.Itoa(i), ruleObject, p.skipText())
 					return
 				}
 				decodeTransaction(p, i, tx, v, seen, rules)
@@ -100,12 +98,11 @@ func decodeBatch(p *jsonScanner, v *ValidationError, keep bool, rules WebhookVal
 			}
 			keys |= 2
 			if p.peek() == '"' {
-				batch.Schema = p.str()
-				if !keep {
-					batch.Schema = ""
+				if s := p.str(); keep {
+					batch.Schema = p.keep(s)
 				}
 			} else {
-				v.add("/$schema", ruleString, p.skip())
+				v.add("/$schema", ruleString, p.skipText())
 			}
 		default:
 			p.skip() // unknown fields are tolerated
@@ -132,16 +129,17 @@ const maxBatchProblems = 1000
 
 // decodeTransaction reads one transaction object, reporting wrong JSON types,
 // repeated keys and unreadable values, then applies the value rules.
-func decodeTransaction(p *jsonScanner, i int, tx *Transaction, v *ValidationError, seen *orderNoSet, rules WebhookValidator) {
+func decodeTransaction(p *byteScanner, i int, tx *Transaction, v *ValidationError, seen *orderNoSet, rules WebhookValidator) {
 	var present, reported, keys, dataPresent uint16
-	p.eachMember(func(key string) {
-		b := txBit(key)
+	p.eachMember(func(raw []byte) {
+		b := txBit(string(raw))
 		if b == 0 {
 			p.skip()
 			return
 		}
+		key := string(raw) // a known key: short, copied on the stack
 		if keys&b != 0 {
-			v.add(txPointer(i, key), ruleDuplicateKey, p.skip())
+			v.add(txPointer(i, key), ruleDuplicateKey, p.skipText())
 			reported |= b
 			return
 		}
@@ -149,7 +147,7 @@ func decodeTransaction(p *jsonScanner, i int, tx *Transaction, v *ValidationErro
 		c := p.peek()
 		switch {
 		case b == txAmount && (c == '-' || '0' <= c && c <= '9'):
-			num := p.number()
+			num := p.keep(p.number())
 			if p.err != nil || p.long {
 				reported |= b // a syntax error (the whole body is reported as such) or reported as too long
 				return
@@ -166,24 +164,34 @@ func decodeTransaction(p *jsonScanner, i int, tx *Transaction, v *ValidationErro
 				reported |= b
 			}
 		case b == txAmount:
-			v.add(txPointer(i, key), ruleNumber, p.skip())
+			v.add(txPointer(i, key), ruleNumber, p.skipText())
 			reported |= b
 		case b == txData && c == '{':
 			present |= b
 			dataPresent = decodeZakat(p, i, &tx.Data, v)
 		case b == txData:
-			v.add(txPointer(i, key), ruleObject, p.skip())
+			v.add(txPointer(i, key), ruleObject, p.skipText())
 			reported |= b
 		case c != '"':
-			v.add(txPointer(i, key), ruleString, p.skip())
+			v.add(txPointer(i, key), ruleString, p.skipText())
 			reported |= b
 		default:
-			s := p.str()
+			raw := p.str()
 			if p.long {
 				reported |= b
 				return
 			}
 			present |= b
+			if b == txTime {
+				t, ok := parseWebhookTime(string(raw))
+				if !ok {
+					v.add(txPointer(i, key), ruleTime, string(raw))
+					reported |= b
+				}
+				tx.Time = t
+				return
+			}
+			s := p.keep(raw)
 			switch b {
 			case txAgency:
 				tx.Agency = ZakatAgency(s)
@@ -195,13 +203,6 @@ func decodeTransaction(p *jsonScanner, i int, tx *Transaction, v *ValidationErro
 				tx.Email = s
 			case txStatus:
 				tx.Status = Status(s)
-			case txTime:
-				t, ok := parseWebhookTime(s)
-				if !ok {
-					v.add(txPointer(i, key), ruleTime, s)
-					reported |= b
-				}
-				tx.Time = t
 			}
 		}
 	})
@@ -212,10 +213,10 @@ func decodeTransaction(p *jsonScanner, i int, tx *Transaction, v *ValidationErro
 
 // decodeZakat reads a data object into d and returns the mask of the fields
 // present as strings; wrong types and repeated keys are reported.
-func decodeZakat(p *jsonScanner, i int, d *ZakatData, v *ValidationError) uint16 {
+func decodeZakat(p *byteScanner, i int, d *ZakatData, v *ValidationError) uint16 {
 	var present, keys uint16
-	p.eachMember(func(key string) {
-		bit := zakatIndex(key)
+	p.eachMember(func(key []byte) {
+		bit := zakatIndex(string(key))
 		if bit < 0 {
 			p.skip()
 			return
@@ -223,13 +224,13 @@ func decodeZakat(p *jsonScanner, i int, d *ZakatData, v *ValidationError) uint16
 		b := uint16(1) << bit
 		switch {
 		case keys&b != 0:
-			v.add(dataPointer(i, key), ruleDuplicateKey, p.skip())
+			v.add(dataPointer(i, string(key)), ruleDuplicateKey, p.skipText())
 			present &^= b
 		case p.peek() != '"':
-			v.add(dataPointer(i, key), ruleString, p.skip())
+			v.add(dataPointer(i, string(key)), ruleString, p.skipText())
 		default:
 			if s := p.str(); !p.long {
-				*zakatFields[bit].ptr(d) = s
+				*zakatFields[bit].ptr(d) = p.keep(s)
 				present |= b
 			}
 		}

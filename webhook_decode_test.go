@@ -142,6 +142,24 @@ func TestValidateBatchJSONRoundTrip(t *testing.T) {
 	require.Equal(t, txs, batch.Transactions)
 }
 
+// The batch ValidateBatchJSON returns does not share memory with the body:
+// overwriting the body afterwards changes nothing in it.
+func TestValidateBatchJSONCopies(t *testing.T) {
+	txs := []Transaction{validTx(0), validTx(1)}
+	raw, err := json.Marshal(Batch{Schema: "urn:x", Transactions: txs})
+	require.NoError(t, err)
+	batch, err := ValidateBatchJSON(raw)
+	require.NoError(t, err)
+	for i := range raw {
+		raw[i] = 'X'
+	}
+	require.Equal(t, "urn:x", batch.Schema)
+	for i := range txs {
+		batch.Transactions[i].Time = txs[i].Time
+	}
+	require.Equal(t, txs, batch.Transactions)
+}
+
 func FuzzValidateBatchJSON(f *testing.F) {
 	valid, _ := json.Marshal(validBatchMap(2))
 	f.Add(valid)

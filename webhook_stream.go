@@ -1,6 +1,7 @@
 package paygate
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -32,12 +33,10 @@ func ValidateBatchReader(r io.Reader) (int, error) {
 // and value cap of rules.
 func validateStream(r io.Reader, chunk int, rules WebhookValidator) (int, error) {
 	src := &windowReader{r: r, chunk: chunk, keep: max(rules.maxValueBytes()+1, minTokenKeep)}
-	p := &jsonScanner{src: src}
+	p := &byteScanner{src: src, head: maxErrorValue + 1}
 	var v ValidationError
 	_, count := decodeBatch(p, &v, false, rules)
-	if p.err == nil && p.peek() != 0 {
-		p.fail("data after the top-level value")
-	}
+	p.end()
 	if src.err != nil {
 		return count, fmt.Errorf("paygate: reading the batch: %w", src.err)
 	}
@@ -48,6 +47,18 @@ func validateStream(r io.Reader, chunk int, rules WebhookValidator) (int, error)
 	return count, v.err()
 }
 
+// longValueProblem reports, into v, a value or key longer than the cap max
+// (a byteScanner's onLong).
+func longValueProblem(v *ValidationError, max int) func(pointer string, key bool) {
+	return func(pointer string, key bool) {
+		if key {
+			v.add(pointer, fmt.Sprintf(ruleKeyTooLong, max), "")
+			return
+		}
+		v.add(pointer, fmt.Sprintf(ruleTooLong, max), "")
+	}
+}
+
 // windowChunk is how much windowReader reads at a time.
 const windowChunk = 256 << 10
 
@@ -56,7 +67,7 @@ const windowChunk = 256 << 10
 // literal, which does not read across windows, always sees a whole one.
 const minTokenKeep = 8
 
-// windowReader hands a jsonScanner its input in windows. A window ends
+// windowReader hands a byteScanner its input in windows. A window ends
 // between two tokens (before or after white space or a structural
 // character, or after a string), where the scanner always peeks and so
 // moves on to the next window; or, past the first keep bytes of a string or
@@ -104,12 +115,13 @@ var delimiter = func() (t [256]bool) {
 }()
 
 // next returns the next window, whether it ends inside a token, and false at
-// the end of the input.
-func (w *windowReader) next() (string, bool, bool) {
+// the end of the input. Each window is a copy of its own, never reused, so
+// that what a byteScanner returns from it stays valid.
+func (w *windowReader) next() ([]byte, bool, bool) {
 	for {
 		w.scan()
 		if w.cut > 0 {
-			win := string(w.buf[:w.cut])
+			win := bytes.Clone(w.buf[:w.cut])
 			rest := copy(w.buf, w.buf[w.cut:])
 			w.buf, w.scanned, w.cut = w.buf[:rest], 0, 0
 			w.lex = w.cutLex
@@ -120,9 +132,9 @@ func (w *windowReader) next() (string, bool, bool) {
 		}
 		if w.eof {
 			if len(w.buf) == 0 {
-				return "", false, false
+				return nil, false, false
 			}
-			win := string(w.buf)
+			win := bytes.Clone(w.buf)
 			w.buf = w.buf[:0]
 			return win, false, true
 		}
@@ -133,59 +145,77 @@ func (w *windowReader) next() (string, bool, bool) {
 // scan looks through the unscanned bytes for the places a window may end;
 // a place at 0 (where the last window ended) is not one.
 func (w *windowReader) scan() {
-	l, cut, cutLex, keep := w.lex, w.cut, w.cutLex, w.keep
 	for i := w.scanned; i < len(w.buf); i++ {
-		c := w.buf[i]
-		switch l.in {
+		switch w.lex.in {
 		case lexString:
-			if l.esc == 0 && c != '"' && c != '\\' { // a run of plain bytes, at once
-				j := i + 1
-				for j < len(w.buf) && w.buf[j] != '"' && w.buf[j] != '\\' {
-					j++
-				}
-				if j-1-l.start > keep {
-					cut, cutLex = j-1, l
-				}
-				i = j - 1
-				continue
-			}
-			switch {
-			case l.esc < 0:
-				l.esc = 0
-				if c == 'u' {
-					l.esc = 4
-				}
-			case l.esc > 0:
-				l.esc--
-			case c == '\\':
-				l.esc = -1
-			case c == '"':
-				l.in = lexBetween
-			case i-l.start > keep:
-				cut, cutLex = i, l
-			}
-			continue
+			i = w.inString(i)
 		case lexBare:
-			if !delimiter[c] && c != '"' {
-				if i-l.start >= keep {
-					cut, cutLex = i, l
-				}
-				continue
+			if !w.inBare(i) {
+				w.between(i)
 			}
-			l.in = lexBetween
-		}
-		// Between tokens: a window may end before c.
-		if i > 0 {
-			cut, cutLex.in = i, lexBetween
-		}
-		switch {
-		case c == '"':
-			l = lexPos{in: lexString, start: i}
-		case !delimiter[c]:
-			l = lexPos{in: lexBare, start: i}
+		default:
+			w.between(i)
 		}
 	}
-	w.scanned, w.lex, w.cut, w.cutLex = len(w.buf), l, cut, cutLex
+	w.scanned = len(w.buf)
+}
+
+// inString scans buf[i] inside a string, or the run of plain bytes it
+// starts, at once, and returns the index of the last byte it scanned. A
+// window may end inside the run past the string's first keep bytes, never
+// inside an escape.
+func (w *windowReader) inString(i int) int {
+	l := &w.lex
+	switch c := w.buf[i]; {
+	case l.esc < 0: // the letter after the backslash
+		l.esc = 0
+		if c == 'u' {
+			l.esc = 4
+		}
+	case l.esc > 0:
+		l.esc--
+	case c == '\\':
+		l.esc = -1
+	case c == '"':
+		l.in = lexBetween
+	default:
+		j := i + 1
+		for j < len(w.buf) && w.buf[j] != '"' && w.buf[j] != '\\' {
+			j++
+		}
+		if j-1-l.start > w.keep {
+			w.cut, w.cutLex = j-1, *l
+		}
+		return j - 1
+	}
+	return i
+}
+
+// inBare scans buf[i] inside a number, literal or run of other bytes, where
+// a window may end past the token's first keep bytes; false when buf[i]
+// ends the token.
+func (w *windowReader) inBare(i int) bool {
+	if c := w.buf[i]; delimiter[c] || c == '"' {
+		w.lex.in = lexBetween
+		return false
+	}
+	if i-w.lex.start >= w.keep {
+		w.cut, w.cutLex = i, w.lex
+	}
+	return true
+}
+
+// between scans buf[i] between tokens: a window may end before it.
+func (w *windowReader) between(i int) {
+	if i > 0 {
+		w.cut, w.cutLex.in = i, lexBetween
+	}
+	switch c := w.buf[i]; {
+	case c == '"':
+		w.lex = lexPos{in: lexString, start: i}
+	case !delimiter[c]:
+		w.lex = lexPos{in: lexBare, start: i}
+	}
 }
 
 // fill reads up to one more chunk.

@@ -191,6 +191,23 @@ func TestValidateBatchDepthCap(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// Anything but white space after the batch is a syntax error for both
+// readers, a NUL byte too.
+func TestValidateBatchTrailingBytes(t *testing.T) {
+	for _, tail := range []string{"\x00", " x", "{}", " \n\x00 "} {
+		body := []byte(`{"transactions":[]}` + tail)
+		_, whole := ValidateBatchJSON(body)
+		_, streamed := validateStream(bytes.NewReader(body), 4, WebhookValidator{})
+		for _, err := range []error{whole, streamed} {
+			probs := problemsOf(t, err)
+			require.Len(t, probs, 1, "%q", tail)
+			require.Contains(t, probs[0].Rule, "data after the top-level value", "%q", tail)
+		}
+	}
+	_, err := ValidateBatchJSON([]byte(`{"transactions":[]} ` + "\n\t\r"))
+	require.NoError(t, err)
+}
+
 // windowReader holds at most a chunk and a token's first keep bytes,
 // whatever the bytes (a long string, number or run of garbage, nesting,
 // white space), and hands out every byte once, in order.
@@ -213,7 +230,7 @@ func TestWindowReaderBounded(t *testing.T) {
 			}
 			require.LessOrEqual(t, len(win), keep+chunk+1, name)
 			require.LessOrEqual(t, cap(w.buf), 4*(keep+chunk), name)
-			got.WriteString(win)
+			got.Write(win)
 		}
 		require.NoError(t, w.err)
 		require.Equal(t, in, got.String(), name)
