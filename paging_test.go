@@ -1,12 +1,16 @@
 package paygate
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/require"
@@ -182,4 +186,137 @@ func TestPaymentsPaging(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pagedServer answers report pages from a function of the page number. Its
+// hard bound of 20 requests fails the test at once (and answers 400, which
+// ends a walk) rather than letting a runaway walk reach the package timeout.
+func pagedServer(t *testing.T, f clientFixture, page func(req *http.Request, n int) (*http.Response, error)) *atomic.Int32 {
+	t.Helper()
+	var calls atomic.Int32
+	f.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/payment", func(req *http.Request) (*http.Response, error) {
+		if c := calls.Add(1); c > 20 {
+			t.Errorf("request %d is past the fake server's bound of 20: the walk does not stop", c)
+			return httpmock.NewStringResponse(http.StatusBadRequest, "past the test's request bound"), nil
+		}
+		n, err := strconv.Atoi(req.URL.Query().Get("page"))
+		require.NoError(t, err)
+		return page(req, n)
+	})
+	return &calls
+}
+
+// collect walks the iterator, returning row ids and errors in order.
+func collectRows(t *testing.T, c *Client, q ReportQuery) ([]int, []error) {
+	t.Helper()
+	var ids []int
+	var errs []error
+	for row, err := range c.Payments(context.Background(), q) {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		var r struct{ ID int }
+		require.NoError(t, row.Decode(&r))
+		ids = append(ids, r.ID)
+	}
+	return ids, errs
+}
+
+func seq(from, n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = from + i
+	}
+	return s
+}
+
+// Cancelling the context mid-page ends the walk at the next row, not at the
+// end of a 1,000-row page.
+func TestPaymentsCancelBetweenRows(t *testing.T) {
+	f := newTestClient(t)
+	pagedServer(t, f, func(_ *http.Request, n int) (*http.Response, error) {
+		return httpmock.NewStringResponse(200, reportBody(n*1000, 1000, 5)), nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rows := 0
+	var errs []error
+	for _, err := range f.c.Payments(ctx, ReportQuery{ItemsPerPage: 1000}) {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if rows++; rows == 10 {
+			cancel()
+		}
+	}
+	require.Equal(t, 10, rows)
+	require.Len(t, errs, 1)
+	require.ErrorIs(t, errs[0], context.Canceled)
+}
+
+// An error mid-way is yielded once, after the rows before it, and ends the
+// walk.
+func TestPaymentsErrorMidway(t *testing.T) {
+	f := newTestClient(t)
+	calls := pagedServer(t, f, func(_ *http.Request, n int) (*http.Response, error) {
+		if n == 1 {
+			return httpmock.NewStringResponse(400, "bad page"), nil
+		}
+		return httpmock.NewStringResponse(200, reportBody(n*3, 3, 0)), nil
+	})
+	ids, errs := collectRows(t, f.c, ReportQuery{ItemsPerPage: 3})
+	require.Equal(t, seq(0, 3), ids)
+	require.Len(t, errs, 1)
+	require.ErrorContains(t, errs[0], "HTTP 400")
+	require.Equal(t, int32(2), calls.Load())
+
+	// A bad query is one error, and nothing is sent.
+	g := newTestClient(t)
+	_, errs = collectRows(t, g.c, ReportQuery{ItemsPerPage: -5})
+	require.Len(t, errs, 1)
+	require.Zero(t, g.mt.GetTotalCallCount())
+}
+
+// The next page is requested while the caller still holds the current one;
+// leaving the loop early cancels that request and waits for it, so no
+// goroutine is left behind.
+func TestPaymentsPrefetchAndEarlyBreak(t *testing.T) {
+	f := newTestClient(t)
+	started := make(chan int, 4)
+	var cancelled atomic.Bool
+	pagedServer(t, f, func(req *http.Request, n int) (*http.Response, error) {
+		started <- n
+		if n == 0 {
+			return httpmock.NewStringResponse(200, reportBody(0, 3, 0)), nil
+		}
+		<-req.Context().Done() // page 1 hangs until the caller leaves
+		cancelled.Store(true)
+		return nil, req.Context().Err()
+	})
+	before := runtime.NumGoroutine()
+	rows := 0
+	for _, err := range f.c.Payments(context.Background(), ReportQuery{ItemsPerPage: 3}) {
+		require.NoError(t, err)
+		rows++
+		if rows == 1 {
+			select {
+			case n := <-started: // page 0
+				require.Equal(t, 0, n)
+			default:
+			}
+			require.Equal(t, 1, <-started, "page 1 is fetched while page 0 is consumed")
+			break
+		}
+	}
+	// require.Eventually would add goroutines of its own: poll by hand. (The
+	// mock transport answers a cancelled request at once and lets its
+	// responder finish on its own goroutine, so give that one a moment.)
+	deadline := time.Now().Add(time.Second)
+	for (!cancelled.Load() || runtime.NumGoroutine() > before) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.True(t, cancelled.Load(), "the prefetch was cancelled")
+	require.LessOrEqual(t, runtime.NumGoroutine(), before, "no goroutine outlives the loop")
 }

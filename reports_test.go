@@ -1,301 +1,18 @@
 package paygate
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"runtime"
-	"strconv"
-	"sync"
-	"sync/atomic"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/require"
 )
-
-// pagedServer answers report pages from a function of the page number. Its
-// hard bound of 20 requests fails the test at once (and answers 400, which
-// ends a walk) rather than letting a runaway walk reach the package timeout.
-func pagedServer(t *testing.T, f clientFixture, page func(req *http.Request, n int) (*http.Response, error)) *atomic.Int32 {
-	t.Helper()
-	var calls atomic.Int32
-	f.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/payment", func(req *http.Request) (*http.Response, error) {
-		if c := calls.Add(1); c > 20 {
-			t.Errorf("request %d is past the fake server's bound of 20: the walk does not stop", c)
-			return httpmock.NewStringResponse(http.StatusBadRequest, "past the test's request bound"), nil
-		}
-		n, err := strconv.Atoi(req.URL.Query().Get("page"))
-		require.NoError(t, err)
-		return page(req, n)
-	})
-	return &calls
-}
-
-// collect walks the iterator, returning row ids and errors in order.
-func collectRows(t *testing.T, c *Client, q ReportQuery) ([]int, []error) {
-	t.Helper()
-	var ids []int
-	var errs []error
-	for row, err := range c.Payments(context.Background(), q) {
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		var r struct{ ID int }
-		require.NoError(t, row.Decode(&r))
-		ids = append(ids, r.ID)
-	}
-	return ids, errs
-}
-
-func seq(from, n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = from + i
-	}
-	return s
-}
-
-// Cancelling the context mid-page ends the walk at the next row, not at the
-// end of a 1,000-row page.
-func TestPaymentsCancelBetweenRows(t *testing.T) {
-	f := newTestClient(t)
-	pagedServer(t, f, func(_ *http.Request, n int) (*http.Response, error) {
-		return httpmock.NewStringResponse(200, reportBody(n*1000, 1000, 5)), nil
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	rows := 0
-	var errs []error
-	for _, err := range f.c.Payments(ctx, ReportQuery{ItemsPerPage: 1000}) {
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if rows++; rows == 10 {
-			cancel()
-		}
-	}
-	require.Equal(t, 10, rows)
-	require.Len(t, errs, 1)
-	require.ErrorIs(t, errs[0], context.Canceled)
-}
-
-// An error mid-way is yielded once, after the rows before it, and ends the
-// walk.
-func TestPaymentsErrorMidway(t *testing.T) {
-	f := newTestClient(t)
-	calls := pagedServer(t, f, func(_ *http.Request, n int) (*http.Response, error) {
-		if n == 1 {
-			return httpmock.NewStringResponse(400, "bad page"), nil
-		}
-		return httpmock.NewStringResponse(200, reportBody(n*3, 3, 0)), nil
-	})
-	ids, errs := collectRows(t, f.c, ReportQuery{ItemsPerPage: 3})
-	require.Equal(t, seq(0, 3), ids)
-	require.Len(t, errs, 1)
-	require.ErrorContains(t, errs[0], "HTTP 400")
-	require.Equal(t, int32(2), calls.Load())
-
-	// A bad query is one error, and nothing is sent.
-	g := newTestClient(t)
-	_, errs = collectRows(t, g.c, ReportQuery{ItemsPerPage: -5})
-	require.Len(t, errs, 1)
-	require.Zero(t, g.mt.GetTotalCallCount())
-}
-
-// The next page is requested while the caller still holds the current one;
-// leaving the loop early cancels that request and waits for it, so no
-// goroutine is left behind.
-func TestPaymentsPrefetchAndEarlyBreak(t *testing.T) {
-	f := newTestClient(t)
-	started := make(chan int, 4)
-	var cancelled atomic.Bool
-	pagedServer(t, f, func(req *http.Request, n int) (*http.Response, error) {
-		started <- n
-		if n == 0 {
-			return httpmock.NewStringResponse(200, reportBody(0, 3, 0)), nil
-		}
-		<-req.Context().Done() // page 1 hangs until the caller leaves
-		cancelled.Store(true)
-		return nil, req.Context().Err()
-	})
-	before := runtime.NumGoroutine()
-	rows := 0
-	for _, err := range f.c.Payments(context.Background(), ReportQuery{ItemsPerPage: 3}) {
-		require.NoError(t, err)
-		rows++
-		if rows == 1 {
-			select {
-			case n := <-started: // page 0
-				require.Equal(t, 0, n)
-			default:
-			}
-			require.Equal(t, 1, <-started, "page 1 is fetched while page 0 is consumed")
-			break
-		}
-	}
-	// require.Eventually would add goroutines of its own: poll by hand. (The
-	// mock transport answers a cancelled request at once and lets its
-	// responder finish on its own goroutine, so give that one a moment.)
-	deadline := time.Now().Add(time.Second)
-	for (!cancelled.Load() || runtime.NumGoroutine() > before) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	require.True(t, cancelled.Load(), "the prefetch was cancelled")
-	require.LessOrEqual(t, runtime.NumGoroutine(), before, "no goroutine outlives the loop")
-}
-
-// reportServer serves pages pages of rows rows each on loopback, with a
-// delay per page; a page past the short one fails the benchmark at once.
-func reportServer(tb testing.TB, pages, rows int, delay time.Duration) *httptest.Server {
-	tb.Helper()
-	row := `{"id":%d,"seller_order_no":"INV-%08d","amount":"149.90","fpx_txn_id":"2611221030150987","status":"success"}`
-	// One buffer, reused under a lock, so that the server's own memory stays
-	// constant and out of the client's measured peak; the page is written
-	// whole, so that Content-Length is sent, as JSON APIs do.
-	var mu sync.Mutex
-	var b bytes.Buffer
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(delay)
-		n, _ := strconv.Atoi(r.URL.Query().Get("page"))
-		if n > pages { // a hard bound: page pages is the short one
-			tb.Errorf("page %d asked after the short page %d: a walk stops after a short page", n, pages)
-			http.Error(w, "past the test's page bound", http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		b.Reset()
-		b.WriteString(`{"status":"OK","data":[`)
-		for i := 0; i < rows && n < pages; i++ {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			id := n*rows + i
-			fmt.Fprintf(&b, row, id, id)
-		}
-		fmt.Fprintf(&b, `],"stats":{"total_pages":%d}}`, pages)
-		w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
-		_, _ = w.Write(b.Bytes())
-	}))
-	tb.Cleanup(srv.Close)
-	return srv
-}
-
-func reportClient(tb testing.TB, srv *httptest.Server) *Client {
-	tb.Helper()
-	c, err := NewClient(WithReportsURL(srv.URL), WithAuthToken("bench-token"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return c
-}
-
-// liveHeap is the heap in use after a full collection: live data only.
-func liveHeap() uint64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
-}
-
-// BenchmarkPaymentsMemory walks 1,000,000 rows in 1,000 pages from a local
-// server and reports the peak live heap (sampled after a forced collection
-// four times per page, so that garbage awaiting a collection does not count)
-// against the live heap one fetched page takes.
-func BenchmarkPaymentsMemory(b *testing.B) {
-	const pages, rows = 1000, 1000
-	srv := reportServer(b, pages, rows, 0)
-	c := reportClient(b, srv)
-	q := ReportQuery{ItemsPerPage: rows}
-
-	if _, err := c.PaymentReportPage(context.Background(), q, 0); err != nil { // warm the server's buffer and the connection
-		b.Fatal(err)
-	}
-	base := liveHeap()
-	one, err := c.PaymentReportPage(context.Background(), q, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pageBytes := liveHeap() - base
-	runtime.KeepAlive(one)
-	one = nil
-
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		base = liveHeap()
-		var peak uint64
-		n := 0
-		for _, err := range c.Payments(context.Background(), q) {
-			if err != nil {
-				b.Fatal(err)
-			}
-			if n%(rows/4) == 0 {
-				peak = max(peak, liveHeap()-base)
-			}
-			n++
-		}
-		if n != pages*rows {
-			b.Fatalf("%d rows", n)
-		}
-		b.ReportMetric(float64(pageBytes), "page-bytes")
-		b.ReportMetric(float64(peak)/float64(pageBytes), "peak/page")
-	}
-}
-
-// BenchmarkPaymentsPrefetch compares the prefetching iterator with fetching
-// page by page, 50 pages at 20 ms of latency each, with a consumer that
-// spends 20 ms on each page.
-func BenchmarkPaymentsPrefetch(b *testing.B) {
-	const pages, rows = 50, 100
-	const work = 20 * time.Millisecond
-	srv := reportServer(b, pages, rows, 20*time.Millisecond)
-	c := reportClient(b, srv)
-	q := ReportQuery{ItemsPerPage: rows}
-	consume := func(i int) {
-		if i%rows == rows-1 {
-			time.Sleep(work)
-		}
-	}
-	b.Run("prefetch", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			n := 0
-			for _, err := range c.Payments(context.Background(), q) {
-				if err != nil {
-					b.Fatal(err)
-				}
-				consume(n)
-				n++
-			}
-		}
-	})
-	b.Run("page-by-page", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			n := 0
-			for page := 0; ; page++ {
-				p, err := c.PaymentReportPage(context.Background(), q, page)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for range p.Rows {
-					consume(n)
-					n++
-				}
-				if len(p.Rows) < rows || page+1 >= p.TotalPages {
-					break
-				}
-			}
-		}
-	})
-}
 
 // FuzzParseReport: any answer body parses or fails cleanly, and every row it
 // returns is one valid JSON value.
@@ -378,4 +95,105 @@ func TestLookupByEitherReferenceAndAgencyFilter(t *testing.T) {
 	require.Zero(t, signed.mt.GetTotalCallCount(), "nothing sent")
 	_, err = signed.c.LookupOrderByRefNo(ctx, "")
 	require.ErrorAs(t, err, &ve)
+}
+
+// reportBody is a report page of n rows, numbered from first.
+func reportBody(first, n, totalPages int) string {
+	rows := make([]string, n)
+	for i := range rows {
+		rows[i] = fmt.Sprintf(`{"id":%d,"seller_order_no":"INV-%d","amount":"10.00"}`, first+i, first+i)
+	}
+	return fmt.Sprintf(`{"status":"OK","data":[%s],"stats":{"total_pages":%d}}`, strings.Join(rows, ","), totalPages)
+}
+
+func TestPaymentReportPageAuth(t *testing.T) {
+	q := ReportQuery{Start: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC), ApprovedOnly: true, ItemsPerPage: 50,
+		SellerOrderNo: "INV-1", Extra: url.Values{"view": {"default"}}}
+	t.Run("bearer", func(t *testing.T) {
+		f := newTestClient(t, WithAuthToken(testAuthToken))
+		f.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/payment", func(req *http.Request) (*http.Response, error) {
+			require.Equal(t, "Bearer "+testAuthToken, req.Header.Get("Authorization"))
+			qv := req.URL.Query()
+			require.Equal(t, url.Values{"output": {"json"}, "items": {"50"}, "page": {"2"}, "is_approved": {"1"}, "start": {"2026-11-01"},
+				"end": {"2026-11-21"}, "seller_order_no": {"INV-1"}, "view": {"default"}}, qv)
+			return httpmock.NewStringResponse(200, reportBody(100, 2, 3)), nil
+		})
+		p, err := f.c.PaymentReportPage(context.Background(), q, 2)
+		require.NoError(t, err)
+		require.Len(t, p.Rows, 2)
+		require.Equal(t, 3, p.TotalPages)
+		require.Equal(t, 2, p.Page)
+		var row struct{ ID int }
+		require.NoError(t, p.Rows[1].Decode(&row))
+		require.Equal(t, 101, row.ID)
+	})
+	t.Run("api key", func(t *testing.T) {
+		f := newTestClient(t)
+		f.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/payment", func(req *http.Request) (*http.Response, error) {
+			require.Empty(t, req.Header.Get("Authorization"))
+			require.Equal(t, testAgency, req.URL.Query().Get("agency"))
+			requireSignedURL(t, req.URL, testNow)
+			return httpmock.NewStringResponse(200, reportBody(0, 1, 1)), nil
+		})
+		_, err := f.c.PaymentReportPage(context.Background(), ReportQuery{}, 0)
+		require.NoError(t, err)
+	})
+	t.Run("status not OK", func(t *testing.T) {
+		f := newTestClient(t)
+		f.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/payment", httpmock.NewStringResponder(200, `{"status":"ERROR","data":[]}`))
+		_, err := f.c.PaymentReportPage(context.Background(), ReportQuery{}, 0)
+		require.ErrorIs(t, err, ErrReportStatus)
+	})
+	t.Run("bad query: nothing sent", func(t *testing.T) {
+		f := newTestClient(t)
+		for _, bad := range []ReportQuery{
+			{Start: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
+			{ItemsPerPage: -2},
+			{MaxPages: -1},
+			{Extra: url.Values{"page": {"7"}}},
+		} {
+			_, err := f.c.PaymentReportPage(context.Background(), bad, 0)
+			var ve *ValidationError
+			require.ErrorAs(t, err, &ve)
+		}
+		_, err := f.c.PaymentReportPage(context.Background(), ReportQuery{}, -1)
+		require.Error(t, err)
+		require.Zero(t, f.mt.GetTotalCallCount())
+	})
+}
+
+func TestLookupOrder(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		body   string
+		want   error
+	}{
+		{"found", 200, `{"status":"OK","fpxrequest":{"fpx_seller_order_no":"INV-1","fpx_debit_auth_code":"00"}}`, nil},
+		{"404", 404, `{"status":"NOT_FOUND"}`, ErrOrderNotFound},
+		{"null record", 200, `{"status":"OK","fpxrequest":null}`, ErrOrderNotFound},
+		{"empty record", 200, `{"status":"OK","fpxrequest":{}}`, ErrOrderNotFound},
+		{"status not OK", 200, `{"status":"FAIL"}`, ErrReportStatus},
+		{"401", 401, `unauthorized`, ErrUnauthorized},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newTestClient(t, WithAuthToken(testAuthToken))
+			f.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/fpxrequest", func(req *http.Request) (*http.Response, error) {
+				require.Equal(t, url.Values{"fpx_seller_order_no": {"INV-1"}}, req.URL.Query())
+				return httpmock.NewStringResponse(tt.status, tt.body), nil
+			})
+			rec, err := f.c.LookupOrder(context.Background(), "INV-1")
+			if tt.want != nil {
+				require.ErrorIs(t, err, tt.want)
+				return
+			}
+			require.NoError(t, err)
+			var r struct {
+				Code FPXCode `json:"fpx_debit_auth_code"`
+			}
+			require.NoError(t, rec.Decode(&r))
+			require.Equal(t, FPXCode("00"), r.Code)
+		})
+	}
 }

@@ -1,11 +1,17 @@
 package paygate
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/url"
 	"testing"
+	"time"
 
+	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/require"
 )
 
@@ -39,4 +45,116 @@ func TestRetryRules(t *testing.T) {
 			require.Equal(t, tt.signedPost, retrySignedPost(answerStatus(tt.err), tt.err), "retrySignedPost")
 		})
 	}
+}
+
+// dialError is what a refused connection looks like: nothing was sent.
+func dialError() error {
+	return &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connect: connection refused")}
+}
+
+func TestClientRetryMatrix(t *testing.T) {
+	reset := errors.New("read: connection reset by peer")
+	tests := []struct {
+		name     string
+		call     string // "get" (report) or "post" (CreateOrder)
+		answers  []any
+		attempts int
+		ok       bool
+	}{
+		{"GET 500 then 200", "get", []any{500, 200}, 2, true},
+		{"GET 502 503 504 then 200", "get", []any{502, 503, 504, 200}, 4, true},
+		{"GET 429 then 200", "get", []any{429, 200}, 2, true},
+		{"GET reset then 200", "get", []any{reset, 200}, 2, true},
+		{"GET 500 always", "get", []any{500}, 4, false},
+		{"GET 400 not retried", "get", []any{400}, 1, false},
+		{"GET 404 not retried", "get", []any{404}, 1, false},
+		{"POST 503 then 200", "post", []any{503, 200}, 2, true},
+		{"POST 429 then 200", "post", []any{429, 200}, 2, true},
+		{"POST refused connection then 200", "post", []any{dialError(), 200}, 2, true},
+		{"POST 500 not retried (may have been created)", "post", []any{500, 200}, 1, false},
+		{"POST 502 not retried", "post", []any{502, 200}, 1, false},
+		{"POST reset not retried (may have been sent)", "post", []any{reset, 200}, 1, false},
+		{"POST 401", "post", []any{401}, 1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newTestClient(t)
+			var exps []string
+			calls := 0
+			responder := func(req *http.Request) (*http.Response, error) {
+				a := tt.answers[min(calls, len(tt.answers)-1)]
+				calls++
+				if req.Method == http.MethodPost {
+					body, _ := io.ReadAll(req.Body)
+					form, _ := url.ParseQuery(string(body))
+					exps = append(exps, form.Get("exp"))
+				} else {
+					exps = append(exps, req.URL.Query().Get("exp"))
+				}
+				f.mu.Lock()
+				*f.now = f.now.Add(7 * time.Second) // time passes between attempts
+				f.mu.Unlock()
+				if err, ok := a.(error); ok {
+					return nil, err
+				}
+				return httpmock.NewStringResponse(a.(int), reportBody(0, 1, 1)), nil
+			}
+			f.mt.RegisterResponder(http.MethodPost, testCheckout+"/v2/checkout", responder)
+			f.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/payment", responder)
+			var err error
+			if tt.call == "get" {
+				_, err = f.c.PaymentReportPage(context.Background(), ReportQuery{}, 0)
+			} else {
+				_, err = f.c.CreateOrder(context.Background(), testOrder())
+			}
+			require.Equal(t, tt.attempts, calls)
+			if tt.ok {
+				require.NoError(t, err)
+			} else {
+				require.Error(t, err)
+			}
+			for i := 1; i < len(exps); i++ {
+				require.NotEqual(t, exps[i-1], exps[i], "every attempt is signed afresh")
+			}
+			if tt.name == "POST 401" {
+				require.ErrorIs(t, err, ErrUnauthorized)
+				var apiErr *APIError
+				require.ErrorAs(t, err, &apiErr)
+				require.Equal(t, 401, apiErr.StatusCode)
+			}
+		})
+	}
+}
+
+// Retry-After is honoured, and nothing is sent after the context ends.
+func TestClientRetryAfterAndCancel(t *testing.T) {
+	f := newTestClient(t, WithRetry(RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Second}))
+	var times []time.Time
+	f.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/payment", func(*http.Request) (*http.Response, error) {
+		times = append(times, time.Now())
+		if len(times) == 1 {
+			resp := httpmock.NewStringResponse(503, "")
+			resp.Header.Set("Retry-After", "1")
+			return resp, nil
+		}
+		return httpmock.NewStringResponse(200, reportBody(0, 1, 1)), nil
+	})
+	_, err := f.c.PaymentReportPage(context.Background(), ReportQuery{}, 0)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, times[1].Sub(times[0]), time.Second)
+
+	g := newTestClient(t, WithRetry(RetryPolicy{MaxAttempts: 5, BaseDelay: time.Hour, MaxDelay: time.Hour}))
+	ctx, cancel := context.WithCancel(context.Background())
+	g.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/payment", func(*http.Request) (*http.Response, error) {
+		time.AfterFunc(10*time.Millisecond, cancel)
+		return httpmock.NewStringResponse(500, ""), nil
+	})
+	start := time.Now()
+	_, err = g.c.PaymentReportPage(ctx, ReportQuery{}, 0)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Less(t, time.Since(start), 10*time.Second)
+	require.Equal(t, 1, g.mt.GetTotalCallCount())
+	_, err = g.c.PaymentReportPage(ctx, ReportQuery{}, 0)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, 1, g.mt.GetTotalCallCount(), "nothing after cancel")
 }

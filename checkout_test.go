@@ -1,0 +1,212 @@
+package paygate
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jarcoal/httpmock"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCheckoutForm(t *testing.T) {
+	f := newTestClient(t)
+	form, err := f.c.CheckoutForm(testOrder())
+	require.NoError(t, err)
+	require.Equal(t, testCheckout+"/v2/checkout", form.Action)
+	require.Equal(t, testNow.Add(60*time.Second), form.Expires)
+	require.Equal(t, "INV-1001~cart 7", form.Fields.Get("refNo"))
+	require.Equal(t, "149.90", form.Fields.Get("amount"))
+	require.Equal(t, testAgency, form.Fields.Get("agency"))
+	requireSignedForm(t, form.Fields, testNow)
+
+	form.CSPNonce = "n0nce"
+	var page bytes.Buffer
+	require.NoError(t, form.WriteHTML(&page))
+	html := page.String()
+	require.Contains(t, html, `action="https://checkout.example/v2/checkout"`)
+	require.Contains(t, html, `<input type="hidden" name="signature" value="`+form.Fields.Get("signature")+`">`)
+	require.Contains(t, html, `value="INV-1001~cart 7"`)
+	require.Contains(t, html, `<script nonce="n0nce">`)
+	require.Contains(t, html, `<button type="submit">`)
+	require.Zero(t, f.mt.GetTotalCallCount())
+
+	// Values are escaped: a hostile return URL cannot break out of the page.
+	o := testOrder()
+	o.ReturnURL = `https://shop.example/r?x="><script>alert(1)</script>`
+	form, err = f.c.CheckoutForm(o)
+	require.NoError(t, err)
+	page.Reset()
+	require.NoError(t, form.WriteHTML(&page))
+	require.NotContains(t, page.String(), "<script>alert(1)")
+	require.Contains(t, page.String(), "&lt;script&gt;alert(1)")
+	require.NotContains(t, page.String(), "nonce=", "no nonce attribute without CSPNonce")
+}
+
+func TestCreateOrder(t *testing.T) {
+	f := newTestClient(t)
+	f.mt.RegisterResponder(http.MethodPost, testCheckout+"/v2/checkout", func(req *http.Request) (*http.Response, error) {
+		require.Equal(t, "application/x-www-form-urlencoded", req.Header.Get("Content-Type"))
+		require.Equal(t, "paygate-go/"+Version, req.Header.Get("User-Agent"))
+		require.Empty(t, req.Header.Get("Authorization"))
+		body, _ := io.ReadAll(req.Body)
+		form, err := url.ParseQuery(string(body))
+		require.NoError(t, err)
+		require.Equal(t, []string{"agency", "amount", "email", "exp", "refNo", "returnUrl", "signature"}, sortedKeys(form))
+		requireSignedForm(t, form, testNow)
+		resp := httpmock.NewStringResponse(http.StatusFound, "redirecting")
+		resp.Header.Set("Location", testCheckout+"/pay/session/abc")
+		return resp, nil
+	})
+	f.mt.RegisterResponder(http.MethodGet, testCheckout+"/pay/session/abc", httpmock.NewStringResponder(200, "hosted page"))
+	res, err := f.c.CreateOrder(context.Background(), testOrder())
+	require.NoError(t, err)
+	require.Equal(t, http.StatusFound, res.StatusCode)
+	require.Equal(t, testCheckout+"/pay/session/abc", res.Location)
+	require.Equal(t, "redirecting", string(res.Body))
+	require.Equal(t, 1, f.mt.GetTotalCallCount(), "the redirect is not followed")
+}
+
+func sortedKeys(v url.Values) []string {
+	ks := make([]string, 0, len(v))
+	for k := range v {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// Every order rule is checked before anything is signed or sent, all at once,
+// by field.
+func TestOrderValidation(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(*Order)
+		field string
+		rule  string
+	}{
+		{"refNo missing", func(o *Order) { o.RefNo = "" }, "refNo", ruleRequired},
+		{"refNo with ~", func(o *Order) { o.RefNo = "A~B" }, "refNo", "must not contain ~"},
+		{"extraData with ~", func(o *Order) { o.ExtraData = "x~y" }, "extraData", "must not contain ~"},
+		{"amount below 1.00", func(o *Order) { o.Amount = 99 }, "amount", "must be at least 1.00"},
+		{"amount zero", func(o *Order) { o.Amount = 0 }, "amount", "must be at least 1.00"},
+		{"email missing", func(o *Order) { o.Email = "" }, "email", ruleRequired},
+		{"email with display name", func(o *Order) { o.Email = "Ali <ali@example.com>" }, "email", "must be a plain e-mail"},
+		{"email bad", func(o *Order) { o.Email = "ali.example.com" }, "email", "must be a plain e-mail"},
+		{"email address literal (one rule with the webhook)", func(o *Order) { o.Email = "a@[127.0.0.1]" }, "email", "must be a plain e-mail"},
+		{"returnUrl missing", func(o *Order) { o.ReturnURL = "" }, "returnUrl", ruleRequired},
+		{"returnUrl relative", func(o *Order) { o.ReturnURL = "/paygate/return" }, "returnUrl", "must be an absolute http(s) URL"},
+		{"returnUrl ftp", func(o *Order) { o.ReturnURL = "ftp://shop.example/r" }, "returnUrl", "must be an absolute http(s) URL"},
+		{"non-ASCII", func(o *Order) { o.ExtraData = "kedai makan é" }, "refNo", "must be ASCII"},
+		{"over 255 bytes after composition", func(o *Order) { o.RefNo = strings.Repeat("R", 200); o.ExtraData = strings.Repeat("x", 60) }, "refNo", "must be at most 255 bytes"},
+		{"agency missing", func(o *Order) { o.Agency = "" }, "agency", ruleRequired},
+		{"cancelUrl relative", func(o *Order) { o.CancelURL = "/cancel" }, "cancelUrl", "must be an absolute http(s) URL"},
+		{"cancelUrl javascript", func(o *Order) { o.CancelURL = "javascript:alert(1)" }, "cancelUrl", "must be an absolute http(s) URL"},
+		{"utm_source non-ASCII", func(o *Order) { o.UTM.Source = "café" }, "utm_source", "must be ASCII"},
+		{"utm_content over 255 bytes", func(o *Order) { o.UTM.Content = strings.Repeat("c", 256) }, "utm_content", "must be at most 255 bytes"},
+		{"pref_bank over 255 bytes", func(o *Order) { o.PrefBank = strings.Repeat("B", 256) }, "pref_bank", "must be at most 255 bytes"},
+		{"pref_method non-ASCII", func(o *Order) { o.PrefMethod = "fpx/b2b1é" }, "pref_method", "must be ASCII"},
+		{"extra_data non-ASCII", func(o *Order) { o.DebugData = "ü" }, "extra_data", "must be ASCII"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := []Option{}
+			f := newTestClient(t, opts...)
+			if tt.field == "agency" {
+				f.c.agency = ""
+			}
+			f.mt.RegisterNoResponder(httpmock.NewStringResponder(200, ""))
+			o := testOrder()
+			tt.edit(&o)
+			_, err1 := f.c.CheckoutForm(o)
+			_, err2 := f.c.CreateOrder(context.Background(), o)
+			for _, err := range []error{err1, err2} {
+				var ve *ValidationError
+				require.ErrorAs(t, err, &ve)
+				require.Len(t, ve.Problems, 1, "%v", ve)
+				require.Equal(t, tt.field, ve.Problems[0].Field)
+				require.Contains(t, ve.Problems[0].Rule, tt.rule)
+			}
+			require.Zero(t, f.mt.GetTotalCallCount(), "nothing was sent")
+		})
+	}
+	// All problems at once.
+	f := newTestClient(t)
+	_, err := f.c.CheckoutForm(Order{})
+	var ve *ValidationError
+	require.ErrorAs(t, err, &ve)
+	require.Len(t, ve.Problems, 4)
+}
+
+// The developer pages' optional order fields are sent only when set, with
+// their pages' names, and signed like the rest.
+func TestOrderOptionalFields(t *testing.T) {
+	f := newTestClient(t)
+	o := testOrder()
+	form, err := f.c.CheckoutForm(o)
+	require.NoError(t, err)
+	require.Equal(t, []string{"agency", "amount", "email", "exp", "refNo", "returnUrl", "signature"}, sortedKeys(form.Fields), "unset fields are not sent")
+
+	o.CancelURL = "https://shop.example/cart"
+	o.PrefMethod, o.PrefBank = "fpx/b2b1", "ABB0235"
+	o.UTM = UTM{Source: "instagram", Medium: "cpc", Campaign: "spring_sale", Term: "pay zakat", Content: "logolink"}
+	o.DebugData = "debug 1"
+	form, err = f.c.CheckoutForm(o)
+	require.NoError(t, err)
+	want := map[string]string{
+		"cancelUrl": "https://shop.example/cart", "pref_method": "fpx/b2b1", "pref_bank": "ABB0235",
+		"utm_source": "instagram", "utm_medium": "cpc", "utm_campaign": "spring_sale", "utm_term": "pay zakat",
+		"utm_content": "logolink", "extra_data": "debug 1", "refNo": "INV-1001~cart 7",
+	}
+	for k, v := range want {
+		require.Equal(t, v, form.Fields.Get(k), k)
+	}
+	require.Len(t, form.Fields, 7+9)
+	requireSignedForm(t, form.Fields, testNow)
+}
+
+func TestPayURL(t *testing.T) {
+	f := newTestClient(t)
+	u, err := f.c.PayURL(PayLink{Category: "fpx", RefNo: "INV 1/2", ExtraData: "x", Amount: 1000})
+	require.NoError(t, err)
+	require.Equal(t, testCheckout+"/pay/AGENCY01/fpx/INV%201%2F2~x/10.00", u)
+
+	signed, err := f.c.PayURL(PayLink{Agency: "AG/02", Category: "duitnow", RefNo: "R1", Amount: 150, Signed: true})
+	require.NoError(t, err)
+	pu, err := url.Parse(signed)
+	require.NoError(t, err)
+	require.Equal(t, "/pay/AG%2F02/duitnow/R1/1.50", pu.EscapedPath())
+	requireSignedURL(t, pu, testNow)
+
+	_, err = f.c.PayURL(PayLink{RefNo: "a~b", Amount: 50})
+	var ve *ValidationError
+	require.ErrorAs(t, err, &ve)
+	require.Len(t, ve.Problems, 3) // category, ~, amount
+	noKey, err := NewClient(WithCheckoutURL(testCheckout), WithAgency(testAgency))
+	require.NoError(t, err)
+	_, err = noKey.PayURL(PayLink{Category: "fpx", RefNo: "R", Amount: 100, Signed: true})
+	require.ErrorIs(t, err, ErrNoCredential)
+	_, err = noKey.PayURL(PayLink{Category: "fpx", RefNo: "R", Amount: 100})
+	require.NoError(t, err, "an unsigned pay URL needs no key")
+}
+
+// Without an API key an order is unsigned: no exp, no signature (the
+// protocol asks for a signature only when using an API key).
+func TestUnsignedOrder(t *testing.T) {
+	c, err := NewClient(WithAgency(testAgency), WithCheckoutURL(testCheckout))
+	require.NoError(t, err)
+	form, err := c.CheckoutForm(testOrder())
+	require.NoError(t, err)
+	require.False(t, form.Fields.Has("signature"))
+	require.False(t, form.Fields.Has("exp"))
+	require.True(t, form.Expires.IsZero())
+	require.Equal(t, "INV-1001~cart 7", form.Fields.Get("refNo"))
+	_, err = c.GenerateQR(context.Background(), QRRequest{RefNo: "R", Amount: 100, Category: "fpx"})
+	require.ErrorIs(t, err, ErrNoCredential, "QR requests are always signed")
+}
