@@ -53,28 +53,43 @@ func dialError() error {
 }
 
 func TestClientRetryMatrix(t *testing.T) {
+	getReport := func(c *Client) error {
+		_, err := c.PaymentReportPage(context.Background(), ReportQuery{}, 0)
+		return err
+	}
+	postOrder := func(c *Client) error {
+		_, err := c.CreateOrder(context.Background(), testOrder())
+		return err
+	}
 	reset := errors.New("read: connection reset by peer")
 	tests := []struct {
 		name     string
-		call     string // "get" (report) or "post" (CreateOrder)
+		call     func(c *Client) error // a report GET or a CreateOrder POST
 		answers  []any
 		attempts int
 		ok       bool
+		// check, when set, looks further at the error.
+		check func(t *testing.T, err error)
 	}{
-		{"GET 500 then 200", "get", []any{500, 200}, 2, true},
-		{"GET 502 503 504 then 200", "get", []any{502, 503, 504, 200}, 4, true},
-		{"GET 429 then 200", "get", []any{429, 200}, 2, true},
-		{"GET reset then 200", "get", []any{reset, 200}, 2, true},
-		{"GET 500 always", "get", []any{500}, 4, false},
-		{"GET 400 not retried", "get", []any{400}, 1, false},
-		{"GET 404 not retried", "get", []any{404}, 1, false},
-		{"POST 503 then 200", "post", []any{503, 200}, 2, true},
-		{"POST 429 then 200", "post", []any{429, 200}, 2, true},
-		{"POST refused connection then 200", "post", []any{dialError(), 200}, 2, true},
-		{"POST 500 not retried (may have been created)", "post", []any{500, 200}, 1, false},
-		{"POST 502 not retried", "post", []any{502, 200}, 1, false},
-		{"POST reset not retried (may have been sent)", "post", []any{reset, 200}, 1, false},
-		{"POST 401", "post", []any{401}, 1, false},
+		{name: "GET 500 then 200", call: getReport, answers: []any{500, 200}, attempts: 2, ok: true},
+		{name: "GET 502 503 504 then 200", call: getReport, answers: []any{502, 503, 504, 200}, attempts: 4, ok: true},
+		{name: "GET 429 then 200", call: getReport, answers: []any{429, 200}, attempts: 2, ok: true},
+		{name: "GET reset then 200", call: getReport, answers: []any{reset, 200}, attempts: 2, ok: true},
+		{name: "GET 500 always", call: getReport, answers: []any{500}, attempts: 4, ok: false},
+		{name: "GET 400 not retried", call: getReport, answers: []any{400}, attempts: 1, ok: false},
+		{name: "GET 404 not retried", call: getReport, answers: []any{404}, attempts: 1, ok: false},
+		{name: "POST 503 then 200", call: postOrder, answers: []any{503, 200}, attempts: 2, ok: true},
+		{name: "POST 429 then 200", call: postOrder, answers: []any{429, 200}, attempts: 2, ok: true},
+		{name: "POST refused connection then 200", call: postOrder, answers: []any{dialError(), 200}, attempts: 2, ok: true},
+		{name: "POST 500 not retried (may have been created)", call: postOrder, answers: []any{500, 200}, attempts: 1, ok: false},
+		{name: "POST 502 not retried", call: postOrder, answers: []any{502, 200}, attempts: 1, ok: false},
+		{name: "POST reset not retried (may have been sent)", call: postOrder, answers: []any{reset, 200}, attempts: 1, ok: false},
+		{name: "POST 401", call: postOrder, answers: []any{401}, attempts: 1, ok: false, check: func(t *testing.T, err error) {
+			require.ErrorIs(t, err, ErrUnauthorized)
+			var apiErr *APIError
+			require.ErrorAs(t, err, &apiErr)
+			require.Equal(t, 401, apiErr.StatusCode)
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,12 +116,7 @@ func TestClientRetryMatrix(t *testing.T) {
 			}
 			f.mt.RegisterResponder(http.MethodPost, testCheckout+"/v2/checkout", responder)
 			f.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/payment", responder)
-			var err error
-			if tt.call == "get" {
-				_, err = f.c.PaymentReportPage(context.Background(), ReportQuery{}, 0)
-			} else {
-				_, err = f.c.CreateOrder(context.Background(), testOrder())
-			}
+			err := tt.call(f.c)
 			require.Equal(t, tt.attempts, calls)
 			if tt.ok {
 				require.NoError(t, err)
@@ -116,11 +126,8 @@ func TestClientRetryMatrix(t *testing.T) {
 			for i := 1; i < len(exps); i++ {
 				require.NotEqual(t, exps[i-1], exps[i], "every attempt is signed afresh")
 			}
-			if tt.name == "POST 401" {
-				require.ErrorIs(t, err, ErrUnauthorized)
-				var apiErr *APIError
-				require.ErrorAs(t, err, &apiErr)
-				require.Equal(t, 401, apiErr.StatusCode)
+			if tt.check != nil {
+				tt.check(t, err)
 			}
 		})
 	}
