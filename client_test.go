@@ -209,21 +209,21 @@ func TestClientFromEnvErrorsNameTheVariable(t *testing.T) {
 		notOpt string // the option the error must not name
 		is     error
 	}{
-		{"nothing set", nil, nil, []string{EnvCheckoutURL, EnvReportsURL}, "WithCheckoutURL", ErrNoCredential},
-		{"only the agency and key", map[string]string{EnvAgency: testAgency, EnvAPIKey: testKeyUUID}, nil, []string{EnvCheckoutURL, EnvReportsURL}, "WithReportsURL", ErrNoCredential},
-		{"checkout URL not a URL", map[string]string{EnvCheckoutURL: "ftp://x"}, nil, []string{EnvCheckoutURL + `: "ftp://x": want an absolute http(s) URL`}, "WithCheckoutURL", nil},
-		{"reports URL in clear", map[string]string{EnvReportsURL: "http://remote.example"}, nil, []string{EnvReportsURL, "loopback"}, "WithReportsURL", nil},
-		{"malformed key", map[string]string{EnvCheckoutURL: testCheckout, EnvAPIKey: "not-a-key"}, nil, []string{EnvAPIKey + ": "}, "WithKey", ErrInvalidKey},
-		{"token with a space", map[string]string{EnvReportsURL: testReports, EnvAuthToken: "tok en"}, nil, []string{EnvAuthToken + ": empty, or holds white space"}, "WithAuthToken", nil},
-		{"order without checkout URL", map[string]string{EnvReportsURL: testReports, EnvAgency: testAgency}, func(c *Client) error { _, err := c.CheckoutForm(order); return err }, []string{EnvCheckoutURL + " is not set"}, "WithCheckoutURL", ErrNoCredential},
-		{"pay URL without checkout URL", map[string]string{EnvReportsURL: testReports, EnvAgency: testAgency, EnvAPIKey: testKeyUUID}, func(c *Client) error {
+		{name: "nothing set", env: nil, call: nil, want: []string{EnvCheckoutURL, EnvReportsURL}, notOpt: "WithCheckoutURL", is: ErrNoCredential},
+		{name: "only the agency and key", env: map[string]string{EnvAgency: testAgency, EnvAPIKey: testKeyUUID}, call: nil, want: []string{EnvCheckoutURL, EnvReportsURL}, notOpt: "WithReportsURL", is: ErrNoCredential},
+		{name: "checkout URL not a URL", env: map[string]string{EnvCheckoutURL: "ftp://x"}, call: nil, want: []string{EnvCheckoutURL + `: "ftp://x": want an absolute http(s) URL`}, notOpt: "WithCheckoutURL", is: nil},
+		{name: "reports URL in clear", env: map[string]string{EnvReportsURL: "http://remote.example"}, call: nil, want: []string{EnvReportsURL, "loopback"}, notOpt: "WithReportsURL", is: nil},
+		{name: "malformed key", env: map[string]string{EnvCheckoutURL: testCheckout, EnvAPIKey: "not-a-key"}, call: nil, want: []string{EnvAPIKey + ": "}, notOpt: "WithKey", is: ErrInvalidKey},
+		{name: "token with a space", env: map[string]string{EnvReportsURL: testReports, EnvAuthToken: "tok en"}, call: nil, want: []string{EnvAuthToken + ": empty, or holds white space"}, notOpt: "WithAuthToken", is: nil},
+		{name: "order without checkout URL", env: map[string]string{EnvReportsURL: testReports, EnvAgency: testAgency}, call: func(c *Client) error { _, err := c.CheckoutForm(order); return err }, want: []string{EnvCheckoutURL + " is not set"}, notOpt: "WithCheckoutURL", is: ErrNoCredential},
+		{name: "pay URL without checkout URL", env: map[string]string{EnvReportsURL: testReports, EnvAgency: testAgency, EnvAPIKey: testKeyUUID}, call: func(c *Client) error {
 			_, err := c.PayURL(PayLink{RefNo: "R", Amount: 100, Category: "fpx"})
 			return err
-		}, []string{EnvCheckoutURL + " is not set"}, "WithCheckoutURL", ErrNoCredential},
-		{"report without reports URL", map[string]string{EnvCheckoutURL: testCheckout, EnvAuthToken: "token"}, func(c *Client) error { _, err := c.LookupOrder(context.Background(), "S-1"); return err }, []string{EnvReportsURL + " is not set"}, "WithReportsURL", ErrNoCredential},
-		{"report without credential", map[string]string{EnvReportsURL: testReports}, func(c *Client) error { _, err := c.LookupOrder(context.Background(), "S-1"); return err }, []string{"needs an API key (" + EnvAPIKey + ")", "(or " + EnvAuthToken + ")"}, "WithKey", ErrNoCredential},
-		{"signed report without agency", map[string]string{EnvReportsURL: testReports, EnvAPIKey: testKeyUUID}, func(c *Client) error { _, err := c.LookupOrder(context.Background(), "S-1"); return err }, []string{"signed reports need " + EnvAgency}, "WithAgency", ErrNoCredential},
-		{"order without agency", map[string]string{EnvCheckoutURL: testCheckout}, func(c *Client) error { _, err := c.CheckoutForm(order); return err }, []string{"Order.Agency or " + EnvAgency}, "WithAgency", nil},
+		}, want: []string{EnvCheckoutURL + " is not set"}, notOpt: "WithCheckoutURL", is: ErrNoCredential},
+		{name: "report without reports URL", env: map[string]string{EnvCheckoutURL: testCheckout, EnvAuthToken: "token"}, call: func(c *Client) error { _, err := c.LookupOrder(context.Background(), "S-1"); return err }, want: []string{EnvReportsURL + " is not set"}, notOpt: "WithReportsURL", is: ErrNoCredential},
+		{name: "report without credential", env: map[string]string{EnvReportsURL: testReports}, call: func(c *Client) error { _, err := c.LookupOrder(context.Background(), "S-1"); return err }, want: []string{"needs an API key (" + EnvAPIKey + ")", "(or " + EnvAuthToken + ")"}, notOpt: "WithKey", is: ErrNoCredential},
+		{name: "signed report without agency", env: map[string]string{EnvReportsURL: testReports, EnvAPIKey: testKeyUUID}, call: func(c *Client) error { _, err := c.LookupOrder(context.Background(), "S-1"); return err }, want: []string{"signed reports need " + EnvAgency}, notOpt: "WithAgency", is: ErrNoCredential},
+		{name: "order without agency", env: map[string]string{EnvCheckoutURL: testCheckout}, call: func(c *Client) error { _, err := c.CheckoutForm(order); return err }, want: []string{"Order.Agency or " + EnvAgency}, notOpt: "WithAgency", is: nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clearClientEnv(t)

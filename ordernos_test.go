@@ -17,9 +17,9 @@ func TestOrderNoSetBounded(t *testing.T) {
 		nos                 []string
 		fullAt              int // the index of the first orderno not recorded, or -1
 	}{
-		{"within", 10, 2, []string{"a", "b", "c"}, -1},
-		{"count", 3, 2, []string{"a", "b", "c", "d", "e"}, 3},
-		{"blocks", 100, 1, []string{"a", strings.Repeat("x", arenaBlock), "c"}, 1},
+		{name: "within", maxCount: 10, maxBlocks: 2, nos: []string{"a", "b", "c"}, fullAt: -1},
+		{name: "count", maxCount: 3, maxBlocks: 2, nos: []string{"a", "b", "c", "d", "e"}, fullAt: 3},
+		{name: "blocks", maxCount: 100, maxBlocks: 1, nos: []string{"a", strings.Repeat("x", arenaBlock), "c"}, fullAt: 1},
 	} {
 		s := newOrderNoSet(0)
 		s.maxCount, s.maxBlocks = tc.maxCount, tc.maxBlocks

@@ -43,10 +43,10 @@ func TestReportDatesInMalaysiaTime(t *testing.T) {
 		start, end time.Time
 		want       [2]string
 	}{
-		{"UTC evening is the next Malaysian day", utc, utc, [2]string{"2026-11-22", "2026-11-22"}},
-		{"another zone", ny, ny, [2]string{"2026-11-22", "2026-11-22"}},
-		{"a calendar day in Malaysia time", time.Date(2026, 11, 1, 0, 0, 0, 0, MalaysiaTime()), time.Date(2026, 11, 30, 23, 59, 0, 0, MalaysiaTime()), [2]string{"2026-11-01", "2026-11-30"}},
-		{"local midnight before UTC midnight", time.Date(2026, 11, 22, 0, 30, 0, 0, MalaysiaTime()).UTC(), time.Date(2026, 11, 22, 0, 30, 0, 0, MalaysiaTime()).UTC(), [2]string{"2026-11-22", "2026-11-22"}},
+		{name: "UTC evening is the next Malaysian day", start: utc, end: utc, want: [2]string{"2026-11-22", "2026-11-22"}},
+		{name: "another zone", start: ny, end: ny, want: [2]string{"2026-11-22", "2026-11-22"}},
+		{name: "a calendar day in Malaysia time", start: time.Date(2026, 11, 1, 0, 0, 0, 0, MalaysiaTime()), end: time.Date(2026, 11, 30, 23, 59, 0, 0, MalaysiaTime()), want: [2]string{"2026-11-01", "2026-11-30"}},
+		{name: "local midnight before UTC midnight", start: time.Date(2026, 11, 22, 0, 30, 0, 0, MalaysiaTime()).UTC(), end: time.Date(2026, 11, 22, 0, 30, 0, 0, MalaysiaTime()).UTC(), want: [2]string{"2026-11-22", "2026-11-22"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -169,12 +169,12 @@ func TestLookupOrder(t *testing.T) {
 		body   string
 		want   error
 	}{
-		{"found", 200, `{"status":"OK","fpxrequest":{"fpx_seller_order_no":"INV-1","fpx_debit_auth_code":"00"}}`, nil},
-		{"404", 404, `{"status":"NOT_FOUND"}`, ErrOrderNotFound},
-		{"null record", 200, `{"status":"OK","fpxrequest":null}`, ErrOrderNotFound},
-		{"empty record", 200, `{"status":"OK","fpxrequest":{}}`, ErrOrderNotFound},
-		{"status not OK", 200, `{"status":"FAIL"}`, ErrReportStatus},
-		{"401", 401, `unauthorized`, ErrUnauthorized},
+		{name: "found", status: 200, body: `{"status":"OK","fpxrequest":{"fpx_seller_order_no":"INV-1","fpx_debit_auth_code":"00"}}`, want: nil},
+		{name: "404", status: 404, body: `{"status":"NOT_FOUND"}`, want: ErrOrderNotFound},
+		{name: "null record", status: 200, body: `{"status":"OK","fpxrequest":null}`, want: ErrOrderNotFound},
+		{name: "empty record", status: 200, body: `{"status":"OK","fpxrequest":{}}`, want: ErrOrderNotFound},
+		{name: "status not OK", status: 200, body: `{"status":"FAIL"}`, want: ErrReportStatus},
+		{name: "401", status: 401, body: `unauthorized`, want: ErrUnauthorized},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -60,15 +60,15 @@ func TestAdminSettle(t *testing.T) {
 		code   int
 		want   string // the order's status, or a part of the error
 	}{
-		{"no token", "", "A-1", "success", http.StatusUnauthorized, "AuthToken"},
-		{"wrong token", "sandbox.wrong", "A-1", "success", http.StatusUnauthorized, "AuthToken"},
-		{"bad status", sb.AuthToken, "A-1", "paid", http.StatusBadRequest, "status"},
-		{"unknown order", sb.AuthToken, "NOPE", "success", http.StatusNotFound, "NOPE"},
-		{"pay", sb.AuthToken, "A-1", "success", http.StatusOK, "success"},
-		{"pay again", sb.AuthToken, "A-1", "failed", http.StatusConflict, "already success"},
-		{"pending", sb.AuthToken, "A-2", "pending", http.StatusOK, "pending"},
-		{"pending again", sb.AuthToken, "A-2", "pending", http.StatusConflict, "status"},
-		{"settle the pending", sb.AuthToken, "A-2", "failed", http.StatusOK, "failed"},
+		{name: "no token", token: "", ref: "A-1", status: "success", code: http.StatusUnauthorized, want: "AuthToken"},
+		{name: "wrong token", token: "sandbox.wrong", ref: "A-1", status: "success", code: http.StatusUnauthorized, want: "AuthToken"},
+		{name: "bad status", token: sb.AuthToken, ref: "A-1", status: "paid", code: http.StatusBadRequest, want: "status"},
+		{name: "unknown order", token: sb.AuthToken, ref: "NOPE", status: "success", code: http.StatusNotFound, want: "NOPE"},
+		{name: "pay", token: sb.AuthToken, ref: "A-1", status: "success", code: http.StatusOK, want: "success"},
+		{name: "pay again", token: sb.AuthToken, ref: "A-1", status: "failed", code: http.StatusConflict, want: "already success"},
+		{name: "pending", token: sb.AuthToken, ref: "A-2", status: "pending", code: http.StatusOK, want: "pending"},
+		{name: "pending again", token: sb.AuthToken, ref: "A-2", status: "pending", code: http.StatusConflict, want: "status"},
+		{name: "settle the pending", token: sb.AuthToken, ref: "A-2", status: "failed", code: http.StatusOK, want: "failed"},
 	} {
 		code, body := post(tc.token, url.Values{"refNo": {tc.ref}, "status": {tc.status}})
 		require.Equal(t, tc.code, code, "%s: %v", tc.name, body)

@@ -316,9 +316,9 @@ func TestRecoverySwitchesRefused(t *testing.T) {
 		opt  Option
 		want string
 	}{
-		{"stale success", WithStaleCallbacks(paygate.StatusSuccess, all), "WithStaleCallbacks: status \"success\": want pending or failed"},
-		{"stale empty", WithStaleCallbacks("", all), "WithStaleCallbacks: status \"\": want pending or failed"},
-		{"negative delay", WithLateSettlement(-time.Second, all), "WithLateSettlement: after -1s: want zero or more"},
+		{name: "stale success", opt: WithStaleCallbacks(paygate.StatusSuccess, all), want: "WithStaleCallbacks: status \"success\": want pending or failed"},
+		{name: "stale empty", opt: WithStaleCallbacks("", all), want: "WithStaleCallbacks: status \"\": want pending or failed"},
+		{name: "negative delay", opt: WithLateSettlement(-time.Second, all), want: "WithLateSettlement: after -1s: want zero or more"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sb, err := Start(tc.opt)

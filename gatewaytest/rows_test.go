@@ -53,7 +53,7 @@ func TestReportRowsDecodeInBothShapes(t *testing.T) {
 				ref    string
 				status paygate.Status
 				code   paygate.FPXCode
-			}{{"INV-1", paygate.StatusSuccess, "00"}, {"INV-2", paygate.StatusFailed, "51"}} {
+			}{{ref: "INV-1", status: paygate.StatusSuccess, code: "00"}, {ref: "INV-2", status: paygate.StatusFailed, code: "51"}} {
 				p := got[want.ref]
 				require.True(t, p.Consistent(), "%+v", p.Problems)
 				require.Equal(t, "cart", p.ExtraData)

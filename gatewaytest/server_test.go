@@ -219,8 +219,8 @@ func TestOrderValidation(t *testing.T) {
 	}
 	base := url.Values{"agency": {sb.Agency}, "refNo": {"R1"}, "amount": {"10.00"}, "email": {"a@b.co"}, "returnUrl": {"https://shop.example/r"}}
 	for _, tt := range []struct{ field, value, rule string }{
-		{"agency", "OTHER", "agency"}, {"amount", "10", "exactly 2 places"}, {"amount", "0.99", "at least 1.00"},
-		{"email", "nope", "e-mail"}, {"returnUrl", "/r", "absolute"}, {"refNo", "", "required"}, {"refNo", "é", "ASCII"},
+		{field: "agency", value: "OTHER", rule: "agency"}, {field: "amount", value: "10", rule: "exactly 2 places"}, {field: "amount", value: "0.99", rule: "at least 1.00"},
+		{field: "email", value: "nope", rule: "e-mail"}, {field: "returnUrl", value: "/r", rule: "absolute"}, {field: "refNo", value: "", rule: "required"}, {field: "refNo", value: "é", rule: "ASCII"},
 	} {
 		f := url.Values{}
 		for k, v := range base {

@@ -22,10 +22,10 @@ func TestPOSTSigningModes(t *testing.T) {
 		clientPath     bool
 		wantOrder, qrc int
 	}{
-		{"both the protocol's rule", false, false, http.StatusSeeOther, http.StatusOK},
-		{"both with the path", true, true, http.StatusSeeOther, http.StatusOK},
-		{"client with path, sandbox without", false, true, http.StatusForbidden, http.StatusForbidden},
-		{"client without path, sandbox with", true, false, http.StatusForbidden, http.StatusForbidden},
+		{name: "both the protocol's rule", sandboxPath: false, clientPath: false, wantOrder: http.StatusSeeOther, qrc: http.StatusOK},
+		{name: "both with the path", sandboxPath: true, clientPath: true, wantOrder: http.StatusSeeOther, qrc: http.StatusOK},
+		{name: "client with path, sandbox without", sandboxPath: false, clientPath: true, wantOrder: http.StatusForbidden, qrc: http.StatusForbidden},
+		{name: "client without path, sandbox with", sandboxPath: true, clientPath: false, wantOrder: http.StatusForbidden, qrc: http.StatusForbidden},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var opts []Option

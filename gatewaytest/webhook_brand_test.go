@@ -109,10 +109,10 @@ func TestWebhookTimeForms(t *testing.T) {
 		status int
 		want   time.Time
 	}{
-		{"2024-01-02T03:04:05+0800", http.StatusOK, time.Date(2024, 1, 2, 3, 4, 5, 0, time.FixedZone("", 8*3600))},
-		{"2024-01-02T03:04+08:00", http.StatusOK, time.Date(2024, 1, 2, 3, 4, 0, 0, time.FixedZone("", 8*3600))},
-		{"2024-01-01T19:04:05.25Z", http.StatusOK, time.Date(2024, 1, 1, 19, 4, 5, 250_000_000, time.UTC)},
-		{"2024-01-02T03:04:05", http.StatusBadRequest, time.Time{}},
+		{time: "2024-01-02T03:04:05+0800", status: http.StatusOK, want: time.Date(2024, 1, 2, 3, 4, 5, 0, time.FixedZone("", 8*3600))},
+		{time: "2024-01-02T03:04+08:00", status: http.StatusOK, want: time.Date(2024, 1, 2, 3, 4, 0, 0, time.FixedZone("", 8*3600))},
+		{time: "2024-01-01T19:04:05.25Z", status: http.StatusOK, want: time.Date(2024, 1, 1, 19, 4, 5, 250_000_000, time.UTC)},
+		{time: "2024-01-02T03:04:05", status: http.StatusBadRequest, want: time.Time{}},
 	}
 	for i, tt := range tests {
 		orderno := "T" + string(rune('A'+i))

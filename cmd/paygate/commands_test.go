@@ -58,17 +58,17 @@ func TestSign(t *testing.T) {
 		out   string
 		err   string
 	}{
-		{"url", []string{"sign", "-at", "1800000000", "-url", testURL}, "", exitOK, testSigned + "\n", ""},
-		{"url explain", []string{"sign", "-explain", "-at", "1800000000", "-url", testURL}, "", exitOK,
-			"message (rfc3986): /api/report/v1/payment?exp=1800000060&output=json&page=0\n" + testSigned + "\n", ""},
-		{"form", []string{"sign", "-at", "1800000000", "-form", "agency=AG01&refNo=INV-1~x&amount=10.00"}, "", exitOK,
-			"agency=AG01&amount=10.00&exp=1800000060&refNo=INV-1~x&signature=dac9e5ed2dd48c8a\n", ""},
-		{"form on stdin", []string{"sign", "-at", "1800000000", "-form", "-"}, "agency=AG01&refNo=INV-1~x&amount=10.00\n", exitOK,
-			"agency=AG01&amount=10.00&exp=1800000060&refNo=INV-1~x&signature=dac9e5ed2dd48c8a\n", ""},
-		{"neither", []string{"sign"}, "", exitUsage, "", "usage: paygate sign"},
-		{"both", []string{"sign", "-url", testURL, "-form", "a=1"}, "", exitUsage, "", "usage: paygate sign"},
-		{"relative url", []string{"sign", "-url", "/x?a=1"}, "", exitUsage, "", "absolute URL"},
-		{"help", []string{"sign", "-h"}, "", exitOK, "", "-explain"},
+		{name: "url", args: []string{"sign", "-at", "1800000000", "-url", testURL}, stdin: "", code: exitOK, out: testSigned + "\n", err: ""},
+		{name: "url explain", args: []string{"sign", "-explain", "-at", "1800000000", "-url", testURL}, stdin: "", code: exitOK,
+			out: "message (rfc3986): /api/report/v1/payment?exp=1800000060&output=json&page=0\n" + testSigned + "\n", err: ""},
+		{name: "form", args: []string{"sign", "-at", "1800000000", "-form", "agency=AG01&refNo=INV-1~x&amount=10.00"}, stdin: "", code: exitOK,
+			out: "agency=AG01&amount=10.00&exp=1800000060&refNo=INV-1~x&signature=dac9e5ed2dd48c8a\n", err: ""},
+		{name: "form on stdin", args: []string{"sign", "-at", "1800000000", "-form", "-"}, stdin: "agency=AG01&refNo=INV-1~x&amount=10.00\n", code: exitOK,
+			out: "agency=AG01&amount=10.00&exp=1800000060&refNo=INV-1~x&signature=dac9e5ed2dd48c8a\n", err: ""},
+		{name: "neither", args: []string{"sign"}, stdin: "", code: exitUsage, out: "", err: "usage: paygate sign"},
+		{name: "both", args: []string{"sign", "-url", testURL, "-form", "a=1"}, stdin: "", code: exitUsage, out: "", err: "usage: paygate sign"},
+		{name: "relative url", args: []string{"sign", "-url", "/x?a=1"}, stdin: "", code: exitUsage, out: "", err: "absolute URL"},
+		{name: "help", args: []string{"sign", "-h"}, stdin: "", code: exitOK, out: "", err: "-explain"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,12 +123,12 @@ func TestVerify(t *testing.T) {
 		code int
 		out  string
 	}{
-		{"ok", []string{"verify", signed.Encode()}, exitOK, "ok\n"},
-		{"explain", []string{"verify", "-explain", signed.Encode()}, exitOK, explained(signed.Get("signature"), "matches", "10.00") + "ok\n"},
-		{"explain tampered", []string{"verify", "-explain", tampered.Encode()}, exitInvalid, explained(signed.Get("signature"), "differs", "1.00") + "mismatch: paygate: signature mismatch\n"},
-		{"explain unsigned", []string{"verify", "-explain", fields.Encode()}, exitInvalid, explained("(none)", "differs", "10.00") + "missing: no signature (the buyer's browser return; display only)\n"},
-		{"tampered", []string{"verify", tampered.Encode()}, exitInvalid, "mismatch: paygate: signature mismatch\n"},
-		{"unsigned", []string{"verify", fields.Encode()}, exitInvalid, "missing: no signature (the buyer's browser return; display only)\n"},
+		{name: "ok", args: []string{"verify", signed.Encode()}, code: exitOK, out: "ok\n"},
+		{name: "explain", args: []string{"verify", "-explain", signed.Encode()}, code: exitOK, out: explained(signed.Get("signature"), "matches", "10.00") + "ok\n"},
+		{name: "explain tampered", args: []string{"verify", "-explain", tampered.Encode()}, code: exitInvalid, out: explained(signed.Get("signature"), "differs", "1.00") + "mismatch: paygate: signature mismatch\n"},
+		{name: "explain unsigned", args: []string{"verify", "-explain", fields.Encode()}, code: exitInvalid, out: explained("(none)", "differs", "10.00") + "missing: no signature (the buyer's browser return; display only)\n"},
+		{name: "tampered", args: []string{"verify", tampered.Encode()}, code: exitInvalid, out: "mismatch: paygate: signature mismatch\n"},
+		{name: "unsigned", args: []string{"verify", fields.Encode()}, code: exitInvalid, out: "missing: no signature (the buyer's browser return; display only)\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -262,17 +262,17 @@ func TestWebhookSend(t *testing.T) {
 		errOut   string
 		stored   int
 	}{
-		{"valid", []string{"-batch", "2", valid}, "", "", exitOK,
-			valid + ": 3 accepted, 0 rejected, 0 unconfirmed, 0 invalid (not sent); 2 batches in 2 HTTP requests (retries included)\n", false, "", 3},
-		{"valid and invalid", []string{mixed}, "", "", exitInvalid,
-			mixed + ": 3 accepted, 0 rejected, 0 unconfirmed, 2 invalid (not sent); 1 batches in 1 HTTP requests (retries included)\n" + invalidLines, false, "", 3},
-		{"all or nothing", []string{"-all-or-nothing", mixed}, "", "", exitInvalid,
-			mixed + ": not sent (-all-or-nothing): 2 invalid\n" + invalidLines, false, "", 0},
-		{"all or nothing, all valid", []string{"-all-or-nothing", valid}, "", "", exitOK, valid + ": 3 accepted", true, "", 3},
-		{"not JSON", []string{notJSON}, "", "", exitInvalid, notJSON + ": not sent: 1 validation problem", true, "", 0},
-		{"wrong password", []string{valid}, "", "wrong", exitInvalid, valid + ": 0 accepted, 3 rejected", true, "", 0},
-		{"too large", []string{"-"}, strings.Repeat(" ", maxSendFile+1), "", exitUsage, "", false, "-: larger than 16 MiB: split it", 0},
-		{"no file", nil, "", "", exitUsage, "", false, "paygate webhook send: want one FILE", 0},
+		{name: "valid", args: []string{"-batch", "2", valid}, stdin: "", password: "", code: exitOK,
+			out: valid + ": 3 accepted, 0 rejected, 0 unconfirmed, 0 invalid (not sent); 2 batches in 2 HTTP requests (retries included)\n", prefix: false, errOut: "", stored: 3},
+		{name: "valid and invalid", args: []string{mixed}, stdin: "", password: "", code: exitInvalid,
+			out: mixed + ": 3 accepted, 0 rejected, 0 unconfirmed, 2 invalid (not sent); 1 batches in 1 HTTP requests (retries included)\n" + invalidLines, prefix: false, errOut: "", stored: 3},
+		{name: "all or nothing", args: []string{"-all-or-nothing", mixed}, stdin: "", password: "", code: exitInvalid,
+			out: mixed + ": not sent (-all-or-nothing): 2 invalid\n" + invalidLines, prefix: false, errOut: "", stored: 0},
+		{name: "all or nothing, all valid", args: []string{"-all-or-nothing", valid}, stdin: "", password: "", code: exitOK, out: valid + ": 3 accepted", prefix: true, errOut: "", stored: 3},
+		{name: "not JSON", args: []string{notJSON}, stdin: "", password: "", code: exitInvalid, out: notJSON + ": not sent: 1 validation problem", prefix: true, errOut: "", stored: 0},
+		{name: "wrong password", args: []string{valid}, stdin: "", password: "wrong", code: exitInvalid, out: valid + ": 0 accepted, 3 rejected", prefix: true, errOut: "", stored: 0},
+		{name: "too large", args: []string{"-"}, stdin: strings.Repeat(" ", maxSendFile+1), password: "", code: exitUsage, out: "", prefix: false, errOut: "-: larger than 16 MiB: split it", stored: 0},
+		{name: "no file", args: nil, stdin: "", password: "", code: exitUsage, out: "", prefix: false, errOut: "paygate webhook send: want one FILE", stored: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sb := useSandbox(t)
@@ -393,19 +393,19 @@ func TestCLIConsistency(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"report", "-from", "2026-11-01", "-to", "2026-11-02"}, exitUsage, "neither PAYGATE_CHECKOUT_URL (or -checkout-url) nor PAYGATE_REPORTS_URL (or -reports-url) is set"},
-		{[]string{"report", "-from", "2026-11-01", "-to", "2026-11-02", "-checkout-url", "http://127.0.0.1:1"}, exitUsage, "PAYGATE_REPORTS_URL (or -reports-url) is not set"},
-		{[]string{"lookup", "-checkout-url", "http://127.0.0.1:1", "-reports-url", "ftp://x", "X"}, exitUsage, `PAYGATE_REPORTS_URL (or -reports-url) "ftp://x": want an absolute http(s) URL`},
-		{[]string{"report", "-from", "2026-11-01", "-to", "2026-11-02", "-reports-url", "http://127.0.0.1:1"}, exitUsage, "PAYGATE_AUTH_TOKEN"},
-		{[]string{"lookup", "-reports-url", "http://127.0.0.1:1", "X"}, exitUsage, "PAYGATE_AUTH_TOKEN"},
-		{[]string{"lookup", "-by", "nothing", "X"}, exitUsage, "-by"},
-		{[]string{"webhook", "send", "x.json"}, exitUsage, "PAYGATE_WEBHOOK_URL (or -webhook-url) is not set"},
-		{[]string{"webhook", "send", "-webhook-url", "http://127.0.0.1:1", "x.json"}, exitUsage, "PAYGATE_WEBHOOK_PASSWORD is not set"},
-		{[]string{"webhook", "frob"}, exitUsage, "unknown subcommand"},
-		{[]string{"webhook", "validate", "/nonexistent.json"}, exitUsage, "/nonexistent.json"},
-		{[]string{"callback", "send", "-url", "http://127.0.0.1:1/r", "-refno", "A", "-unsigned"}, exitInvalid, "paygate callback send:"},
+		{args: []string{"report", "-from", "2026-11-01", "-to", "2026-11-02"}, code: exitUsage, want: "neither PAYGATE_CHECKOUT_URL (or -checkout-url) nor PAYGATE_REPORTS_URL (or -reports-url) is set"},
+		{args: []string{"report", "-from", "2026-11-01", "-to", "2026-11-02", "-checkout-url", "http://127.0.0.1:1"}, code: exitUsage, want: "PAYGATE_REPORTS_URL (or -reports-url) is not set"},
+		{args: []string{"lookup", "-checkout-url", "http://127.0.0.1:1", "-reports-url", "ftp://x", "X"}, code: exitUsage, want: `PAYGATE_REPORTS_URL (or -reports-url) "ftp://x": want an absolute http(s) URL`},
+		{args: []string{"report", "-from", "2026-11-01", "-to", "2026-11-02", "-reports-url", "http://127.0.0.1:1"}, code: exitUsage, want: "PAYGATE_AUTH_TOKEN"},
+		{args: []string{"lookup", "-reports-url", "http://127.0.0.1:1", "X"}, code: exitUsage, want: "PAYGATE_AUTH_TOKEN"},
+		{args: []string{"lookup", "-by", "nothing", "X"}, code: exitUsage, want: "-by"},
+		{args: []string{"webhook", "send", "x.json"}, code: exitUsage, want: "PAYGATE_WEBHOOK_URL (or -webhook-url) is not set"},
+		{args: []string{"webhook", "send", "-webhook-url", "http://127.0.0.1:1", "x.json"}, code: exitUsage, want: "PAYGATE_WEBHOOK_PASSWORD is not set"},
+		{args: []string{"webhook", "frob"}, code: exitUsage, want: "unknown subcommand"},
+		{args: []string{"webhook", "validate", "/nonexistent.json"}, code: exitUsage, want: "/nonexistent.json"},
+		{args: []string{"callback", "send", "-url", "http://127.0.0.1:1/r", "-refno", "A", "-unsigned"}, code: exitInvalid, want: "paygate callback send:"},
 		// Last: run with PAYGATE_CHECKOUT_URL=ftp://env.
-		{[]string{"lookup", "X"}, exitUsage, `PAYGATE_CHECKOUT_URL (or -checkout-url): "ftp://env": want an absolute http(s) URL`},
+		{args: []string{"lookup", "X"}, code: exitUsage, want: `PAYGATE_CHECKOUT_URL (or -checkout-url): "ftp://env": want an absolute http(s) URL`},
 	}
 	for i, tt := range tests {
 		if i == len(tests)-1 {

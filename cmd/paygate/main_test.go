@@ -27,19 +27,19 @@ func TestTopLevel(t *testing.T) {
 		code    int
 		inError string
 	}{
-		{nil, exitUsage, "usage: paygate"},
-		{[]string{"-h"}, exitOK, "webhook"},
-		{[]string{"help"}, exitOK, "exit status"},
-		{[]string{"nope"}, exitUsage, `unknown command "nope"`},
-		{[]string{"webhook"}, exitUsage, "usage: paygate webhook validate"},
-		{[]string{"webhook", "-h"}, exitOK, "usage: paygate webhook validate"},
-		{[]string{"webhook", "send-all"}, exitUsage, `unknown subcommand "send-all" (want validate or send)`},
-		{[]string{"callback", "frob"}, exitUsage, `callback: unknown subcommand "frob" (want send)`},
-		{[]string{"sandbox", "order", "cancel"}, exitUsage, `sandbox order: unknown subcommand "cancel" (want create or settle)`},
-		{[]string{"sandbox", "order", "-help"}, exitOK, "usage: paygate sandbox order settle"},
-		{[]string{"webhook", "validate"}, exitUsage, "usage: paygate webhook validate [-agencies LIST] FILE..."},
-		{[]string{"webhook", "validate", "-h"}, exitOK, "Exit status"},
-		{[]string{"webhook", "validate", "-bogus"}, exitUsage, "flag provided but not defined"},
+		{args: nil, code: exitUsage, inError: "usage: paygate"},
+		{args: []string{"-h"}, code: exitOK, inError: "webhook"},
+		{args: []string{"help"}, code: exitOK, inError: "exit status"},
+		{args: []string{"nope"}, code: exitUsage, inError: `unknown command "nope"`},
+		{args: []string{"webhook"}, code: exitUsage, inError: "usage: paygate webhook validate"},
+		{args: []string{"webhook", "-h"}, code: exitOK, inError: "usage: paygate webhook validate"},
+		{args: []string{"webhook", "send-all"}, code: exitUsage, inError: `unknown subcommand "send-all" (want validate or send)`},
+		{args: []string{"callback", "frob"}, code: exitUsage, inError: `callback: unknown subcommand "frob" (want send)`},
+		{args: []string{"sandbox", "order", "cancel"}, code: exitUsage, inError: `sandbox order: unknown subcommand "cancel" (want create or settle)`},
+		{args: []string{"sandbox", "order", "-help"}, code: exitOK, inError: "usage: paygate sandbox order settle"},
+		{args: []string{"webhook", "validate"}, code: exitUsage, inError: "usage: paygate webhook validate [-agencies LIST] FILE..."},
+		{args: []string{"webhook", "validate", "-h"}, code: exitOK, inError: "Exit status"},
+		{args: []string{"webhook", "validate", "-bogus"}, code: exitUsage, inError: "flag provided but not defined"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -72,18 +72,18 @@ func TestWebhookValidate(t *testing.T) {
 		out   string
 		err   string
 	}{
-		{"valid", []string{valid}, "", exitOK, valid + ": ok\n", ""},
-		{"one problem", []string{oneBad}, "", exitInvalid,
-			oneBad + ": 1 problem\n  /transactions/0/status: must be one of success, pending, failed (value \"ok\")\n", ""},
-		{"many problems", []string{invalid}, "", exitInvalid, invalid + ": 4 problems\n" +
+		{name: "valid", args: []string{valid}, stdin: "", code: exitOK, out: valid + ": ok\n", err: ""},
+		{name: "one problem", args: []string{oneBad}, stdin: "", code: exitInvalid,
+			out: oneBad + ": 1 problem\n  /transactions/0/status: must be one of success, pending, failed (value \"ok\")\n", err: ""},
+		{name: "many problems", args: []string{invalid}, stdin: "", code: exitInvalid, out: invalid + ": 4 problems\n" +
 			"  /transactions/0/amount: must be >= 0 (value \"-1\")\n" +
 			"  /transactions/1/time: must be ISO 8601 with a timezone offset (Z, +08:00 or +0800), e.g. 2026-11-22T10:30:00+08:00 (value \"2026-11-22 10:30\")\n" +
 			"  /transactions/1/orderno: must be unique in the batch (also at /transactions/0/orderno) (value \"ORD-000001\")\n" +
-			"  /transactions/2/data/zakat_ic_no: must be 12 digits (value \"1234\")\n", ""},
-		{"not JSON", []string{notJSON}, "", exitInvalid, notJSON + ": 1 problem\n  (body): must be valid JSON: offset 18: unexpected end of input, want a JSON value\n", ""},
-		{"valid and invalid", []string{valid, oneBad}, "", exitInvalid, valid + ": ok\n" + oneBad + ": 1 problem\n", ""},
-		{"missing file", []string{missing, valid}, "", exitUsage, valid + ": ok\n", missing + ": open " + missing},
-		{"stdin", []string{"-"}, `{"transactions":[]}`, exitOK, "-: ok\n", ""},
+			"  /transactions/2/data/zakat_ic_no: must be 12 digits (value \"1234\")\n", err: ""},
+		{name: "not JSON", args: []string{notJSON}, stdin: "", code: exitInvalid, out: notJSON + ": 1 problem\n  (body): must be valid JSON: offset 18: unexpected end of input, want a JSON value\n", err: ""},
+		{name: "valid and invalid", args: []string{valid, oneBad}, stdin: "", code: exitInvalid, out: valid + ": ok\n" + oneBad + ": 1 problem\n", err: ""},
+		{name: "missing file", args: []string{missing, valid}, stdin: "", code: exitUsage, out: valid + ": ok\n", err: missing + ": open " + missing},
+		{name: "stdin", args: []string{"-"}, stdin: `{"transactions":[]}`, code: exitOK, out: "-: ok\n", err: ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -38,9 +38,9 @@ func TestLookupByRefNoByDefault(t *testing.T) {
 		args  []string
 		query string
 	}{
-		{[]string{"lookup", "INV-1~cart 7"}, "refno=INV-1~cart+7"},
-		{[]string{"lookup", "-by", "refno", "INV-1"}, "refno=INV-1"},
-		{[]string{"lookup", "-by", "seller", "S-1"}, "fpx_seller_order_no=S-1"},
+		{args: []string{"lookup", "INV-1~cart 7"}, query: "refno=INV-1~cart+7"},
+		{args: []string{"lookup", "-by", "refno", "INV-1"}, query: "refno=INV-1"},
+		{args: []string{"lookup", "-by", "seller", "S-1"}, query: "fpx_seller_order_no=S-1"},
 	} {
 		code, out, errOut := runCLI(t, "", tc.args...)
 		require.Equal(t, exitOK, code, errOut)
@@ -63,20 +63,20 @@ func TestMissingRequiredNamed(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"report"}, "paygate report: -from is required: first day, YYYY-MM-DD\n"},
-		{[]string{"report", "-from", "2026-11-01"}, "paygate report: -to is required: last day, YYYY-MM-DD\n"},
-		{[]string{"report", "-from", "2026-11-01", "-to", "2026-11-02", "extra"}, `paygate report: unexpected argument "extra"`},
-		{[]string{"lookup"}, "paygate lookup: want one REFERENCE, got 0 arguments\n"},
-		{[]string{"sign"}, "paygate sign: give exactly one of -url and -form\n"},
-		{[]string{"verify"}, "paygate verify: want one BODY (or - for standard input), got 0 arguments\n"},
-		{[]string{"callback", "send", "-refno", "X"}, "paygate callback send: -url is required: the merchant's returnUrl (loopback only)\n"},
-		{[]string{"callback", "send", "-url", "http://127.0.0.1:1/r"}, "paygate callback send: -refno is required: refNo\n"},
-		{[]string{"reconcile"}, "paygate reconcile: want at least one REFNO"},
-		{[]string{"webhook", "validate"}, "paygate webhook validate: want at least one FILE"},
-		{[]string{"webhook", "send"}, "paygate webhook send: want one FILE"},
-		{[]string{"ping", "extra"}, `paygate ping: unexpected argument "extra"`},
-		{[]string{"version", "extra"}, `paygate version: unexpected argument "extra"`},
-		{[]string{"sandbox", "order", "create", "-refno", "R"}, "paygate sandbox order create: -amount is required"},
+		{args: []string{"report"}, want: "paygate report: -from is required: first day, YYYY-MM-DD\n"},
+		{args: []string{"report", "-from", "2026-11-01"}, want: "paygate report: -to is required: last day, YYYY-MM-DD\n"},
+		{args: []string{"report", "-from", "2026-11-01", "-to", "2026-11-02", "extra"}, want: `paygate report: unexpected argument "extra"`},
+		{args: []string{"lookup"}, want: "paygate lookup: want one REFERENCE, got 0 arguments\n"},
+		{args: []string{"sign"}, want: "paygate sign: give exactly one of -url and -form\n"},
+		{args: []string{"verify"}, want: "paygate verify: want one BODY (or - for standard input), got 0 arguments\n"},
+		{args: []string{"callback", "send", "-refno", "X"}, want: "paygate callback send: -url is required: the merchant's returnUrl (loopback only)\n"},
+		{args: []string{"callback", "send", "-url", "http://127.0.0.1:1/r"}, want: "paygate callback send: -refno is required: refNo\n"},
+		{args: []string{"reconcile"}, want: "paygate reconcile: want at least one REFNO"},
+		{args: []string{"webhook", "validate"}, want: "paygate webhook validate: want at least one FILE"},
+		{args: []string{"webhook", "send"}, want: "paygate webhook send: want one FILE"},
+		{args: []string{"ping", "extra"}, want: `paygate ping: unexpected argument "extra"`},
+		{args: []string{"version", "extra"}, want: `paygate version: unexpected argument "extra"`},
+		{args: []string{"sandbox", "order", "create", "-refno", "R"}, want: "paygate sandbox order create: -amount is required"},
 	} {
 		code, out, errOut := runCLI(t, "", tc.args...)
 		require.Equal(t, exitUsage, code, "%v", tc.args)
@@ -108,19 +108,19 @@ func TestSandboxOrder(t *testing.T) {
 		out   string
 		err   string
 	}{
-		{"create", []string{"create", "-refno", "R-1", "-amount", "10.50", "-return-url", merchant.URL}, "", exitOK, "created R-1 (10.50); checkout page: " + sb.URL + "/checkout/", ""},
-		{"create another", []string{"create", "-refno", "R-2", "-amount", "1", "-return-url", merchant.URL}, "", exitOK, "created R-2 (1.00)", ""},
-		{"create without return URL", []string{"create", "-refno", "R-3", "-amount", "1"}, "", exitUsage, "", "paygate sandbox order create: -return-url is required"},
-		{"settle", []string{"settle", "-refno", "R-1"}, "", exitOK, "R-1 10.50: success (orderNo ", ""},
-		{"settle again", []string{"settle", "-refno", "R-1", "-status", "failed"}, "", exitInvalid, "", "HTTP 409: gatewaytest: order"},
-		{"pending", []string{"settle", "-refno", "R-2", "-status", "pending"}, "", exitOK, "R-2 1.00: pending", ""},
-		{"settle the pending", []string{"settle", "-refno", "R-2", "-status", "failed"}, "", exitOK, "R-2 1.00: failed", ""},
-		{"unknown order", []string{"settle", "-refno", "NOPE"}, "", exitInvalid, "", "HTTP 404"},
-		{"bad status", []string{"settle", "-refno", "R-1", "-status", "paid"}, "", exitUsage, "", `-status "paid"`},
-		{"wrong token", []string{"settle", "-refno", "R-1"}, "sandbox.wrong", exitInvalid, "", "HTTP 401"},
-		{"not the sandbox", []string{"settle", "-refno", "R-1", "-checkout-url", "https://pay.example"}, "", exitUsage, "", "for the sandbox only"},
-		{"settle without refno", []string{"settle"}, "", exitUsage, "", "-refno is required"},
-		{"unknown subcommand", []string{"cancel"}, "", exitUsage, "", `unknown subcommand "cancel"`},
+		{name: "create", args: []string{"create", "-refno", "R-1", "-amount", "10.50", "-return-url", merchant.URL}, token: "", code: exitOK, out: "created R-1 (10.50); checkout page: " + sb.URL + "/checkout/", err: ""},
+		{name: "create another", args: []string{"create", "-refno", "R-2", "-amount", "1", "-return-url", merchant.URL}, token: "", code: exitOK, out: "created R-2 (1.00)", err: ""},
+		{name: "create without return URL", args: []string{"create", "-refno", "R-3", "-amount", "1"}, token: "", code: exitUsage, out: "", err: "paygate sandbox order create: -return-url is required"},
+		{name: "settle", args: []string{"settle", "-refno", "R-1"}, token: "", code: exitOK, out: "R-1 10.50: success (orderNo ", err: ""},
+		{name: "settle again", args: []string{"settle", "-refno", "R-1", "-status", "failed"}, token: "", code: exitInvalid, out: "", err: "HTTP 409: gatewaytest: order"},
+		{name: "pending", args: []string{"settle", "-refno", "R-2", "-status", "pending"}, token: "", code: exitOK, out: "R-2 1.00: pending", err: ""},
+		{name: "settle the pending", args: []string{"settle", "-refno", "R-2", "-status", "failed"}, token: "", code: exitOK, out: "R-2 1.00: failed", err: ""},
+		{name: "unknown order", args: []string{"settle", "-refno", "NOPE"}, token: "", code: exitInvalid, out: "", err: "HTTP 404"},
+		{name: "bad status", args: []string{"settle", "-refno", "R-1", "-status", "paid"}, token: "", code: exitUsage, out: "", err: `-status "paid"`},
+		{name: "wrong token", args: []string{"settle", "-refno", "R-1"}, token: "sandbox.wrong", code: exitInvalid, out: "", err: "HTTP 401"},
+		{name: "not the sandbox", args: []string{"settle", "-refno", "R-1", "-checkout-url", "https://pay.example"}, token: "", code: exitUsage, out: "", err: "for the sandbox only"},
+		{name: "settle without refno", args: []string{"settle"}, token: "", code: exitUsage, out: "", err: "-refno is required"},
+		{name: "unknown subcommand", args: []string{"cancel"}, token: "", code: exitUsage, out: "", err: `unknown subcommand "cancel"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.token != "" {

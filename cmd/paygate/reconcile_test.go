@@ -35,10 +35,10 @@ func reconcileSandbox(t *testing.T) (*gatewaytest.Server, map[string]string) {
 		ref, extra string
 		status     paygate.Status
 	}{
-		{"PAID-1", "cart", paygate.StatusSuccess},
-		{"LATE-1", "cart", paygate.StatusSuccess},
-		{"FAIL-1", "cart", paygate.StatusFailed},
-		{"BARE-1", "", paygate.StatusSuccess},
+		{ref: "PAID-1", extra: "cart", status: paygate.StatusSuccess},
+		{ref: "LATE-1", extra: "cart", status: paygate.StatusSuccess},
+		{ref: "FAIL-1", extra: "cart", status: paygate.StatusFailed},
+		{ref: "BARE-1", extra: "", status: paygate.StatusSuccess},
 	} {
 		_, err := client.CreateOrder(context.Background(), paygate.Order{RefNo: o.ref, ExtraData: o.extra, Amount: 2590, Email: "a@example.com", ReturnURL: shop.URL})
 		require.NoError(t, err)
@@ -71,11 +71,11 @@ func TestReconcileDryRun(t *testing.T) {
 		stdin string
 		args  []string
 	}{
-		{"arguments, table", "", append([]string{"reconcile", "-interval", "0"}, refs...)},
-		{"arguments, csv", "", append([]string{"reconcile", "-interval", "0", "-format", "csv"}, refs...)},
-		{"stdin and arguments, csv", "LATE-1~cart\nFAIL-1~cart\r\nNOPE-1\n\nBARE-1\n",
-			[]string{"reconcile", "-format", "csv", "-interval", "1ms", "-f", "-", "PAID-1~cart"}},
-		{"file, a repeat checked once, table", "", []string{"reconcile", "-interval", "0", "-f", file, "PAID-1~cart", "LATE-1~cart"}},
+		{name: "arguments, table", stdin: "", args: append([]string{"reconcile", "-interval", "0"}, refs...)},
+		{name: "arguments, csv", stdin: "", args: append([]string{"reconcile", "-interval", "0", "-format", "csv"}, refs...)},
+		{name: "stdin and arguments, csv", stdin: "LATE-1~cart\nFAIL-1~cart\r\nNOPE-1\n\nBARE-1\n",
+			args: []string{"reconcile", "-format", "csv", "-interval", "1ms", "-f", "-", "PAID-1~cart"}},
+		{name: "file, a repeat checked once, table", stdin: "", args: []string{"reconcile", "-interval", "0", "-f", file, "PAID-1~cart", "LATE-1~cart"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, tc.stdin, tc.args...)
@@ -224,11 +224,11 @@ func TestReconcileUsage(t *testing.T) {
 		code int
 		err  string
 	}{
-		{"help", []string{"reconcile", "-h"}, exitOK, "fulfils NOTHING"},
-		{"no reference", []string{"reconcile"}, exitUsage, "usage: paygate reconcile"},
-		{"format", []string{"reconcile", "-format", "xml", "A"}, exitUsage, `-format "xml": want table or csv`},
-		{"interval", []string{"reconcile", "-interval", "-1s", "A"}, exitUsage, "-interval -1s: want zero or more"},
-		{"missing file", []string{"reconcile", "-f", "/nonexistent/refs", "A"}, exitUsage, "/nonexistent/refs"},
+		{name: "help", args: []string{"reconcile", "-h"}, code: exitOK, err: "fulfils NOTHING"},
+		{name: "no reference", args: []string{"reconcile"}, code: exitUsage, err: "usage: paygate reconcile"},
+		{name: "format", args: []string{"reconcile", "-format", "xml", "A"}, code: exitUsage, err: `-format "xml": want table or csv`},
+		{name: "interval", args: []string{"reconcile", "-interval", "-1s", "A"}, code: exitUsage, err: "-interval -1s: want zero or more"},
+		{name: "missing file", args: []string{"reconcile", "-f", "/nonexistent/refs", "A"}, code: exitUsage, err: "/nonexistent/refs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errOut := runCLI(t, "", tc.args...)
