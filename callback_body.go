@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 )
 
 // formContentType is the media type of a callback body.
@@ -100,22 +99,6 @@ func parseForm(body string) (url.Values, error) {
 		}
 	}
 	return form, err
-}
-
-// bodyLimit is BodyLimit, or DefaultCallbackBodyLimit when unset.
-func (h *CallbackHandler) bodyLimit() int64 {
-	if h.BodyLimit > 0 {
-		return h.BodyLimit
-	}
-	return DefaultCallbackBodyLimit
-}
-
-// readTimeout is ReadTimeout, or DefaultCallbackReadTimeout when unset.
-func (h *CallbackHandler) readTimeout() time.Duration {
-	if h.ReadTimeout > 0 {
-		return h.ReadTimeout
-	}
-	return DefaultCallbackReadTimeout
 }
 
 // parsedFormOverLimit applies BodyLimit to a form a middleware parsed

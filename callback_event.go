@@ -269,14 +269,6 @@ func (h *CallbackHandler) storeFailed(ctx context.Context, o origin, cb *Callbac
 	return verdict{code: http.StatusServiceUnavailable, outcome: OutcomeError, reason: "temporarily unavailable", err: err}
 }
 
-// lease is Lease or DefaultLease.
-func (h *CallbackHandler) lease() time.Duration {
-	if h.Lease > 0 {
-		return h.Lease
-	}
-	return DefaultLease
-}
-
 // storeContext is the context of one call of d: ctx's values, not its
 // cancellation (the work must be recorded even if the gateway hung up), and
 // a short time limit of its own, which an in-process Deduper that never
@@ -337,14 +329,6 @@ func (r *hookRun) Value(key any) any {
 		return r.claim
 	}
 	return r.Context.Value(key)
-}
-
-// hookTimeout is HookTimeout, or DefaultHookTimeout when unset.
-func (h *CallbackHandler) hookTimeout() time.Duration {
-	if h.HookTimeout > 0 {
-		return h.HookTimeout
-	}
-	return DefaultHookTimeout
 }
 
 // callHook runs a hook, turning a panic into an error so that the claim is
