@@ -1,6 +1,12 @@
 package paygate
 
-import "time"
+// The defaults of CallbackHandler: each field left zero means a default,
+// read through the method of the same name, never inline.
+
+import (
+	"log/slog"
+	"time"
+)
 
 // Defaults of CallbackHandler's limits.
 const (
@@ -54,6 +60,26 @@ func (h *CallbackHandler) hookTimeout() time.Duration {
 		return h.HookTimeout
 	}
 	return DefaultHookTimeout
+}
+
+// reconcileInterval is ReconcileInterval, DefaultReconcileInterval when
+// unset, or 0 (no pause) when negative.
+func (h *CallbackHandler) reconcileInterval() time.Duration {
+	switch {
+	case h.ReconcileInterval < 0:
+		return 0
+	case h.ReconcileInterval == 0:
+		return DefaultReconcileInterval
+	}
+	return h.ReconcileInterval
+}
+
+// logger is Logger, or slog.Default() when unset.
+func (h *CallbackHandler) logger() *slog.Logger {
+	if h.Logger != nil {
+		return h.Logger
+	}
+	return slog.Default()
 }
 
 // deduper returns the configured Deduper or the handler's in-memory one.

@@ -277,10 +277,7 @@ func (o origin) attrs(more int) []any {
 // logAt writes one line, saying where the event came from (o), to Logger or
 // slog.Default().
 func (h *CallbackHandler) logAt(ctx context.Context, o origin, level slog.Level, msg string, args ...any) {
-	l := h.Logger
-	if l == nil {
-		l = slog.Default()
-	}
+	l := h.logger()
 	if !l.Enabled(ctx, level) {
 		return
 	}

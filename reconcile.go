@@ -125,11 +125,8 @@ func (h *CallbackHandler) ReconcileReport(ctx context.Context, c *Client, q Repo
 
 // pace waits ReconcileInterval, or until ctx ends.
 func (h *CallbackHandler) pace(ctx context.Context) error {
-	d := h.ReconcileInterval
+	d := h.reconcileInterval()
 	if d == 0 {
-		d = DefaultReconcileInterval
-	}
-	if d < 0 {
 		return ctx.Err()
 	}
 	return sleepCtx(ctx, d)
