@@ -84,10 +84,12 @@ func (h *CallbackHandler) process(ctx context.Context, cb *Callback, o origin) v
 		h.logAt(ctx, o, slog.LevelError, errNoFulfil.Error(), "refNo", cb.RefNo)
 		return verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handler misconfigured", err: errNoFulfil}
 	}
-	v, paid, done := h.once(ctx, o, cb, event{key: fulfilKey(cb.RefNo), hook: h.Fulfil, result: cb.OrderNo, fulfils: true}, OutcomeFulfilled)
+	how, paid, v := h.once(ctx, o, cb, event{key: fulfilKey(cb.RefNo), hook: h.Fulfil, result: cb.OrderNo, fulfils: true})
 	switch {
-	case !done:
+	case how == notDone:
 		return v
+	case how == ranNow:
+		return verdict{code: http.StatusOK, outcome: OutcomeFulfilled}
 	case paid == cb.OrderNo:
 		return verdict{code: http.StatusOK, outcome: OutcomeAlreadyFulfilled, paid: paid}
 	case paid == "" || cb.OrderNo == "":
@@ -96,15 +98,15 @@ func (h *CallbackHandler) process(ctx context.Context, cb *Callback, o origin) v
 			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "paidOrderNo", paid)
 		return verdict{code: http.StatusOK, outcome: OutcomeAlreadyFulfilled, paid: paid}
 	}
-	v, _, done = h.once(ctx, o, cb, event{key: "double|" + cb.RefNo + "|" + cb.OrderNo, hook: func(ctx context.Context, cb *Callback) error {
+	how, _, v = h.once(ctx, o, cb, event{key: "double|" + cb.RefNo + "|" + cb.OrderNo, hook: func(ctx context.Context, cb *Callback) error {
 		h.logAt(ctx, o, slog.LevelWarn, "second payment for a fulfilled refNo: not fulfilled; refund it",
 			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "paidOrderNo", paid, "amount", cb.Amount.String())
 		if h.OnDoublePayment == nil {
 			return nil
 		}
 		return h.OnDoublePayment(ctx, cb, paid)
-	}}, OutcomeDoublePayment)
-	if done {
+	}})
+	if how != notDone {
 		v = verdict{code: http.StatusOK, outcome: OutcomeDoublePayment}
 	}
 	v.paid = paid
@@ -145,8 +147,8 @@ func (h *CallbackHandler) processStatus(ctx context.Context, cb *Callback, o ori
 		// hook: it gets 503 and comes back after.
 		defer h.releaseHeld(ctx, o, cb, held)
 	}
-	v, _, done := h.once(ctx, o, cb, event{key: "status|" + cb.RefNo + "|" + cb.OrderNo + "|" + string(cb.Status), hook: h.OnStatus, also: held}, outcome)
-	if done {
+	how, _, v := h.once(ctx, o, cb, event{key: "status|" + cb.RefNo + "|" + cb.OrderNo + "|" + string(cb.Status), hook: h.OnStatus, also: held})
+	if how != notDone {
 		v = verdict{code: http.StatusOK, outcome: outcome}
 	}
 	v.stale = cb.Stale
@@ -209,11 +211,26 @@ type event struct {
 	fulfils bool
 }
 
-// once claims ev and runs its hook. When the event was completed before, it
-// returns done with what the completion recorded, and the caller decides;
-// otherwise the verdict: ran (200, outcome ran), in flight elsewhere (503),
-// or failed (500 or 503).
-func (h *CallbackHandler) once(ctx context.Context, o origin, cb *Callback, ev event, ran Outcome) (v verdict, recorded string, done bool) {
+// onceOutcome is what once made of an event.
+type onceOutcome uint8
+
+const (
+	// ranNow: the hook ran and the event's completion is recorded.
+	ranNow onceOutcome = iota + 1
+	// doneBefore: an earlier delivery completed the event; nothing ran.
+	// once returns what that completion recorded.
+	doneBefore
+	// notDone: the event is not completed (another delivery holds it, the
+	// Deduper failed, or the hook failed): answer the verdict once returns.
+	notDone
+)
+
+// once claims ev and runs its hook: ranNow, doneBefore with what the
+// earlier completion recorded (the caller decides what it means), or
+// notDone with the verdict to answer: in flight elsewhere (503), the
+// Deduper unreachable (503), or the hook or the recording of its completion
+// failed (500).
+func (h *CallbackHandler) once(ctx context.Context, o origin, cb *Callback, ev event) (how onceOutcome, recorded string, v verdict) {
 	// The event is handled to its end even if the gateway hung up.
 	ctx = detached(ctx)
 	lease := h.lease()
@@ -224,11 +241,11 @@ func (h *CallbackHandler) once(ctx context.Context, o origin, cb *Callback, ev e
 	cancel()
 	switch {
 	case err != nil:
-		return h.storeFailed(ctx, o, cb, "dedupe claim failed", err), "", false
+		return notDone, "", h.storeFailed(ctx, o, cb, "dedupe claim failed", err)
 	case claim.State == ClaimDone:
-		return verdict{}, claim.Result, true
+		return doneBefore, claim.Result, verdict{}
 	case claim.State != ClaimAcquired:
-		return verdict{code: http.StatusServiceUnavailable, outcome: OutcomeInFlight, reason: "being handled by another delivery"}, "", false
+		return notDone, "", verdict{code: http.StatusServiceUnavailable, outcome: OutcomeInFlight, reason: "being handled by another delivery"}
 	}
 	// The fpx field is read once the event is acted on: a duplicate never
 	// needs it.
@@ -246,7 +263,7 @@ func (h *CallbackHandler) once(ctx context.Context, o origin, cb *Callback, ev e
 		if err := d.Release(sctx, ev.key, claim.Token); err != nil {
 			h.logAt(ctx, o, slog.LevelError, "dedupe release failed", "refNo", cb.RefNo, "err", err)
 		}
-		return verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: hookErr}, "", false
+		return notDone, "", verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: hookErr}
 	}
 	if !completed {
 		// Unless the hook committed the completion with its effect
@@ -256,10 +273,10 @@ func (h *CallbackHandler) once(ctx context.Context, o origin, cb *Callback, ev e
 			// gateway retries. If the claim was lost, another delivery may
 			// run the hook again: the at-least-once case of the lease path.
 			h.logAt(ctx, o, slog.LevelError, "dedupe complete failed after the hook ran", "refNo", cb.RefNo, "err", err)
-			return verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: err}, "", false
+			return notDone, "", verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: err}
 		}
 	}
-	return verdict{code: http.StatusOK, outcome: ran}, "", false
+	return ranNow, "", verdict{}
 }
 
 // storeFailed is the verdict when the Deduper cannot be reached: 503, the
