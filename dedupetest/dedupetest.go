@@ -226,81 +226,115 @@ func unrenewedHookNeverOverlaps(t *testing.T, d paygate.Deduper) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const orders, lease = 20, 300 * time.Millisecond
-	var mu sync.Mutex
-	ended := map[string]time.Time{}   // when each first hook returned
-	started := map[string]time.Time{} // when each second hook began
-	running := map[string]chan struct{}{}
-	for i := range orders {
-		running[fmt.Sprintf("MARGIN-%d", i)] = make(chan struct{})
-	}
-	first := &paygate.CallbackHandler{
-		Keys: []paygate.Key{key}, Deduper: renewalLost{d}, Lease: lease, Logger: slog.New(slog.DiscardHandler),
-		Fulfil: func(ctx context.Context, cb *paygate.Callback) error {
-			close(running[cb.RefNo])
-			<-ctx.Done()
-			mu.Lock()
-			ended[cb.RefNo] = time.Now()
-			mu.Unlock()
-			return context.Cause(ctx)
-		},
-	}
-	second := &paygate.CallbackHandler{
-		Keys: []paygate.Key{key}, Deduper: d, Lease: lease, Logger: slog.New(slog.DiscardHandler),
-		Fulfil: func(_ context.Context, cb *paygate.Callback) error {
-			mu.Lock()
-			started[cb.RefNo] = time.Now()
-			mu.Unlock()
-			return nil
-		},
-	}
-	deliver := func(h http.Handler, fields url.Values) int {
-		r, err := paygate.NewCallbackRequest(key, "/return", fields)
-		if err != nil {
-			t.Error(err)
-			return 0
-		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		return w.Code
-	}
+	const orders = 20
+	r := newMarginRace(t, d, key, orders, 300*time.Millisecond)
 	var wg sync.WaitGroup
 	for i := range orders {
 		fields := url.Values{"status": {"success"}, "refNo": {fmt.Sprintf("MARGIN-%d", i)}, "orderNo": {fmt.Sprintf("GW-%d", i)}}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got := make(chan int, 1)
-			go func() { got <- deliver(first, fields) }()
-			select { // the first delivery holds the claim
-			case <-running[fields.Get("refNo")]:
-			case <-time.After(5 * time.Second):
-				t.Errorf("%s: the first delivery's hook did not start within 5 s", fields.Get("refNo"))
-				return
-			}
-			deadline := time.Now().Add(10 * lease)
-			for deliver(second, fields) != http.StatusOK {
-				if time.Now().After(deadline) {
-					t.Errorf("%s: the second delivery never got the claim within %v", fields.Get("refNo"), 10*lease)
-					break
-				}
-				time.Sleep(2 * time.Millisecond)
-			}
-			if code := <-got; code != http.StatusInternalServerError {
-				t.Errorf("%s: the cancelled first hook answered %d, want 500", fields.Get("refNo"), code)
-			}
+			r.order(fields)
 		}()
 	}
 	wg.Wait()
+	r.check(orders)
+}
+
+// marginRace is unrenewedHookNeverOverlaps' pair of handlers on one
+// deduper, the first unable to renew, and when their hooks ran.
+type marginRace struct {
+	t             *testing.T
+	key           paygate.Key
+	lease         time.Duration
+	first, second *paygate.CallbackHandler
+	running       map[string]chan struct{} // closed when each first hook starts
+
+	mu      sync.Mutex
+	ended   map[string]time.Time // when each first hook returned
+	started map[string]time.Time // when each second hook began
+}
+
+func newMarginRace(t *testing.T, d paygate.Deduper, key paygate.Key, orders int, lease time.Duration) *marginRace {
+	r := &marginRace{t: t, key: key, lease: lease, running: map[string]chan struct{}{},
+		ended: map[string]time.Time{}, started: map[string]time.Time{}}
+	for i := range orders {
+		r.running[fmt.Sprintf("MARGIN-%d", i)] = make(chan struct{})
+	}
+	r.first = &paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: renewalLost{d}, Lease: lease,
+		Logger: slog.New(slog.DiscardHandler), Fulfil: r.firstHook}
+	r.second = &paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: d, Lease: lease,
+		Logger: slog.New(slog.DiscardHandler), Fulfil: r.secondHook}
+	return r
+}
+
+// firstHook runs until cancelled, and stops at once.
+func (r *marginRace) firstHook(ctx context.Context, cb *paygate.Callback) error {
+	close(r.running[cb.RefNo])
+	<-ctx.Done()
+	r.mu.Lock()
+	r.ended[cb.RefNo] = time.Now()
+	r.mu.Unlock()
+	return context.Cause(ctx)
+}
+
+// secondHook notes when it began.
+func (r *marginRace) secondHook(_ context.Context, cb *paygate.Callback) error {
+	r.mu.Lock()
+	r.started[cb.RefNo] = time.Now()
+	r.mu.Unlock()
+	return nil
+}
+
+// deliver sends the callback of fields to h and returns the status.
+func (r *marginRace) deliver(h http.Handler, fields url.Values) int {
+	req, err := paygate.NewCallbackRequest(r.key, "/return", fields)
+	if err != nil {
+		r.t.Error(err)
+		return 0
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w.Code
+}
+
+// order delivers one order to the first handler and, once its hook runs,
+// to the second every 2 ms until it gets the claim.
+func (r *marginRace) order(fields url.Values) {
+	ref := fields.Get("refNo")
+	got := make(chan int, 1)
+	go func() { got <- r.deliver(r.first, fields) }()
+	select { // the first delivery holds the claim
+	case <-r.running[ref]:
+	case <-time.After(5 * time.Second):
+		r.t.Errorf("%s: the first delivery's hook did not start within 5 s", ref)
+		return
+	}
+	deadline := time.Now().Add(10 * r.lease)
+	for r.deliver(r.second, fields) != http.StatusOK {
+		if time.Now().After(deadline) {
+			r.t.Errorf("%s: the second delivery never got the claim within %v", ref, 10*r.lease)
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if code := <-got; code != http.StatusInternalServerError {
+		r.t.Errorf("%s: the cancelled first hook answered %d, want 500", ref, code)
+	}
+}
+
+// check fails the test unless every order was taken over by the second
+// handler, each after its first hook ended.
+func (r *marginRace) check(orders int) {
 	overlaps := 0
-	for ref, start := range started {
-		if end, ok := ended[ref]; !ok || start.Before(end) {
+	for ref, start := range r.started {
+		if end, ok := r.ended[ref]; !ok || start.Before(end) {
 			overlaps++
-			t.Errorf("%s: the next claimant started %v before the unrenewed hook ended", ref, end.Sub(start))
+			r.t.Errorf("%s: the next claimant started %v before the unrenewed hook ended", ref, end.Sub(start))
 		}
 	}
-	if len(started) != orders || overlaps != 0 {
-		t.Fatalf("%d of %d orders taken over, %d overlaps; want %d and 0", len(started), orders, overlaps, orders)
+	if len(r.started) != orders || overlaps != 0 {
+		r.t.Fatalf("%d of %d orders taken over, %d overlaps; want %d and 0", len(r.started), orders, overlaps, orders)
 	}
 }
 
