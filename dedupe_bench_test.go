@@ -102,7 +102,7 @@ func BenchmarkMemoryDeduperScale(b *testing.B) {
 	for _, tt := range []struct {
 		name  string
 		sweep bool
-	}{{"queues", false}, {"sweepBaseline", true}} {
+	}{{name: "queues", sweep: false}, {name: "sweepBaseline", sweep: true}} {
 		b.Run(tt.name, func(b *testing.B) {
 			b.ReportAllocs()
 			small, large := newDedupeLoad(10_000, tt.sweep), newDedupeLoad(1_000_000, tt.sweep)
@@ -111,7 +111,7 @@ func BenchmarkMemoryDeduperScale(b *testing.B) {
 			for _, l := range []struct {
 				name string
 				load *dedupeLoad
-			}{{"10k", small}, {"1M", large}} {
+			}{{name: "10k", load: small}, {name: "1M", load: large}} {
 				b.ReportMetric(float64(l.load.quantile(0.999).Microseconds()), "p99.9-us-"+l.name)
 				b.ReportMetric(float64(l.load.quantile(1).Microseconds()), "max-us-"+l.name)
 			}

@@ -39,9 +39,9 @@ func TestMemoryDeduperFarTimes(t *testing.T) {
 		now       time.Time
 		retention time.Duration
 	}{
-		{"retention past 2262", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC), time.Duration(math.MaxInt64)},
-		{"clock in 2300", time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC), time.Hour},
-		{"clock in 1600", time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC), time.Hour},
+		{name: "retention past 2262", now: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC), retention: time.Duration(math.MaxInt64)},
+		{name: "clock in 2300", now: time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC), retention: time.Hour},
+		{name: "clock in 1600", now: time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC), retention: time.Hour},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			now := tt.now

@@ -22,12 +22,12 @@ func Run(t *testing.T, newDeduper func(t *testing.T) paygate.Deduper) {
 		name string
 		fn   func(*testing.T, paygate.Deduper)
 	}{
-		{"Lifecycle", lifecycle},
-		{"LapsedLease", lapsedLease},
-		{"RenewExtends", renewExtends},
-		{"ConcurrentClaims", concurrentClaims},
-		{"SlowHookRenewed", slowHookRenewed},
-		{"UnrenewedHookNeverOverlaps", unrenewedHookNeverOverlaps},
+		{name: "Lifecycle", fn: lifecycle},
+		{name: "LapsedLease", fn: lapsedLease},
+		{name: "RenewExtends", fn: renewExtends},
+		{name: "ConcurrentClaims", fn: concurrentClaims},
+		{name: "SlowHookRenewed", fn: slowHookRenewed},
+		{name: "UnrenewedHookNeverOverlaps", fn: unrenewedHookNeverOverlaps},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newDeduper(t)) })
 	}

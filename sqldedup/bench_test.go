@@ -52,8 +52,8 @@ func BenchmarkHandlerOnPostgres(b *testing.B) {
 		name string
 		body func() string
 	}{
-		{"duplicate", func() string { return dup }},
-		{"new", func() string { seq++; return body(fmt.Sprint("BENCH-", seq)) }},
+		{name: "duplicate", body: func() string { return dup }},
+		{name: "new", body: func() string { seq++; return body(fmt.Sprint("BENCH-", seq)) }},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
 			const batch = 50
@@ -180,8 +180,8 @@ func BenchmarkPathsOnPostgres(b *testing.B) {
 		name string
 		body func(path string) string
 	}{
-		{"duplicate", func(string) string { return dup }},
-		{"new", func(path string) string { seq++; return body(fmt.Sprint("BENCH-", path, "-", seq)) }},
+		{name: "duplicate", body: func(string) string { return dup }},
+		{name: "new", body: func(path string) string { seq++; return body(fmt.Sprint("BENCH-", path, "-", seq)) }},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
 			b.ReportAllocs()

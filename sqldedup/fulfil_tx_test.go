@@ -112,8 +112,8 @@ func TestFulfilTxFailureRollsBack(t *testing.T) {
 		name string
 		fail func() error
 	}{
-		{"error", func() error { return errors.New("warehouse down") }},
-		{"panic", func() error { panic("stock service returned garbage") }},
+		{name: "error", fail: func() error { return errors.New("warehouse down") }},
+		{name: "panic", fail: func() error { panic("stock service returned garbage") }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTxShop(t, openDB(t, testDSN(t)))
