@@ -108,72 +108,13 @@ func BenchmarkPathsOnPostgres(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	type paths struct{ lease, tx, floor http.Handler }
-	build := func(dsn string) paths {
-		db := openDB(b, dsn)
-		warm(b, db, 4)
-		d, _ := testDeduperOn(b, db)
-		unique, plain := fmt.Sprintf("bench_ledger_u_%d", rand.Uint32()), fmt.Sprintf("bench_ledger_%d", rand.Uint32())
-		for _, ddl := range []string{
-			`CREATE TABLE ` + unique + ` (ref_no text PRIMARY KEY, order_no text)`,
-			`CREATE TABLE ` + plain + ` (ref_no text, order_no text)`,
-		} {
-			if _, err := db.Exec(ddl); err != nil {
-				b.Fatal(err)
-			}
+	pb := &pathsBench{b: b, key: key, proxy: proxy, timed: newBenchPaths(b, direct, key), counted: newBenchPaths(b, counted, key)}
+	pb.warm()
+	dup := pb.body("BENCH-DUP")
+	for _, p := range []benchPaths{pb.timed, pb.counted} {
+		for _, h := range p {
+			benchServe(b, h, dup)
 		}
-		b.Cleanup(func() { _, _ = db.Exec(`DROP TABLE ` + unique + `, ` + plain) })
-		upsert := `INSERT INTO ` + unique + ` (ref_no, order_no) VALUES ($1, $2) ON CONFLICT DO NOTHING`
-		logger := slog.New(slog.DiscardHandler)
-		return paths{
-			lease: &paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: d, Logger: logger,
-				Fulfil: func(ctx context.Context, cb *paygate.Callback) error {
-					_, err := db.ExecContext(ctx, upsert, cb.RefNo, cb.OrderNo)
-					return err
-				}},
-			tx: &paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: d, Logger: logger,
-				Fulfil: d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
-					_, err := tx.ExecContext(ctx, `INSERT INTO `+plain+` (ref_no, order_no) VALUES ($1, $2)`, cb.RefNo, cb.OrderNo)
-					return err
-				})},
-			floor: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if err := r.ParseForm(); err != nil {
-					http.Error(w, err.Error(), http.StatusBadRequest)
-					return
-				}
-				if err := paygate.VerifyCallback(r.PostForm, key); err != nil {
-					http.Error(w, "forbidden", http.StatusForbidden)
-					return
-				}
-				cb, err := paygate.ParseCallback(r.PostForm)
-				if err != nil {
-					http.Error(w, err.Error(), http.StatusBadRequest)
-					return
-				}
-				if _, err := db.ExecContext(r.Context(), upsert, cb.RefNo, cb.OrderNo); err != nil {
-					http.Error(w, "unavailable", http.StatusServiceUnavailable)
-					return
-				}
-				w.WriteHeader(http.StatusOK)
-			}),
-		}
-	}
-	timed, countedPaths := build(direct), build(counted)
-	body := func(ref string) string { return benchCallbackBody(b, key, ref) }
-	serve := func(h http.Handler, body string) { benchServe(b, h, body) }
-	for _, name := range []string{"lease", "tx", "floor"} { // warm every path's statements, timed and counted
-		for _, p := range []paths{timed, countedPaths} {
-			h := map[string]http.Handler{"lease": p.lease, "tx": p.tx, "floor": p.floor}[name]
-			for i := range 5 {
-				serve(h, body(fmt.Sprint("WARM-", name, i)))
-			}
-		}
-	}
-	dup := body("BENCH-DUP")
-	for _, p := range []paths{timed, countedPaths} {
-		serve(p.lease, dup)
-		serve(p.tx, dup)
-		serve(p.floor, dup)
 	}
 	seq := 0
 	for _, tt := range []struct {
@@ -181,51 +122,149 @@ func BenchmarkPathsOnPostgres(b *testing.B) {
 		body func(path string) string
 	}{
 		{name: "duplicate", body: func(string) string { return dup }},
-		{name: "new", body: func(path string) string { seq++; return body(fmt.Sprint("BENCH-", path, "-", seq)) }},
+		{name: "new", body: func(path string) string { seq++; return pb.body(fmt.Sprint("BENCH-", path, "-", seq)) }},
 	} {
-		b.Run(tt.name, func(b *testing.B) {
-			b.ReportAllocs()
-			names := []string{"lease", "tx", "floor"}
-			handlers := [][2]http.Handler{{timed.lease, countedPaths.lease}, {timed.tx, countedPaths.tx}, {timed.floor, countedPaths.floor}}
-			var spent [3]time.Duration
-			for i := 0; i < b.N; i++ {
-				for p, h := range handlers {
-					s := tt.body(names[p])
-					start := time.Now()
-					serve(h[0], s)
-					spent[p] += time.Since(start)
-				}
-			}
-			b.StopTimer()
-			const batch = 20
-			for p, h := range handlers {
-				serve(h[1], tt.body(names[p])) // a connection idle for a second is pinged on reuse: not the path's cost
-				bodies := make([]string, batch)
-				for j := range bodies {
-					bodies[j] = tt.body(names[p])
-				}
-				trips := proxy.roundTrips(func() {
-					for _, s := range bodies {
-						serve(h[1], s)
-					}
-				})
-				for j := range bodies {
-					bodies[j] = tt.body(names[p])
-				}
-				var before, after runtime.MemStats
-				runtime.ReadMemStats(&before)
-				for _, s := range bodies {
-					serve(h[0], s)
-				}
-				runtime.ReadMemStats(&after)
-				b.ReportMetric(float64(trips)/batch, names[p]+"-roundtrips/callback")
-				b.ReportMetric(float64(after.Mallocs-before.Mallocs)/batch, names[p]+"-allocs/callback")
-				b.ReportMetric(float64(b.N)/spent[p].Seconds(), names[p]+"-req/s")
-			}
-			b.ReportMetric(spent[2].Seconds()/spent[0].Seconds(), "lease-x-floor")
-			b.ReportMetric(spent[2].Seconds()/spent[1].Seconds(), "tx-x-floor")
-		})
+		b.Run(tt.name, func(b *testing.B) { pb.run(b, tt.body) })
 	}
+}
+
+// benchPaths are the three handlers of BenchmarkPathsOnPostgres: the lease
+// path, the transactional path and the floor (pathName).
+type benchPaths [3]http.Handler
+
+// pathName names path p of benchPaths.
+func pathName(p int) string { return [...]string{"lease", "tx", "floor"}[p] }
+
+// newBenchPaths builds the three paths on a database opened at dsn, each
+// with ledger tables of its own.
+func newBenchPaths(b *testing.B, dsn string, key paygate.Key) benchPaths {
+	db := openDB(b, dsn)
+	warm(b, db, 4)
+	d, _ := testDeduperOn(b, db)
+	unique, plain := fmt.Sprintf("bench_ledger_u_%d", rand.Uint32()), fmt.Sprintf("bench_ledger_%d", rand.Uint32())
+	for _, ddl := range []string{
+		`CREATE TABLE ` + unique + ` (ref_no text PRIMARY KEY, order_no text)`,
+		`CREATE TABLE ` + plain + ` (ref_no text, order_no text)`,
+	} {
+		if _, err := db.Exec(ddl); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Cleanup(func() { _, _ = db.Exec(`DROP TABLE ` + unique + `, ` + plain) })
+	upsert := `INSERT INTO ` + unique + ` (ref_no, order_no) VALUES ($1, $2) ON CONFLICT DO NOTHING`
+	logger := slog.New(slog.DiscardHandler)
+	return benchPaths{
+		&paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: d, Logger: logger,
+			Fulfil: func(ctx context.Context, cb *paygate.Callback) error {
+				_, err := db.ExecContext(ctx, upsert, cb.RefNo, cb.OrderNo)
+				return err
+			}},
+		&paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: d, Logger: logger,
+			Fulfil: d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+				_, err := tx.ExecContext(ctx, `INSERT INTO `+plain+` (ref_no, order_no) VALUES ($1, $2)`, cb.RefNo, cb.OrderNo)
+				return err
+			})},
+		floorHandler(db, key, upsert),
+	}
+}
+
+// floorHandler is the hand-written floor: parse, verify, ParseCallback,
+// upsert, 200.
+func floorHandler(db *sql.DB, key paygate.Key, upsert string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if err := paygate.VerifyCallback(r.PostForm, key); err != nil {
+			http.Error(w, "forbidden", http.StatusForbidden)
+			return
+		}
+		cb, err := paygate.ParseCallback(r.PostForm)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if _, err := db.ExecContext(r.Context(), upsert, cb.RefNo, cb.OrderNo); err != nil {
+			http.Error(w, "unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+}
+
+// pathsBench runs BenchmarkPathsOnPostgres: the paths timed, and a second
+// set whose round trips the proxy counts.
+type pathsBench struct {
+	b              *testing.B
+	key            paygate.Key
+	proxy          *countingProxy
+	timed, counted benchPaths
+}
+
+// body is the signed body of a success callback for ref.
+func (pb *pathsBench) body(ref string) string { return benchCallbackBody(pb.b, pb.key, ref) }
+
+// warm runs five new events through every path, timed and counted, so that
+// their statements are prepared.
+func (pb *pathsBench) warm() {
+	for p := range pb.timed {
+		for _, paths := range []benchPaths{pb.timed, pb.counted} {
+			for i := range 5 {
+				benchServe(pb.b, paths[p], pb.body(fmt.Sprint("WARM-", pathName(p), i)))
+			}
+		}
+	}
+}
+
+// run times b.N callbacks of body through each path in turn, then reports
+// each path's figures and the ratios to the floor.
+func (pb *pathsBench) run(b *testing.B, body func(path string) string) {
+	b.ReportAllocs()
+	var spent [3]time.Duration
+	for i := 0; i < b.N; i++ {
+		for p, h := range pb.timed {
+			s := body(pathName(p))
+			start := time.Now()
+			benchServe(b, h, s)
+			spent[p] += time.Since(start)
+		}
+	}
+	b.StopTimer()
+	for p := range pb.timed {
+		pb.report(b, p, body)
+		b.ReportMetric(float64(b.N)/spent[p].Seconds(), pathName(p)+"-req/s")
+	}
+	b.ReportMetric(spent[2].Seconds()/spent[0].Seconds(), "lease-x-floor")
+	b.ReportMetric(spent[2].Seconds()/spent[1].Seconds(), "tx-x-floor")
+}
+
+// report counts path p's round trips (on the counted set) and allocations
+// (on the timed set) per callback over a batch of body.
+func (pb *pathsBench) report(b *testing.B, p int, body func(path string) string) {
+	const batch = 20
+	name := pathName(p)
+	benchServe(b, pb.counted[p], body(name)) // a connection idle for a second is pinged on reuse: not the path's cost
+	bodies := make([]string, batch)
+	for j := range bodies {
+		bodies[j] = body(name)
+	}
+	trips := pb.proxy.roundTrips(func() {
+		for _, s := range bodies {
+			benchServe(b, pb.counted[p], s)
+		}
+	})
+	for j := range bodies {
+		bodies[j] = body(name)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for _, s := range bodies {
+		benchServe(b, pb.timed[p], s)
+	}
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(trips)/batch, name+"-roundtrips/callback")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/batch, name+"-allocs/callback")
 }
 
 // benchCallbackBody is the signed body of a success callback for ref.
