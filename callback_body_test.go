@@ -27,12 +27,14 @@ func TestCallbackHandlerBodyLimitAfterMiddlewareParsed(t *testing.T) {
 		limit   int64 // BodyLimit; 0 for the default
 		chunked bool  // no Content-Length: only the parsed size tells
 		want    int
+		// check asserts what the handler did with the callback.
+		check func(t *testing.T, rec *recorder)
 	}{
-		{name: "200 KB, Content-Length", padding: 200 << 10, want: http.StatusRequestEntityTooLarge},
-		{name: "200 KB, chunked", padding: 200 << 10, chunked: true, want: http.StatusRequestEntityTooLarge},
-		{name: "1 KB over a 512-byte limit, chunked", padding: 1 << 10, limit: 512, chunked: true, want: http.StatusRequestEntityTooLarge},
-		{name: "within the default limit", padding: 1 << 10, want: http.StatusOK},
-		{name: "within the default limit, chunked", padding: 1 << 10, chunked: true, want: http.StatusOK},
+		{name: "200 KB, Content-Length", padding: 200 << 10, want: http.StatusRequestEntityTooLarge, check: refusedAfterMiddleware},
+		{name: "200 KB, chunked", padding: 200 << 10, chunked: true, want: http.StatusRequestEntityTooLarge, check: refusedAfterMiddleware},
+		{name: "1 KB over a 512-byte limit, chunked", padding: 1 << 10, limit: 512, chunked: true, want: http.StatusRequestEntityTooLarge, check: refusedAfterMiddleware},
+		{name: "within the default limit", padding: 1 << 10, want: http.StatusOK, check: fulfilledBig},
+		{name: "within the default limit, chunked", padding: 1 << 10, chunked: true, want: http.StatusOK, check: fulfilledBig},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &recorder{}
@@ -50,15 +52,22 @@ func TestCallbackHandlerBodyLimitAfterMiddlewareParsed(t *testing.T) {
 			}
 			w := serve(parseFirst, r)
 			require.Equal(t, tc.want, w.Code, w.Body.String())
-			if tc.want == http.StatusOK {
-				require.Equal(t, []string{"INV-BIG"}, rec.fulfils)
-				return
-			}
-			require.Empty(t, rec.fulfils, "an over-limit body is never fulfilled")
-			require.Len(t, rec.rejects, 1)
-			require.ErrorContains(t, rec.rejects[0], "a middleware parsed it first")
+			tc.check(t, rec)
 		})
 	}
+}
+
+// fulfilledBig checks that the big callback was fulfilled.
+func fulfilledBig(t *testing.T, rec *recorder) {
+	require.Equal(t, []string{"INV-BIG"}, rec.fulfils)
+}
+
+// refusedAfterMiddleware checks that the callback was refused, for its size
+// after a middleware parsed it, and never fulfilled.
+func refusedAfterMiddleware(t *testing.T, rec *recorder) {
+	require.Empty(t, rec.fulfils, "an over-limit body is never fulfilled")
+	require.Len(t, rec.rejects, 1)
+	require.ErrorContains(t, rec.rejects[0], "a middleware parsed it first")
 }
 
 // formSize never counts more than the encoded form holds, so a form within
@@ -90,8 +99,15 @@ func TestCallbackHandlerWarnsOnceWithoutReadDeadline(t *testing.T) {
 		name  string
 		wrap  func(http.ResponseWriter) http.ResponseWriter
 		warns int
+		// check, when set, asserts more of the log.
+		check func(t *testing.T, out string)
 	}{
-		{name: "wrapper without Unwrap", wrap: func(w http.ResponseWriter) http.ResponseWriter { return noUnwrap{w} }, warns: 1},
+		{name: "wrapper without Unwrap", wrap: func(w http.ResponseWriter) http.ResponseWriter { return noUnwrap{w} }, warns: 1,
+			check: func(t *testing.T, out string) {
+				require.Contains(t, out, "level=WARN")
+				require.Contains(t, out, "Unwrap() http.ResponseWriter")
+				require.Contains(t, out, "paygate.noUnwrap")
+			}},
 		{name: "wrapper with Unwrap", wrap: func(w http.ResponseWriter) http.ResponseWriter { return withUnwrap{w} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,10 +133,8 @@ func TestCallbackHandlerWarnsOnceWithoutReadDeadline(t *testing.T) {
 			require.Len(t, rec.fulfils, 4)
 			out := logs.String()
 			require.Equal(t, tc.warns, strings.Count(out, "cannot set the read deadline"), out)
-			if tc.warns > 0 {
-				require.Contains(t, out, "level=WARN")
-				require.Contains(t, out, "Unwrap() http.ResponseWriter")
-				require.Contains(t, out, "paygate.noUnwrap")
+			if tc.check != nil {
+				tc.check(t, out)
 			}
 		})
 	}
