@@ -3,6 +3,7 @@ package paygate
 import (
 	"errors"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -37,13 +38,16 @@ func redactedURL(u *url.URL) string {
 	return c.String()
 }
 
-// secretParam reports whether a query parameter carries a credential.
+// secretParam reports whether a query parameter carries a credential: its
+// name, in any case, is one of secretParams.
 func secretParam(name string) bool {
-	switch strings.ToLower(name) {
-	case "signature", "token", "auth_token", "authtoken", "password", "api_key", "apikey", "key":
-		return true
-	}
-	return false
+	return slices.Contains(secretParams(), strings.ToLower(name))
+}
+
+// secretParams are the query parameters that carry a credential, in lower
+// case.
+func secretParams() []string {
+	return []string{"signature", "token", "auth_token", "authtoken", "password", "api_key", "apikey", "key"}
 }
 
 // redactTransportError rewrites the URL inside a *url.Error (which net/http

@@ -70,7 +70,7 @@ var mutants = []mutant{
 	{"key-logvalue", false, "key.go",
 		"func (Key) LogValue() slog.Value { return slog.StringValue(redacted) }", "func (k Key) LogValue() slog.Value { return slog.AnyValue(k.k) }", root},
 	{"url-signature-redaction", false, "redact.go",
-		`case "signature", "token",`, `case "token",`, root},
+		`return []string{"signature", "token",`, `return []string{"token",`, root},
 
 	// Signing and verification.
 	{"half-signature-compared", false, "sign.go",
