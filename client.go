@@ -319,3 +319,49 @@ func (c *Client) String() string {
 
 // GoString is String, so that %#v shows no credential either.
 func (c *Client) GoString() string { return c.String() }
+
+// WithEndpoints sets the paths the Client calls; empty fields keep their
+// defaults. A path that is not absolute, or holds a query, a fragment or
+// "..", fails NewClient naming the field.
+func WithEndpoints(e Endpoints) Option {
+	return clientOption(func(c *Client) error {
+		for _, f := range e.fields() {
+			if *f.p == "" {
+				*f.p = f.def
+				continue
+			}
+			u, err := url.Parse(*f.p)
+			switch {
+			case err != nil || !strings.HasPrefix(*f.p, "/") || strings.HasPrefix(*f.p, "//") || u.RawQuery != "" || u.Fragment != "" || strings.Contains(*f.p, ".."):
+				return fmt.Errorf("paygate: WithEndpoints: %s %q: want an absolute path without query, fragment or \"..\" segments", f.name, *f.p)
+			case f.dir && !strings.HasSuffix(*f.p, "/"):
+				return fmt.Errorf("paygate: WithEndpoints: %s %q: must end in / (more path follows it)", f.name, *f.p)
+			}
+		}
+		c.endpoints = e
+		return nil
+	})
+}
+
+// checkoutTarget is where orders are POSTed: the checkout URL as given when
+// it has a path (the public developer pages post to the host's root,
+// https://pay.tulus.my/), else the host and Endpoints.Checkout
+// (docs/assumptions.md A-endpoints).
+func (c *Client) checkoutTarget() (string, error) {
+	if c.checkoutURL == nil {
+		return "", fmt.Errorf("%w: %s is not set", ErrNoCredential, c.setting("WithCheckoutURL"))
+	}
+	if c.checkoutURL.Path != "" {
+		return c.checkoutURL.String(), nil
+	}
+	return c.checkoutURL.String() + c.endpoints.Checkout, nil
+}
+
+// checkoutHost is the checkout URL's scheme and host, where the pay URL and
+// the QR image page live whatever path the checkout URL has.
+func (c *Client) checkoutHost(path string) (string, error) {
+	if c.checkoutURL == nil {
+		return "", fmt.Errorf("%w: %s is not set", ErrNoCredential, c.setting("WithCheckoutURL"))
+	}
+	return c.checkoutURL.Scheme + "://" + c.checkoutURL.Host + path, nil
+}

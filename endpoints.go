@@ -1,11 +1,5 @@
 package paygate
 
-import (
-	"fmt"
-	"net/url"
-	"strings"
-)
-
 // The gateway's paths, in one place: the protocol's (docs/protocol.md
 // endpoints 1 to 5 and 7) and those of the gateway's public PHP client
 // (docs/assumptions.md A-endpoints). Each but WebhookPath (the
@@ -99,50 +93,4 @@ func (e *Endpoints) fields() []endpointField {
 		{"Transactions", d.Transactions, &e.Transactions, false}, {"QR", d.QR, &e.QR, false},
 		{"DuitNowQR", d.DuitNowQR, &e.DuitNowQR, false}, {"Version", d.Version, &e.Version, false}, {"Echo", d.Echo, &e.Echo, false},
 	}
-}
-
-// WithEndpoints sets the paths the Client calls; empty fields keep their
-// defaults. A path that is not absolute, or holds a query, a fragment or
-// "..", fails NewClient naming the field.
-func WithEndpoints(e Endpoints) Option {
-	return clientOption(func(c *Client) error {
-		for _, f := range e.fields() {
-			if *f.p == "" {
-				*f.p = f.def
-				continue
-			}
-			u, err := url.Parse(*f.p)
-			switch {
-			case err != nil || !strings.HasPrefix(*f.p, "/") || strings.HasPrefix(*f.p, "//") || u.RawQuery != "" || u.Fragment != "" || strings.Contains(*f.p, ".."):
-				return fmt.Errorf("paygate: WithEndpoints: %s %q: want an absolute path without query, fragment or \"..\" segments", f.name, *f.p)
-			case f.dir && !strings.HasSuffix(*f.p, "/"):
-				return fmt.Errorf("paygate: WithEndpoints: %s %q: must end in / (more path follows it)", f.name, *f.p)
-			}
-		}
-		c.endpoints = e
-		return nil
-	})
-}
-
-// checkoutTarget is where orders are POSTed: the checkout URL as given when
-// it has a path (the public developer pages post to the host's root,
-// https://pay.tulus.my/), else the host and Endpoints.Checkout
-// (docs/assumptions.md A-endpoints).
-func (c *Client) checkoutTarget() (string, error) {
-	if c.checkoutURL == nil {
-		return "", fmt.Errorf("%w: %s is not set", ErrNoCredential, c.setting("WithCheckoutURL"))
-	}
-	if c.checkoutURL.Path != "" {
-		return c.checkoutURL.String(), nil
-	}
-	return c.checkoutURL.String() + c.endpoints.Checkout, nil
-}
-
-// checkoutHost is the checkout URL's scheme and host, where the pay URL and
-// the QR image page live whatever path the checkout URL has.
-func (c *Client) checkoutHost(path string) (string, error) {
-	if c.checkoutURL == nil {
-		return "", fmt.Errorf("%w: %s is not set", ErrNoCredential, c.setting("WithCheckoutURL"))
-	}
-	return c.checkoutURL.Scheme + "://" + c.checkoutURL.Host + path, nil
 }

@@ -10,9 +10,6 @@ import (
 	"sync"
 )
 
-// redacted is what every secret prints as.
-const redacted = "[REDACTED]"
-
 // Key is a parsed API key (docs/protocol.md "Signature algorithm", step 5: the UUID with dashes
 // removed, hex-decoded into 16 raw bytes). Parse it once with ParseKey and
 // reuse it: a Key keeps a pool of HMAC states so that signing and verifying

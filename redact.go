@@ -7,6 +7,9 @@ import (
 	"strings"
 )
 
+// redacted is what every secret prints as.
+const redacted = "[REDACTED]"
+
 // redactURL returns raw fit for an error or a log line: user information
 // dropped, and the values of query parameters that carry a credential
 // (signature, a token, a password or a key) replaced by
