@@ -44,7 +44,7 @@ func (s *Server) Submit(form *paygate.CheckoutForm) (*Checkout, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gatewaytest: Submit: Location: %w", err)
 	}
-	orderNo := strings.TrimPrefix(page.Path, "/checkout/")
+	orderNo := strings.TrimPrefix(page.Path, hostedPagePath)
 	o, ok := s.order(orderNo)
 	if !ok {
 		return nil, fmt.Errorf("gatewaytest: Submit: no order %q", orderNo)

@@ -57,7 +57,7 @@ func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusConflict, err.Error())
 		return
 	}
-	http.Redirect(w, r, "/checkout/"+o.OrderNo, http.StatusSeeOther)
+	http.Redirect(w, r, hostedPagePath+o.OrderNo, http.StatusSeeOther)
 }
 
 // payLink is GET /pay/{agency}/{category}/{refNo}/{amount}
@@ -76,7 +76,7 @@ func (s *Server) payLink(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusConflict, err.Error())
 		return
 	}
-	http.Redirect(w, r, "/checkout/"+o.OrderNo, http.StatusSeeOther)
+	http.Redirect(w, r, hostedPagePath+o.OrderNo, http.StatusSeeOther)
 }
 
 // WithRefNoTildes makes the sandbox accept an order whose refNo holds
@@ -99,6 +99,10 @@ func (s *Server) checkSigned(w http.ResponseWriter, err error) bool {
 	}
 	return false
 }
+
+// hostedPagePath prefixes the sandbox's hosted checkout page of an order
+// (its orderNo follows), where an order's redirect points.
+const hostedPagePath = "/checkout/"
 
 // problem is one refused field, as the sandbox reports it.
 type problem struct {
