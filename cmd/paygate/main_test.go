@@ -3,14 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
 )
 
 // runCLI runs the tool in-process and returns its exit status and output.
@@ -51,54 +52,101 @@ func TestTopLevel(t *testing.T) {
 	}
 }
 
-func TestWebhookValidate(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
-		return p
-	}
-	valid := "../../testdata/webhook/valid-batch.json"
-	invalid := "../../testdata/webhook/invalid-batch.json"
-	oneBad := write("one.json", `{"transactions":[{"agency":"BANK","orderno":"1","amount":1,"name":"a","email":"a@b.co","time":"2026-11-22T10:00:00+08:00","status":"ok","data":{}}]}`)
-	notJSON := write("broken.json", `{"transactions": [`)
-	missing := filepath.Join(dir, "missing.json")
-
-	tests := []struct {
-		name  string
-		args  []string
-		stdin string
-		code  int
-		out   string
-		err   string
-	}{
-		{name: "valid", args: []string{valid}, stdin: "", code: exitOK, out: valid + ": ok\n", err: ""},
-		{name: "one problem", args: []string{oneBad}, stdin: "", code: exitInvalid,
-			out: oneBad + ": 1 problem\n  /transactions/0/status: must be one of success, pending, failed (value \"ok\")\n", err: ""},
-		{name: "many problems", args: []string{invalid}, stdin: "", code: exitInvalid, out: invalid + ": 4 problems\n" +
-			"  /transactions/0/amount: must be >= 0 (value \"-1\")\n" +
-			"  /transactions/1/time: must be ISO 8601 with a timezone offset (Z, +08:00 or +0800), e.g. 2026-11-22T10:30:00+08:00 (value \"2026-11-22 10:30\")\n" +
-			"  /transactions/1/orderno: must be unique in the batch (also at /transactions/0/orderno) (value \"ORD-000001\")\n" +
-			"  /transactions/2/data/zakat_ic_no: must be 12 digits (value \"1234\")\n", err: ""},
-		{name: "not JSON", args: []string{notJSON}, stdin: "", code: exitInvalid, out: notJSON + ": 1 problem\n  (body): must be valid JSON: offset 18: unexpected end of input, want a JSON value\n", err: ""},
-		{name: "valid and invalid", args: []string{valid, oneBad}, stdin: "", code: exitInvalid, out: valid + ": ok\n" + oneBad + ": 1 problem\n", err: ""},
-		{name: "missing file", args: []string{missing, valid}, stdin: "", code: exitUsage, out: valid + ": ok\n", err: missing + ": open " + missing},
-		{name: "stdin", args: []string{"-"}, stdin: `{"transactions":[]}`, code: exitOK, out: "-: ok\n", err: ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := runCLI(t, tt.stdin, append([]string{"webhook", "validate"}, tt.args...)...)
-			require.Equal(t, tt.code, code, "stderr: %s", errOut)
-			require.True(t, strings.HasPrefix(out, tt.out), "stdout:\n%s\nwant prefix:\n%s", out, tt.out)
-			require.Contains(t, errOut, tt.err)
-		})
-	}
-}
-
 func TestVersion(t *testing.T) {
 	code, out, _ := runCLI(t, "", "version")
 	require.Equal(t, exitOK, code)
 	require.Equal(t, "paygate "+paygate.Version+"\n", out)
 	code, _, _ = runCLI(t, "", "version", "extra")
 	require.Equal(t, exitUsage, code)
+}
+
+// Every subcommand speaks the same way: -h shows its flags (exit 0), usage
+// and configuration errors exit 2, failed operations exit 1, no message
+// doubles the "paygate:" prefix, and messages name the variables and flags
+// a user sets, not Go options.
+func TestCLIConsistency(t *testing.T) {
+	for _, cmd := range [][]string{{"sandbox"}, {"sign"}, {"verify"}, {"callback", "send"}, {"callback"}, {"report"}, {"lookup"},
+		{"webhook", "validate"}, {"webhook", "send"}, {"webhook"}, {"version"}} {
+		code, _, errOut := runCLI(t, "", append(cmd, "-h")...)
+		require.Equal(t, exitOK, code, "%v -h", cmd)
+		require.Contains(t, errOut, "usage: paygate", "%v -h", cmd)
+		if last := cmd[len(cmd)-1]; last != "version" && last != "validate" { // the two without flags
+			require.Contains(t, errOut, "  -", "%v -h lists its flags", cmd)
+		}
+	}
+	for k := range map[string]bool{"PAYGATE_AGENCY": true, "PAYGATE_API_KEY": true, "PAYGATE_AUTH_TOKEN": true, "PAYGATE_CHECKOUT_URL": true,
+		"PAYGATE_REPORTS_URL": true, "PAYGATE_WEBHOOK_URL": true, "PAYGATE_WEBHOOK_PASSWORD": true} {
+		t.Setenv(k, "")
+	}
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{args: []string{"report", "-from", "2026-11-01", "-to", "2026-11-02"}, code: exitUsage, want: "neither PAYGATE_CHECKOUT_URL (or -checkout-url) nor PAYGATE_REPORTS_URL (or -reports-url) is set"},
+		{args: []string{"report", "-from", "2026-11-01", "-to", "2026-11-02", "-checkout-url", "http://127.0.0.1:1"}, code: exitUsage, want: "PAYGATE_REPORTS_URL (or -reports-url) is not set"},
+		{args: []string{"lookup", "-checkout-url", "http://127.0.0.1:1", "-reports-url", "ftp://x", "X"}, code: exitUsage, want: `PAYGATE_REPORTS_URL (or -reports-url) "ftp://x": want an absolute http(s) URL`},
+		{args: []string{"report", "-from", "2026-11-01", "-to", "2026-11-02", "-reports-url", "http://127.0.0.1:1"}, code: exitUsage, want: "PAYGATE_AUTH_TOKEN"},
+		{args: []string{"lookup", "-reports-url", "http://127.0.0.1:1", "X"}, code: exitUsage, want: "PAYGATE_AUTH_TOKEN"},
+		{args: []string{"lookup", "-by", "nothing", "X"}, code: exitUsage, want: "-by"},
+		{args: []string{"webhook", "send", "x.json"}, code: exitUsage, want: "PAYGATE_WEBHOOK_URL (or -webhook-url) is not set"},
+		{args: []string{"webhook", "send", "-webhook-url", "http://127.0.0.1:1", "x.json"}, code: exitUsage, want: "PAYGATE_WEBHOOK_PASSWORD is not set"},
+		{args: []string{"webhook", "frob"}, code: exitUsage, want: "unknown subcommand"},
+		{args: []string{"webhook", "validate", "/nonexistent.json"}, code: exitUsage, want: "/nonexistent.json"},
+		{args: []string{"callback", "send", "-url", "http://127.0.0.1:1/r", "-refno", "A", "-unsigned"}, code: exitInvalid, want: "paygate callback send:"},
+		// Last: run with PAYGATE_CHECKOUT_URL=ftp://env.
+		{args: []string{"lookup", "X"}, code: exitUsage, want: `PAYGATE_CHECKOUT_URL (or -checkout-url): "ftp://env": want an absolute http(s) URL`},
+	}
+	for i, tt := range tests {
+		if i == len(tests)-1 {
+			t.Setenv("PAYGATE_CHECKOUT_URL", "ftp://env")
+		}
+		code, _, errOut := runCLI(t, "", tt.args...)
+		require.Equal(t, tt.code, code, "%v: %s", tt.args, errOut)
+		require.Contains(t, errOut, tt.want, "%v", tt.args)
+		require.NotContains(t, errOut, "paygate: paygate:", "%v", tt.args)
+		require.NotContains(t, errOut, ": paygate:", "%v", tt.args)
+		require.NotRegexp(t, `\bWith[A-Z]`, errOut, "%v names a Go option", tt.args)
+	}
+}
+
+// The key and the GET vector of the package's Example (its signature was
+// computed with Python's hmac).
+const (
+	testKey    = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+	testURL    = "https://reports.example/api/report/v1/payment?output=json&page=0"
+	testSigned = "https://reports.example/api/report/v1/payment?exp=1800000060&output=json&page=0&signature=d9ab890ca3e7d26c"
+)
+
+// useSandbox starts a sandbox (with opts) and points the PAYGATE_* variables at it.
+func useSandbox(t *testing.T, opts ...gatewaytest.Option) *gatewaytest.Server {
+	t.Helper()
+	sb := gatewaytest.NewServer(append([]gatewaytest.Option{gatewaytest.WithRetryInterval(5 * time.Millisecond)}, opts...)...)
+	t.Cleanup(sb.Close)
+	for k, v := range map[string]string{
+		"PAYGATE_CHECKOUT_URL": sb.URL, "PAYGATE_REPORTS_URL": sb.URL, "PAYGATE_WEBHOOK_URL": sb.URL,
+		"PAYGATE_AGENCY": sb.Agency, "PAYGATE_API_KEY": sb.APIKey, "PAYGATE_AUTH_TOKEN": sb.AuthToken,
+		"PAYGATE_WEBHOOK_PASSWORD": sb.WebhookPassword,
+	} {
+		t.Setenv(k, v)
+	}
+	return sb
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paygate-go/paygate"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReportAndLookup(t *testing.T) {
+	sb := useSandbox(t)
+	client, err := sb.Client()
+	require.NoError(t, err)
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	defer shop.Close()
+	for _, ref := range []string{"A-1", "A-2", "A-3"} {
+		_, err := client.CreateOrder(context.Background(), paygate.Order{RefNo: ref, Amount: 1000, Email: "a@b.co", ReturnURL: shop.URL})
+		require.NoError(t, err)
+	}
+	require.NoError(t, sb.Pay("A-1", paygate.StatusSuccess))
+	require.NoError(t, sb.Pay("A-2", paygate.StatusFailed))
+	sb.Settle()
+	today := time.Now().In(time.FixedZone("MYT", 8*3600)).Format(time.DateOnly)
+
+	code, out, errOut := runCLI(t, "", "report", "-from", today, "-to", today, "-items", "2")
+	require.Equal(t, exitOK, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 4)
+	require.True(t, strings.HasPrefix(lines[0], "agency,amount,created_at,fpx_debit_auth_code"), lines[0])
+	require.Contains(t, out, "A-2,failed")
+	require.Empty(t, errOut, "no progress line when stderr is not a terminal")
+
+	code, out, _ = runCLI(t, "", "report", "-from", today, "-to", today, "-approved", "-format", "json")
+	require.Equal(t, exitOK, code)
+	require.Equal(t, 1, strings.Count(out, "\n"))
+	require.Contains(t, out, `"seller_order_no":"A-1"`)
+
+	for _, args := range [][]string{{"report", "-from", "22/11/2026", "-to", today}, {"report", "-from", today, "-to", today, "-format", "xml"}, {"report"}, {"report", "-from", today}} {
+		code, _, _ := runCLI(t, "", args...)
+		require.Equal(t, exitUsage, code)
+	}
+
+	code, out, _ = runCLI(t, "", "lookup", "A-1")
+	require.Equal(t, exitOK, code)
+	require.Contains(t, out, `"status": "success"`)
+	code, _, errOut = runCLI(t, "", "lookup", "NOPE")
+	require.Equal(t, exitInvalid, code)
+	require.Contains(t, errOut, "order not found")
+	code, _, _ = runCLI(t, "", "lookup")
+	require.Equal(t, exitUsage, code)
+
+	t.Setenv("PAYGATE_PASSWORD", "old")
+	code, _, errOut = runCLI(t, "", "report", "-from", today, "-to", today)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "deprecated")
+}
+
+// The CSV report keeps every value as the service sent it and every column
+// any row has: a 19-digit id, a number with a trailing zero, a column that
+// first appears on the second page, a string with a comma and a quote.
+func TestReportCSVKeepsData(t *testing.T) {
+	pages := []string{
+		`{"status":"OK","stats":{"total_pages":2},"data":[{"id":2611220346460000017,"amount":10.50,"ref":"INV-1"},{"id":2611220346460000018,"amount":1e2,"ref":"a,\"b\""}]}`,
+		`{"status":"OK","stats":{"total_pages":2},"data":[{"id":2611220346460000019,"amount":7.00,"ref":"INV-3","refund":null,"bank":"MB2U0227"}]}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("page"))
+		_, _ = io.WriteString(w, pages[n])
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("PAYGATE_REPORTS_URL", srv.URL)
+	t.Setenv("PAYGATE_AUTH_TOKEN", "token")
+	code, out, errOut := runCLI(t, "", "report", "-from", "2026-11-01", "-to", "2026-11-30", "-items", "2")
+	require.Equal(t, exitOK, code, errOut)
+	require.Equal(t, "amount,bank,id,ref,refund\n"+
+		"10.50,,2611220346460000017,INV-1,\n"+
+		"1e2,,2611220346460000018,\"a,\"\"b\"\"\",\n"+
+		"7.00,MB2U0227,2611220346460000019,INV-3,\n", out)
+}
+
+// A report whose stats.total_pages under-reports is written whole, with a
+// warning, and the command succeeds: every row came.
+func TestReportPastTotalPages(t *testing.T) {
+	var calls int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls++; calls > 5 {
+			t.Errorf("request %d: the walk does not stop", calls)
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+		rows := []string{}
+		if page < 2 {
+			rows = []string{`{"seller_order_no":"A-` + strconv.Itoa(2*page) + `"}`, `{"seller_order_no":"A-` + strconv.Itoa(2*page+1) + `"}`}
+		}
+		_, _ = io.WriteString(w, `{"status":"OK","data":[`+strings.Join(rows, ",")+`],"stats":{"total_pages":1}}`)
+	}))
+	defer srv.Close()
+	t.Setenv("PAYGATE_REPORTS_URL", srv.URL)
+	t.Setenv("PAYGATE_AUTH_TOKEN", "token")
+	code, out, errOut := runCLI(t, "", "report", "-from", "2026-11-01", "-to", "2026-11-02", "-items", "2")
+	require.Equal(t, exitOK, code, errOut)
+	require.Equal(t, "seller_order_no\nA-0\nA-1\nA-2\nA-3\n", out)
+	require.Contains(t, errOut, "warning: ")
+	require.Contains(t, errOut, "stats.total_pages said 1")
+	require.Equal(t, 3, calls)
+}
+
+// lookup looks up by refNo unless -by seller says otherwise, as the
+// top-level help says; both name the default the same way.
+func TestLookupByRefNoByDefault(t *testing.T) {
+	var mu sync.Mutex
+	var queries []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		queries = append(queries, r.URL.RawQuery)
+		mu.Unlock()
+		_, _ = w.Write([]byte(`{"status":"OK","fpxrequest":{"fpx_seller_order_no":"S-1","status":"success"}}`))
+	}))
+	defer srv.Close()
+	t.Setenv("PAYGATE_REPORTS_URL", srv.URL)
+	t.Setenv("PAYGATE_CHECKOUT_URL", "")
+	t.Setenv("PAYGATE_AUTH_TOKEN", "token")
+	for _, tc := range []struct {
+		args  []string
+		query string
+	}{
+		{args: []string{"lookup", "INV-1~cart 7"}, query: "refno=INV-1~cart+7"},
+		{args: []string{"lookup", "-by", "refno", "INV-1"}, query: "refno=INV-1"},
+		{args: []string{"lookup", "-by", "seller", "S-1"}, query: "fpx_seller_order_no=S-1"},
+	} {
+		code, out, errOut := runCLI(t, "", tc.args...)
+		require.Equal(t, exitOK, code, errOut)
+		require.Contains(t, out, `"status": "success"`)
+		mu.Lock()
+		require.Equal(t, tc.query, queries[len(queries)-1], "%v", tc.args)
+		mu.Unlock()
+	}
+	_, _, help := runCLI(t, "", "-h")
+	require.Contains(t, help, "lookup     one order by the refNo it was created with")
+	_, _, help = runCLI(t, "", "lookup", "-h")
+	require.Contains(t, help, `(default "refno")`)
+}
