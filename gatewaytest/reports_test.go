@@ -1,6 +1,8 @@
 package gatewaytest
 
 import (
+	"context"
+	"fmt"
 	"net/url"
 	"testing"
 	"time"
@@ -113,4 +115,139 @@ func TestTotalPagesStats(t *testing.T) {
 	for _, tt := range tests {
 		require.Equal(t, tt.want, tt.mode.stats(3), "mode %d", tt.mode)
 	}
+}
+
+// TestReportRowsDecodeInBothShapes: a paid order reads back, typed, from
+// the report and from the lookup, in either row shape the sandbox serves.
+func TestReportRowsDecodeInBothShapes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		shape RowShape
+	}{
+		{name: "sandbox names", shape: RowsSandbox},
+		{name: "FPX names, no status member", shape: RowsFPX},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sb := newSandbox(t, WithReportRows(tc.shape))
+			m := newMerchant(t, sb)
+			client, err := sb.Client()
+			require.NoError(t, err)
+			ctx := context.Background()
+			for _, ref := range []string{"INV-1", "INV-2"} {
+				_, err := client.CreateOrder(ctx, m.order(ref))
+				require.NoError(t, err)
+			}
+			require.NoError(t, sb.Pay("INV-1", paygate.StatusSuccess), "the base reference names the order")
+			require.NoError(t, sb.Pay("INV-2", paygate.StatusFailed))
+			sb.Settle()
+
+			got := map[string]paygate.PaymentRecord{}
+			for row, err := range client.Payments(ctx, paygate.ReportQuery{}) {
+				require.NoError(t, err)
+				p, err := row.Payment()
+				require.NoError(t, err)
+				got[p.RefNo] = p
+			}
+			require.Len(t, got, 2)
+			orders := sb.Orders()
+			for i, want := range []struct {
+				ref    string
+				status paygate.Status
+				code   paygate.FPXCode
+			}{{ref: "INV-1", status: paygate.StatusSuccess, code: "00"}, {ref: "INV-2", status: paygate.StatusFailed, code: "51"}} {
+				p := got[want.ref]
+				require.True(t, p.Consistent(), "%+v", p.Problems)
+				require.Equal(t, "cart", p.ExtraData)
+				require.Equal(t, paygate.Amount(2590), p.Amount)
+				require.Equal(t, want.status, p.Status)
+				require.Equal(t, want.code, p.FPXCode)
+				require.Equal(t, orders[i].OrderNo, p.OrderNo)
+				require.Equal(t, orders[i].FPXTxnID, p.FPXTxnID)
+				require.False(t, p.Time.IsZero())
+
+				rec, err := client.LookupOrderByRefNo(ctx, want.ref+"~cart")
+				require.NoError(t, err)
+				q, err := rec.Payment()
+				require.NoError(t, err)
+				require.Equal(t, p, q, "the lookup reads like the row")
+			}
+		})
+	}
+}
+
+// TestPaymentsAgainstSandboxCounts: the walk reads every row once whatever
+// the sandbox announces as total_pages, and says so when the count is wrong
+// or unreadable; a capped or unpaged (AllItems) report reads the same rows.
+func TestPaymentsAgainstSandboxCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		opts  []Option
+		items int
+		rows  int
+		err   error
+		msg   string
+	}{
+		{name: "true count", items: 2, rows: 5},
+		{name: "true count, an exact multiple", items: 5, rows: 5},
+		{name: "under-reported count", opts: []Option{WithReportTotalPages(TotalPagesUnder)}, items: 2, rows: 5, err: paygate.ErrReportPastTotalPages},
+		{name: "no count", opts: []Option{WithReportTotalPages(TotalPagesAbsent)}, items: 2, rows: 5},
+		{name: "count as a string", opts: []Option{WithReportTotalPages(TotalPagesString)}, items: 2, msg: "want a number"},
+		{name: "capped items", opts: []Option{WithMaxItems(2)}, items: 4, rows: 5},
+		{name: "every row at once", items: paygate.AllItems, rows: 5},
+		{name: "every row at once, capped", opts: []Option{WithMaxItems(3)}, items: paygate.AllItems, rows: 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sb := newSandbox(t, tc.opts...)
+			m := newMerchant(t, sb)
+			client, err := sb.Client()
+			require.NoError(t, err)
+			ctx := context.Background()
+			for i := range 5 {
+				_, err := client.CreateOrder(ctx, m.order(fmt.Sprintf("INV-%d", i)))
+				require.NoError(t, err)
+			}
+			seen := map[string]int{}
+			var errs []error
+			for row, err := range client.Payments(ctx, paygate.ReportQuery{ItemsPerPage: tc.items, MaxPages: 10}) {
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				p, err := row.Payment()
+				require.NoError(t, err)
+				seen[p.RefNo]++
+			}
+			require.Len(t, seen, tc.rows)
+			for ref, n := range seen {
+				require.Equal(t, 1, n, "row %s read %d times", ref, n)
+			}
+			switch {
+			case tc.err != nil:
+				require.Len(t, errs, 1)
+				require.ErrorIs(t, errs[0], tc.err)
+			case tc.msg != "":
+				require.Len(t, errs, 1)
+				require.ErrorContains(t, errs[0], tc.msg)
+			default:
+				require.Empty(t, errs)
+			}
+		})
+	}
+}
+
+// A report server that caps items is walked at its own page size.
+func TestPaymentsWithCappedItems(t *testing.T) {
+	sb := newSandbox(t, WithMaxItems(2))
+	client, err := sb.Client()
+	require.NoError(t, err)
+	for i := range 7 {
+		_, err := client.CreateOrder(context.Background(), paygate.Order{RefNo: fmt.Sprint("INV-C", i), Amount: 1000, Email: "a@example.com", ReturnURL: "http://127.0.0.1:1/r"})
+		require.NoError(t, err)
+	}
+	rows := 0
+	for _, err := range client.Payments(context.Background(), paygate.ReportQuery{ItemsPerPage: 5}) {
+		require.NoError(t, err)
+		rows++
+	}
+	require.Equal(t, 7, rows, "every row, though each page held 2 of the 5 asked for")
 }
