@@ -95,7 +95,7 @@ const DefaultRetention = 30 * 24 * time.Hour
 // scan it: each key is a chunk of bytes in 256 KiB pages (its expiry, its
 // token's number, the key and the result), found through a hash index that
 // grows by splitting one table of 1,024 slots at a time, never by
-// rehashing the whole. A key of the handler costs about 90 bytes at a
+// rehashing the whole. A key of the handler costs about 95 bytes at a
 // million keys (BENCHMARKS.md); pages are kept for reuse, not returned to
 // the Go heap, when the store shrinks. Keys and results are at most 65,535
 // bytes each (Claim and Complete refuse longer ones), and a store of about
@@ -181,7 +181,7 @@ func (m *MemoryDeduper) Claim(_ context.Context, key string, lease time.Duration
 	c, expires := s.arena.chunk(ref), m.at(now.Add(lease))
 	c.setToken(m.seq)
 	c.setExpires(expires)
-	s.track(ref, expires, lease)
+	s.track(ref, tag, expires, lease)
 	return ClaimResult{State: ClaimAcquired, Token: m.tokenOf(m.seq)}, nil
 }
 
@@ -217,11 +217,11 @@ func (m *MemoryDeduper) Renew(_ context.Context, key, token string, lease time.D
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, _, ref := m.held(key, token)
+	t, pos, ref := m.held(key, token)
 	if ref == 0 {
 		return ErrClaimLost
 	}
-	m.store.retrack(ref, m.at(now.Add(lease)), lease)
+	m.store.retrack(ref, t.tag(pos), m.at(now.Add(lease)), lease)
 	return nil
 }
 
@@ -256,7 +256,7 @@ func (m *MemoryDeduper) Complete(_ context.Context, key, token, result string) e
 	c := s.arena.chunk(ref)
 	c.setResult(result)
 	c.setToken(0)
-	s.retrack(ref, m.at(now.Add(retention)), retention)
+	s.retrack(ref, t.tag(pos), m.at(now.Add(retention)), retention)
 	return nil
 }
 

@@ -11,7 +11,7 @@ import (
 // key, so that the garbage collector has nothing to scan in it however many
 // keys it holds: each key is one chunk of an arena of byte pages (chunk), found
 // through a hash index of 8-byte slots (dedupeIndex), and expired through
-// queues of (expiry, chunk) records (expiryQueue). The lock of its
+// queues of (expiry, chunk, hash) records (expiryQueue). The lock of its
 // MemoryDeduper is held for every call.
 type dedupeStore struct {
 	seed   maphash.Seed
@@ -25,7 +25,7 @@ func newDedupeStore() *dedupeStore {
 	return &dedupeStore{
 		seed:   maphash.MakeSeed(),
 		arena:  dedupeArena{maxPages: arenaMaxPages},
-		index:  dedupeIndex{dir: []*indexTable{{}}},
+		index:  dedupeIndex{dir: []*indexTable{{slots: new([tableSlots]uint64)}}},
 		queues: make(map[time.Duration]*expiryQueue),
 	}
 }
@@ -166,9 +166,11 @@ type dedupeIndex struct {
 }
 
 // indexTable holds slots tag<<32 | ref, 0 for empty, for the keys whose
-// tags share their top depth bits.
+// tags share their top depth bits. The slots are an allocation of their
+// own, of exactly 8 KiB (with n and depth beside them they would take the
+// allocator's next size, 9.25 KiB).
 type indexTable struct {
-	slots [tableSlots]uint64
+	slots *[tableSlots]uint64
 	n     int
 	depth uint
 }
@@ -180,9 +182,8 @@ func (x *dedupeIndex) table(tag uint32) *indexTable { return x.dir[uint64(tag)>>
 // the cache miss of its lookup overlaps those of the expiry.
 func (x *dedupeIndex) prefetch(tag uint32) { x.hint = x.table(tag).slots[tag&tableMask] }
 
-// tag is key's hash; tagOf that of a key's bytes (the same).
-func (s *dedupeStore) tag(key string) uint32   { return uint32(maphash.String(s.seed, key)) }
-func (s *dedupeStore) tagOf(key []byte) uint32 { return uint32(maphash.Bytes(s.seed, key)) }
+// tag is key's hash.
+func (s *dedupeStore) tag(key string) uint32 { return uint32(maphash.String(s.seed, key)) }
 
 // lookup finds key of tag: its table, its slot and its chunk, or, when it
 // is not stored, the empty slot where it would go and a zero ref.
@@ -199,15 +200,20 @@ func (s *dedupeStore) lookup(key string, tag uint32) (t *indexTable, pos uint32,
 	}
 }
 
-// slotOf finds the slot of the chunk at ref, whose key has tag.
-func (x *dedupeIndex) slotOf(tag, ref uint32) (*indexTable, uint32) {
-	t := x.table(tag)
-	pos := tag & tableMask
-	for uint32(t.slots[pos]) != ref {
-		pos = (pos + 1) & tableMask
+// slotOf finds the slot of the chunk at ref (not 0) on tag's probe path;
+// ok is false when it is not there.
+func (x *dedupeIndex) slotOf(tag, ref uint32) (t *indexTable, pos uint32, ok bool) {
+	t = x.table(tag)
+	for pos = tag & tableMask; t.slots[pos] != 0; pos = (pos + 1) & tableMask {
+		if uint32(t.slots[pos]) == ref {
+			return t, pos, true
+		}
 	}
-	return t, pos
+	return t, pos, false
 }
+
+// tag is the tag of the key in slot pos.
+func (t *indexTable) tag(pos uint32) uint32 { return uint32(t.slots[pos] >> 32) }
 
 // add stores key, not stored yet, whose lookup ended at t's empty slot
 // pos, in a new chunk: its ref, or 0 when the store is full.
@@ -258,8 +264,8 @@ func (x *dedupeIndex) split(t *indexTable, tag uint32) bool {
 			x.dir, x.depth = dir, x.depth+1
 		}
 		old := t.slots
-		hi := &indexTable{depth: t.depth + 1}
-		t.slots, t.n, t.depth = [tableSlots]uint64{}, 0, t.depth+1
+		hi := &indexTable{slots: new([tableSlots]uint64), depth: t.depth + 1}
+		t.slots, t.n, t.depth = new([tableSlots]uint64), 0, t.depth+1
 		bit := uint32(1) << (32 - t.depth)
 		for _, slot := range old {
 			if slot == 0 {
@@ -307,46 +313,51 @@ func (s *dedupeStore) drop(t *indexTable, pos, ref uint32) {
 	s.release(ref)
 }
 
-// release frees the chunk at ref, striking out its last record.
+// release frees the chunk at ref, taking back its last record.
 func (s *dedupeStore) release(ref uint32) {
 	c := s.arena.chunk(ref)
 	s.untrack(ref, c.expires())
 	s.arena.release(ref, c.size())
 }
 
-// retrack records that the chunk at ref expires at expires, d from now,
-// instead of when it did.
-func (s *dedupeStore) retrack(ref uint32, expires int64, d time.Duration) {
+// retrack records that the chunk at ref, whose key has tag, expires at
+// expires, d from now, instead of when it did.
+func (s *dedupeStore) retrack(ref, tag uint32, expires int64, d time.Duration) {
 	c := s.arena.chunk(ref)
 	s.untrack(ref, c.expires())
 	c.setExpires(expires)
-	s.track(ref, expires, d)
+	s.track(ref, tag, expires, d)
 }
 
-// expiryRecord says that the chunk at ref expires at expires (see
-// MemoryDeduper.at), unless it has changed since.
+// expiryRecord says that the chunk at ref, whose key had tag, expires at
+// expires (see MemoryDeduper.at), unless it has changed since. The tag lets
+// expire find the key's slot without waiting for the chunk.
 type expiryRecord struct {
-	expires int64
-	ref     uint32
+	expires  int64
+	ref, tag uint32
 }
 
-// stale reports whether r no longer describes its chunk's key. A record
-// struck out by untrack has no chunk; a freed chunk's expiry is entryGone,
-// which no record holds; a chunk reused for another key with the very same
-// expiry is described by r just as well: that key lapses at r.expires too.
+// stale reports whether r no longer describes its chunk's key. A freed
+// chunk's expiry is entryGone, which no record holds; a chunk reused for
+// another key with the very same expiry is described by r just as well:
+// that key lapses at r.expires too.
 func (s *dedupeStore) stale(r expiryRecord) bool {
-	return r.ref == 0 || s.arena.chunk(r.ref).expires() != r.expires
+	return s.arena.chunk(r.ref).expires() != r.expires
 }
 
-// untrack strikes out the record that the chunk at ref expires at expires
+// untrack takes back the record that the chunk at ref expires at expires
 // when it is the last of its queue, as the record of a claim completed,
-// renewed or released before the next claim is: expire then discards it
-// without reading the chunk, one cache miss fewer at a million keys. A
-// record not struck out is found stale when it comes due.
+// renewed or released before the next claim is: the queue then holds no
+// record of it, and expire never reads its chunk for it. A record not
+// taken back is found stale when it comes due.
 func (s *dedupeStore) untrack(ref uint32, expires int64) {
 	for _, q := range s.order {
-		if b := q.tail; b != nil && b.n > 0 && b.refs[b.n-1] == ref && b.expires[b.n-1] == expires {
-			b.refs[b.n-1] = 0
+		b := q.tail
+		if b == nil || b.n == 0 || (b == q.head && b.n == q.first) {
+			continue // empty, or its last record already popped
+		}
+		if b.refs[b.n-1] == ref && b.expires[b.n-1] == expires {
+			b.n--
 			return
 		}
 	}
@@ -360,10 +371,12 @@ type expiryQueue struct {
 	first      int // next record to pop in head
 }
 
-// expiryBlock holds queued records; n of them are filled.
+// expiryBlock holds queued records; n of them are filled. 511 records
+// and the block's n and next take exactly 8 KiB.
 type expiryBlock struct {
-	expires [512]int64
-	refs    [512]uint32
+	expires [511]int64
+	refs    [511]uint32
+	tags    [511]uint32
 	n       int
 	next    *expiryBlock
 }
@@ -378,7 +391,7 @@ func (q *expiryQueue) push(r expiryRecord) {
 		}
 		q.tail = b
 	}
-	q.tail.expires[q.tail.n], q.tail.refs[q.tail.n] = r.expires, r.ref
+	q.tail.expires[q.tail.n], q.tail.refs[q.tail.n], q.tail.tags[q.tail.n] = r.expires, r.ref, r.tag
 	q.tail.n++
 }
 
@@ -386,7 +399,7 @@ func (q *expiryQueue) peek() (expiryRecord, bool) {
 	if q.head == nil || q.first == q.head.n {
 		return expiryRecord{}, false
 	}
-	return expiryRecord{q.head.expires[q.first], q.head.refs[q.first]}, true
+	return expiryRecord{q.head.expires[q.first], q.head.refs[q.first], q.head.tags[q.first]}, true
 }
 
 func (q *expiryQueue) pop() {
@@ -402,7 +415,7 @@ func (q *expiryQueue) pop() {
 func (q *expiryQueue) each(f func(expiryRecord)) {
 	for b, i := q.head, q.first; b != nil; b, i = b.next, 0 {
 		for ; i < b.n; i++ {
-			f(expiryRecord{b.expires[i], b.refs[i]})
+			f(expiryRecord{b.expires[i], b.refs[i], b.tags[i]})
 		}
 	}
 }
@@ -422,8 +435,9 @@ const (
 	overflowQueue = time.Duration(-1)
 )
 
-// track records that the chunk at ref expires at expires, d from now.
-func (s *dedupeStore) track(ref uint32, expires int64, d time.Duration) {
+// track records that the chunk at ref, whose key has tag, expires at
+// expires, d from now.
+func (s *dedupeStore) track(ref, tag uint32, expires int64, d time.Duration) {
 	q := s.queues[d]
 	if q == nil {
 		if len(s.queues) >= maxExpiryQueues {
@@ -435,7 +449,7 @@ func (s *dedupeStore) track(ref uint32, expires int64, d time.Duration) {
 			s.order = append(s.order, q)
 		}
 	}
-	q.push(expiryRecord{expires: expires, ref: ref})
+	q.push(expiryRecord{expires: expires, ref: ref, tag: tag})
 }
 
 // expire drops up to expirePerCall lapsed keys, earliest first, and
@@ -454,11 +468,16 @@ func (s *dedupeStore) expire(now int64) {
 			return
 		}
 		first.pop()
-		if s.stale(rec) {
+		// The slot is looked up by the record's tag, not the chunk's key,
+		// so that the two reads (cache misses at a million keys) overlap.
+		// A chunk whose expiry is the record's has lapsed, whichever key it
+		// now holds; one not on the tag's probe path is left to its own
+		// record.
+		t, pos, ok := s.index.slotOf(rec.tag, rec.ref)
+		if s.stale(rec) || !ok {
 			discarded++
 			continue
 		}
-		t, pos := s.index.slotOf(s.tagOf(s.arena.chunk(rec.ref).key()), rec.ref)
 		s.drop(t, pos, rec.ref)
 		dropped++
 	}

@@ -129,7 +129,7 @@ func checkIndex(t *testing.T, s *dedupeStore) {
 			}
 			n++
 			tag, c := uint32(slot>>32), s.arena.chunk(uint32(slot))
-			require.Equal(t, tag, s.tagOf(c.key()))
+			require.Equal(t, tag, s.tag(string(c.key())))
 			require.NotEqual(t, int64(entryGone), c.expires())
 			require.Same(t, tab, s.index.table(tag))
 			for p := tag & tableMask; p != uint32(pos); p = (p + 1) & tableMask {
