@@ -45,6 +45,9 @@ type clientOption func(*Client) error
 
 func (o clientOption) applyClient(c *Client) error { return o(c) }
 
+// applyClient makes a TransportOption an Option: it sets the Client's transport.
+func (o TransportOption) applyClient(c *Client) error { return o(&c.transport) }
+
 // WithAgency sets the agency identifier sent with every API-key request
 // (docs/protocol.md A1 and Authentication: the key is fixed to one agency).
 func WithAgency(agency string) Option {

@@ -13,9 +13,6 @@ import (
 // attempt. It serves as an Option and as a SenderOption.
 type TransportOption func(*transport) error
 
-func (o TransportOption) applyClient(c *Client) error        { return o(&c.transport) }
-func (o TransportOption) applySender(s *WebhookSender) error { return o(&s.transport) }
-
 // WithHTTPClient sets the HTTP client. The SDK uses a copy that never
 // follows a redirect (every request carries a credential): a 3xx answer is
 // an *APIError matching ErrRedirect, except for CreateOrder, which returns

@@ -88,6 +88,10 @@ func appendSecretValues(raw []string, vals url.Values) []string {
 	return raw
 }
 
+// maxScrubbedForm caps the form body formBody reads: the longest request
+// body the SDK sends is a checkout form of at most 255-character fields.
+const maxScrubbedForm = 64 << 10
+
 // formBody is req's body parsed as a form when it is one and can be read
 // again (GetBody), else nil.
 func formBody(req *http.Request) url.Values {
@@ -100,7 +104,7 @@ func formBody(req *http.Request) url.Values {
 		return nil
 	}
 	defer body.Close()
-	b, err := io.ReadAll(io.LimitReader(body, maxCheckoutBody))
+	b, err := io.ReadAll(io.LimitReader(body, maxScrubbedForm))
 	if err != nil {
 		return nil
 	}

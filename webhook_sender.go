@@ -42,6 +42,10 @@ type senderOption func(*WebhookSender) error
 
 func (o senderOption) applySender(s *WebhookSender) error { return o(s) }
 
+// applySender makes a TransportOption a SenderOption: it sets the sender's
+// transport.
+func (o TransportOption) applySender(s *WebhookSender) error { return o(&s.transport) }
+
 // WithBatchSize sets how many transactions go in one request (at least 1).
 func WithBatchSize(n int) SenderOption {
 	return senderOption(func(s *WebhookSender) error {
