@@ -50,19 +50,7 @@ func decodeBatch(p *byteScanner, v *ValidationError, keep bool, rules WebhookVal
 		v.add("", ruleObject, "")
 		return nil, 0
 	}
-	// Size for the likely number of transactions, to grow neither the slice
-	// nor the orderno set while reading a large batch. (Counting one byte is
-	// far cheaper than counting a key.)
-	var seen *orderNoSet
-	var one Transaction // the transaction being read, when they are not kept
-	if keep {
-		hint := bytes.Count(p.s, []byte{'{'}) / 2 // a transaction and its data object
-		batch = &Batch{Transactions: make([]Transaction, 0, hint)}
-		seen = newOrderNoSet(hint)
-	} else {
-		batch = &Batch{}
-		seen = newOrderNoSet(0)
-	}
+	d := newBatchDecoder(p, v, keep, rules)
 	var keys uint8
 	p.eachMember(func(key []byte) {
 		switch string(key) {
@@ -73,37 +61,13 @@ func decodeBatch(p *byteScanner, v *ValidationError, keep bool, rules WebhookVal
 				return
 			}
 			keys |= 1
-			if p.peek() != '[' {
-				v.add("/transactions", ruleArray, p.skipText())
-				return
-			}
-			p.eachElement(func(i int) {
-				count++
-				tx := &one
-				if keep {
-					batch.Transactions = append(batch.Transactions, Transaction{})
-					tx = &batch.Transactions[i]
-				} else {
-					one = Transaction{}
-				}
-				if p.peek() != '{' {
-					v.add("/transactions/"+strconv.Itoa(i), ruleObject, p.skipText())
-					return
-				}
-				decodeTransaction(p, i, tx, v, seen, rules)
-			})
+			d.transactions()
 		case "$schema":
 			if keys&2 != 0 {
 				v.add("/$schema", ruleDuplicateKey, "")
 			}
 			keys |= 2
-			if p.peek() == '"' {
-				if s := p.str(); keep {
-					batch.Schema = p.keep(s)
-				}
-			} else {
-				v.add("/$schema", ruleString, p.skipText())
-			}
+			d.schema()
 		default:
 			p.skip() // unknown fields are tolerated
 		}
@@ -111,7 +75,69 @@ func decodeBatch(p *byteScanner, v *ValidationError, keep bool, rules WebhookVal
 	if keys&1 == 0 && p.err == nil {
 		v.add("/transactions", ruleRequired, "")
 	}
-	return batch, count
+	return d.batch, d.count
+}
+
+// batchDecoder holds what decodeBatch builds while it reads a body.
+type batchDecoder struct {
+	p     *byteScanner
+	v     *ValidationError
+	keep  bool // keep the transactions (ValidateBatchJSON), or only count them (streaming)
+	rules WebhookValidator
+	batch *Batch
+	seen  *orderNoSet
+	one   Transaction // the transaction being read, when they are not kept
+	count int
+}
+
+// newBatchDecoder sizes the batch and the orderno set for the likely number
+// of transactions when they are kept, to grow neither while reading a large
+// batch. (Counting one byte is far cheaper than counting a key.)
+func newBatchDecoder(p *byteScanner, v *ValidationError, keep bool, rules WebhookValidator) *batchDecoder {
+	d := &batchDecoder{p: p, v: v, keep: keep, rules: rules, batch: &Batch{}}
+	hint := 0
+	if keep {
+		hint = bytes.Count(p.s, []byte{'{'}) / 2 // a transaction and its data object
+		d.batch.Transactions = make([]Transaction, 0, hint)
+	}
+	d.seen = newOrderNoSet(hint)
+	return d
+}
+
+// transactions reads the value of `transactions`.
+func (d *batchDecoder) transactions() {
+	p, v := d.p, d.v
+	if p.peek() != '[' {
+		v.add("/transactions", ruleArray, p.skipText())
+		return
+	}
+	p.eachElement(func(i int) {
+		d.count++
+		tx := &d.one
+		if d.keep {
+			d.batch.Transactions = append(d.batch.Transactions, Transaction{})
+			tx = &d.batch.Transactions[i]
+		} else {
+			d.one = Transaction{}
+		}
+		if p.peek() != '{' {
+			v.add("/transactions/"+strconv.Itoa(i), ruleObject, p.skipText())
+			return
+		}
+		decodeTransaction(p, i, tx, v, d.seen, d.rules)
+	})
+}
+
+// schema reads the value of `$schema`, kept only with the transactions.
+func (d *batchDecoder) schema() {
+	p := d.p
+	if p.peek() != '"' {
+		d.v.add("/$schema", ruleString, p.skipText())
+		return
+	}
+	if s := p.str(); d.keep {
+		d.batch.Schema = p.keep(s)
+	}
 }
 
 // countDropped adds, after the problems listed, one that counts those
@@ -130,86 +156,67 @@ const maxBatchProblems = 1000
 // decodeTransaction reads one transaction object, reporting wrong JSON types,
 // repeated keys and unreadable values, then applies the value rules.
 func decodeTransaction(p *byteScanner, i int, tx *Transaction, v *ValidationError, seen *orderNoSet, rules WebhookValidator) {
-	var present, reported, keys, dataPresent uint16
-	p.eachMember(func(raw []byte) {
-		b := txBit(string(raw))
-		if b == 0 {
+	var m txMasks
+	var keys uint16
+	p.eachMember(func(key []byte) {
+		bit := txIndex(string(key))
+		if bit < 0 {
 			p.skip()
 			return
 		}
-		key := string(raw) // a known key: short, copied on the stack
+		b := uint16(1) << bit
 		if keys&b != 0 {
-			v.add(txPointer(i, key), ruleDuplicateKey, p.skipText())
-			reported |= b
+			v.add(txPointer(i, txFields[bit].name), ruleDuplicateKey, p.skipText())
+			m.reported |= b
 			return
 		}
 		keys |= b
-		c := p.peek()
-		switch {
-		case b == txAmount && (c == '-' || '0' <= c && c <= '9'):
-			num := p.keep(p.number())
-			if p.err != nil || p.long {
-				reported |= b // a syntax error (the whole body is reported as such) or reported as too long
-				return
-			}
-			a, err := amountFromJSONNumber(num)
-			switch {
-			case err == nil:
-				tx.Amount, present = a, present|b
-			case num[0] == '-':
-				v.add(txPointer(i, key), ruleAmountMin, num)
-				reported |= b
-			default:
-				v.add(txPointer(i, key), ruleAmountSen, num)
-				reported |= b
-			}
-		case b == txAmount:
-			v.add(txPointer(i, key), ruleNumber, p.skipText())
-			reported |= b
-		case b == txData && c == '{':
-			present |= b
-			dataPresent = decodeZakat(p, i, &tx.Data, v)
-		case b == txData:
-			v.add(txPointer(i, key), ruleObject, p.skipText())
-			reported |= b
-		case c != '"':
-			v.add(txPointer(i, key), ruleString, p.skipText())
-			reported |= b
-		default:
-			raw := p.str()
-			if p.long {
-				reported |= b
-				return
-			}
-			present |= b
-			if b == txTime {
-				t, ok := parseWebhookTime(string(raw))
-				if !ok {
-					v.add(txPointer(i, key), ruleTime, string(raw))
-					reported |= b
-				}
-				tx.Time = t
-				return
-			}
-			s := p.keep(raw)
-			switch b {
-			case txAgency:
-				tx.Agency = ZakatAgency(s)
-			case txOrderNo:
-				tx.OrderNo = s
-			case txName:
-				tx.Name = s
-			case txEmail:
-				tx.Email = s
-			case txStatus:
-				tx.Status = Status(s)
-			}
-		}
+		decodeTxField(p, i, &txFields[bit], b, tx, v, &m)
 	})
 	if p.err == nil {
-		checkTransaction(v, i, tx, present, reported, dataPresent, seen, rules)
+		checkTransaction(v, i, tx, m, seen, rules)
 	}
 }
+
+// decodeTxField reads the value of field f (bit b) into tx and records in
+// m whether it is there or was reported: a value of the wrong JSON type, too
+// long, or that f.set cannot read.
+func decodeTxField(p *byteScanner, i int, f *txField, b uint16, tx *Transaction, v *ValidationError, m *txMasks) {
+	var raw []byte
+	switch c := p.peek(); {
+	case f.kind == kindString && c == '"':
+		raw = p.str()
+	case f.kind == kindNumber && (c == '-' || '0' <= c && c <= '9'):
+		if raw = p.number(); p.err != nil { // a syntax error: the whole body is reported as such
+			m.reported |= b
+			return
+		}
+	case f.kind == kindObject && c == '{':
+		m.present |= b
+		m.data = decodeZakat(p, i, &tx.Data, v)
+		return
+	default:
+		v.add(txPointer(i, f.name), kindRules[f.kind], p.skipText())
+		m.reported |= b
+		return
+	}
+	if p.long { // reported as too long
+		m.reported |= b
+		return
+	}
+	if f.parse == nil {
+		f.store(tx, p.keep(raw))
+	} else if rule := f.parse(tx, raw); rule != "" {
+		v.add(txPointer(i, f.name), rule, string(raw))
+		m.reported |= b
+		return
+	}
+	m.present |= b
+}
+
+// kindRules is the rule of a value of the wrong JSON type, by the kind
+// wanted.
+var kindRules = [...]string{kindString: ruleString, kindNumber: ruleNumber, kindObject: ruleObject}
 
 // decodeZakat reads a data object into d and returns the mask of the fields
 // present as strings; wrong types and repeated keys are reported.
@@ -224,10 +231,10 @@ func decodeZakat(p *byteScanner, i int, d *ZakatData, v *ValidationError) uint16
 		b := uint16(1) << bit
 		switch {
 		case keys&b != 0:
-			v.add(dataPointer(i, string(key)), ruleDuplicateKey, p.skipText())
+			v.add(dataPointer(i, zakatFields[bit].name), ruleDuplicateKey, p.skipText())
 			present &^= b
 		case p.peek() != '"':
-			v.add(dataPointer(i, string(key)), ruleString, p.skipText())
+			v.add(dataPointer(i, zakatFields[bit].name), ruleString, p.skipText())
 		default:
 			if s := p.str(); !p.long {
 				*zakatFields[bit].ptr(d) = p.keep(s)

@@ -52,8 +52,8 @@ func TestValidateBatchJSONRules(t *testing.T) {
 		{"data array", func(tx, _ map[string]any) { tx["data"] = []any{} }, "/transactions/0/data", ruleObject},
 		{"data field number", func(tx, _ map[string]any) { tx["data"].(map[string]any)["zakat_year"] = 2026 }, "/transactions/0/data/zakat_year", ruleString},
 		{"data field null", func(tx, _ map[string]any) { tx["data"].(map[string]any)["zakat_city"] = nil }, "/transactions/0/data/zakat_city", ruleString},
-		{"data ic empty", func(tx, _ map[string]any) { tx["data"].(map[string]any)["zakat_ic_no"] = "" }, "/transactions/0/data/zakat_ic_no", ruleICNo},
-		{"data postcode", func(tx, _ map[string]any) { tx["data"].(map[string]any)["zakat_postcode"] = "4000a" }, "/transactions/0/data/zakat_postcode", rulePostcode},
+		{"data ic empty", func(tx, _ map[string]any) { tx["data"].(map[string]any)["zakat_ic_no"] = "" }, "/transactions/0/data/zakat_ic_no", "must be 12 digits"},
+		{"data postcode", func(tx, _ map[string]any) { tx["data"].(map[string]any)["zakat_postcode"] = "4000a" }, "/transactions/0/data/zakat_postcode", "must be 5 digits"},
 		{"fitrah product", func(tx, _ map[string]any) { tx["amount"] = json.Number("10.49") }, "/transactions/0/amount", ruleFitrahProduct},
 	}
 	for _, tt := range tests {

@@ -1,75 +1,216 @@
 package paygate
 
-// The rules a webhook field can break (docs/protocol.md B2, B3, Errors). FieldError.Rule
-// holds one of these texts.
+//go:generate go test -run TestGeneratedLookups -update-lookups .
+
+// The rules of a webhook transaction that are not one field's own
+// (docs/protocol.md B2, B3, Errors): FieldError.Rule holds one of these
+// texts, or the rule of a row of txFields or zakatFields.
 const (
-	ruleStatus        = "must be one of success, pending, failed"
-	ruleState         = "must be one of johor, kedah, kelantan, melaka, negeri_sembilan, pahang, pulau_pinang, perak, perlis, sabah, sarawak, selangor, terengganu, kuala_lumpur, labuan, putrajaya"
-	ruleType          = "must be one of fitrah, zakat_emas, zakat_fitrah, zakat_kwsp, zakat_padi, zakat_pendapatan, zakat_perak, zakat_perniagaan, zakat_pertanian, zakat_qada, zakat_rikaz, zakat_saham, zakat_simpanan, zakat_ternakan"
 	ruleUnique        = "must be unique in the batch"
-	ruleAmountMin     = "must be >= 0"
-	ruleAmountSen     = "must be exact in sen (at most 2 decimals)"
-	ruleTime          = "must be ISO 8601 with a timezone offset (Z, +08:00 or +0800), e.g. 2026-11-22T10:30:00+08:00"
-	ruleICNo          = "must be 12 digits"
-	ruleYear          = "must be 4 digits"
-	rulePhone         = "must be 10 to 12 digits"
-	rulePostcode      = "must be 5 digits"
-	ruleZakatAmount   = "must be numeric with at most 2 decimals"
-	ruleRate          = "must be numeric"
-	ruleDependant     = "must be a whole number"
 	ruleFitrahOnly    = "allowed only when zakat_type is fitrah or zakat_fitrah"
 	ruleFitrahProduct = "must equal zakat_rate x zakat_dependant"
 )
 
-// Bits of a transaction's fields, for the masks that say which are present
-// and which were already reported.
+// The rules of the transaction fields (docs/protocol.md B2), which tests
+// and the amount's decoding share.
 const (
-	txAgency uint16 = 1 << iota
-	txOrderNo
-	txAmount
-	txName
-	txEmail
-	txTime
-	txStatus
-	txData
-	txAll uint16 = 1<<iota - 1
+	ruleStatus    = "must be one of success, pending, failed"
+	ruleAmountMin = "must be >= 0"
+	ruleAmountSen = "must be exact in sen (at most 2 decimals)"
+	ruleTime      = "must be ISO 8601 with a timezone offset (Z, +08:00 or +0800), e.g. 2026-11-22T10:30:00+08:00"
 )
 
-// txFields names the fields of docs/protocol.md B2 in the order of their bits.
-var txFields = [...]string{"agency", "orderno", "amount", "name", "email", "time", "status", "data"}
+// jsonKind is the JSON type a transaction field must have.
+type jsonKind uint8
 
-// zakatField is one string field of the data object (docs/protocol.md B3) with its rule.
+const (
+	kindString jsonKind = iota
+	kindNumber
+	kindObject
+)
+
+// The webhook fields are declared once, as rows of txFields and
+// zakatFields: a row holds the JSON key, how the value is read and stored
+// and its rule, and the bits, the key lookups and the rule texts derive
+// from the rows. A new field or rule is a row, plus its property in
+// webhook_schema.json (TestSchemaNamesTheTableFields holds the schema's
+// names to the rows, TestWebhookSchemaAgreement its rules to the
+// validator's), then `go generate` for the lookups (TestGeneratedLookups).
+
+// txField is one field of a transaction (docs/protocol.md B2): its JSON key
+// and type, how a value read from JSON is stored, when a typed
+// transaction leaves it out, and its value rule. Bit i of a transaction's
+// masks is txFields[i].
+type txField struct {
+	name string
+	kind jsonKind
+	// store keeps a string read from JSON (kindString, when parse is nil).
+	store func(tx *Transaction, s string)
+	// parse reads a value from its JSON text, which is not kept
+	// (kindNumber, or a kindString not stored as it is), and returns the
+	// rule it breaks, or "".
+	parse func(tx *Transaction, text []byte) (rule string)
+	// absent reports whether a typed transaction leaves the field out
+	// (ValidateTransactions); nil: never.
+	absent func(tx *Transaction) bool
+	// check returns the rule a present value breaks and the value to
+	// show, or "" (it builds neither when the value is good: it runs on
+	// every transaction); nil: no rule beyond reading it.
+	check func(tx *Transaction, rules WebhookValidator) (rule, value string)
+}
+
+// txFields lists the fields of docs/protocol.md B2 in JSON order, every one
+// required. Read-only. After a change, `go generate` rewrites txIndex.
+var txFields = [...]txField{
+	{
+		name:   "agency",
+		store:  func(tx *Transaction, s string) { tx.Agency = ZakatAgency(s) },
+		absent: func(tx *Transaction) bool { return tx.Agency == "" },
+		check: func(tx *Transaction, rules WebhookValidator) (string, string) {
+			if rules.Accepts(tx.Agency) {
+				return "", ""
+			}
+			return rules.agencyRule(), string(tx.Agency)
+		},
+	},
+	{
+		name:   "orderno",
+		store:  func(tx *Transaction, s string) { tx.OrderNo = s },
+		absent: func(tx *Transaction) bool { return tx.OrderNo == "" },
+		check: func(tx *Transaction, _ WebhookValidator) (string, string) {
+			return ruleIf(tx.OrderNo == "", ruleNotEmpty), ""
+		},
+	},
+	{
+		name:  "amount",
+		kind:  kindNumber,
+		parse: parseAmount,
+		check: func(tx *Transaction, _ WebhookValidator) (string, string) {
+			if tx.Amount >= 0 {
+				return "", ""
+			}
+			return ruleAmountMin, tx.Amount.String()
+		},
+	},
+	{
+		name:   "name",
+		store:  func(tx *Transaction, s string) { tx.Name = s },
+		absent: func(tx *Transaction) bool { return tx.Name == "" },
+		check: func(tx *Transaction, _ WebhookValidator) (string, string) {
+			return ruleIf(tx.Name == "", ruleNotEmpty), ""
+		},
+	},
+	{
+		name:   "email",
+		store:  func(tx *Transaction, s string) { tx.Email = s },
+		absent: func(tx *Transaction) bool { return tx.Email == "" },
+		check: func(tx *Transaction, _ WebhookValidator) (string, string) {
+			return ruleIf(!ValidEmail(tx.Email), ruleEmail), tx.Email
+		},
+	},
+	{
+		name:   "time",
+		parse:  parseTime,
+		absent: func(tx *Transaction) bool { return tx.Time.IsZero() },
+	},
+	{
+		name:   "status",
+		store:  func(tx *Transaction, s string) { tx.Status = Status(s) },
+		absent: func(tx *Transaction) bool { return tx.Status == "" },
+		check: func(tx *Transaction, _ WebhookValidator) (string, string) {
+			return ruleIf(!tx.Status.Valid(), ruleStatus), string(tx.Status)
+		},
+	},
+	{name: "data", kind: kindObject}, // the rows of zakatFields
+}
+
+// ruleIf is rule when broken, else "".
+func ruleIf(broken bool, rule string) string {
+	if broken {
+		return rule
+	}
+	return ""
+}
+
+// parseAmount reads an amount from its JSON number: RM, exact in sen, not
+// negative (docs/protocol.md B2).
+func parseAmount(tx *Transaction, num []byte) string {
+	a, err := amountFromJSONNumber(string(num))
+	switch {
+	case err == nil:
+		tx.Amount = a
+		return ""
+	case num[0] == '-':
+		return ruleAmountMin
+	}
+	return ruleAmountSen
+}
+
+// parseTime reads a time from its JSON string (parseWebhookTime).
+func parseTime(tx *Transaction, text []byte) string {
+	t, ok := parseWebhookTime(string(text))
+	tx.Time = t
+	return ruleIf(!ok, ruleTime)
+}
+
+// zakatField is one string field of the data object (docs/protocol.md B3)
+// with its rule.
 type zakatField struct {
 	name  string
 	ptr   func(*ZakatData) *string
-	valid func(string) bool
-	rule  string
+	valid func(string) bool // nil: any string
+	rule  string            // the text of a broken valid
+	// fitrahOnly: allowed only for a fitrah zakat_type (ruleFitrahOnly).
+	fitrahOnly bool
 }
 
-// zakatFields lists the data fields in JSON order; bit i of a data mask is
-// zakatFields[i]. Read-only.
+// zakatFields lists the data fields in JSON order, every one optional; bit i
+// of a data mask is zakatFields[i]. Read-only. After a change, `go
+// generate` rewrites zakatIndex.
 var zakatFields = [...]zakatField{
-	{"email", func(d *ZakatData) *string { return &d.Email }, ValidEmail, ruleEmail},
-	{"zakat_name", func(d *ZakatData) *string { return &d.Name }, nil, ""},
-	{"zakat_ic_no", func(d *ZakatData) *string { return &d.ICNo }, digits(12, 12), ruleICNo},
-	{"zakat_state", func(d *ZakatData) *string { return (*string)(&d.State) }, func(s string) bool { return ZakatState(s).Valid() }, ruleState},
-	{"zakat_type", func(d *ZakatData) *string { return (*string)(&d.Type) }, func(s string) bool { return ZakatType(s).Valid() }, ruleType},
-	{"zakat_year", func(d *ZakatData) *string { return &d.Year }, digits(4, 4), ruleYear},
-	{"zakat_phone", func(d *ZakatData) *string { return &d.Phone }, digits(10, 12), rulePhone},
-	{"zakat_address", func(d *ZakatData) *string { return &d.Address }, nil, ""},
-	{"zakat_postcode", func(d *ZakatData) *string { return &d.Postcode }, digits(5, 5), rulePostcode},
-	{"zakat_city", func(d *ZakatData) *string { return &d.City }, nil, ""},
-	{"zakat_amount", func(d *ZakatData) *string { return &d.Amount }, decimal(2), ruleZakatAmount},
-	{"zakat_rate", func(d *ZakatData) *string { return &d.Rate }, decimal(-1), ruleRate},
-	{"zakat_dependant", func(d *ZakatData) *string { return &d.Dependants }, digits(1, -1), ruleDependant}, // A-webhook-dependants
+	{name: "email", ptr: func(d *ZakatData) *string { return &d.Email }, valid: ValidEmail, rule: ruleEmail},
+	{name: "zakat_name", ptr: func(d *ZakatData) *string { return &d.Name }},
+	{name: "zakat_ic_no", ptr: func(d *ZakatData) *string { return &d.ICNo }, valid: digits(12, 12), rule: "must be 12 digits"},
+	{name: "zakat_state", ptr: func(d *ZakatData) *string { return (*string)(&d.State) }, valid: func(s string) bool { return ZakatState(s).Valid() },
+		rule: "must be one of johor, kedah, kelantan, melaka, negeri_sembilan, pahang, pulau_pinang, perak, perlis, sabah, sarawak, selangor, terengganu, kuala_lumpur, labuan, putrajaya"},
+	{name: "zakat_type", ptr: func(d *ZakatData) *string { return (*string)(&d.Type) }, valid: func(s string) bool { return ZakatType(s).Valid() },
+		rule: "must be one of fitrah, zakat_emas, zakat_fitrah, zakat_kwsp, zakat_padi, zakat_pendapatan, zakat_perak, zakat_perniagaan, zakat_pertanian, zakat_qada, zakat_rikaz, zakat_saham, zakat_simpanan, zakat_ternakan"},
+	{name: "zakat_year", ptr: func(d *ZakatData) *string { return &d.Year }, valid: digits(4, 4), rule: "must be 4 digits"},
+	{name: "zakat_phone", ptr: func(d *ZakatData) *string { return &d.Phone }, valid: digits(10, 12), rule: "must be 10 to 12 digits"},
+	{name: "zakat_address", ptr: func(d *ZakatData) *string { return &d.Address }},
+	{name: "zakat_postcode", ptr: func(d *ZakatData) *string { return &d.Postcode }, valid: digits(5, 5), rule: "must be 5 digits"},
+	{name: "zakat_city", ptr: func(d *ZakatData) *string { return &d.City }},
+	{name: "zakat_amount", ptr: func(d *ZakatData) *string { return &d.Amount }, valid: decimal(2), rule: "must be numeric with at most 2 decimals"},
+	{name: "zakat_rate", ptr: func(d *ZakatData) *string { return &d.Rate }, valid: decimal(-1), rule: "must be numeric", fitrahOnly: true},
+	{name: "zakat_dependant", ptr: func(d *ZakatData) *string { return &d.Dependants }, valid: digits(1, -1), rule: "must be a whole number", fitrahOnly: true}, // A-webhook-dependants
 }
 
-// Bits of the data fields that the fitrah rules look at.
-const (
-	zdType      = 1 << 4
-	zdRate      = 1 << 11
-	zdDependant = 1 << 12
+// The bits the rules of more than one field read, derived from the tables.
+// Read-only.
+var (
+	txOrderNo   = rowBit(txFields[:], "orderno")
+	txAmount    = rowBit(txFields[:], "amount")
+	txData      = rowBit(txFields[:], "data")
+	txAll       = uint16(1)<<len(txFields) - 1
+	zdRate      = rowBit(zakatFields[:], "zakat_rate")
+	zdDependant = rowBit(zakatFields[:], "zakat_dependant")
 )
+
+// rowBit is the mask bit of the row of rows with the JSON key name. A
+// name missing from its table is a programming error of the package's own
+// tables, so it panics: the package does not start with a broken table, and
+// every test run shows it.
+func rowBit[R interface{ key() string }](rows []R, name string) uint16 {
+	for i, r := range rows {
+		if r.key() == name {
+			return 1 << i
+		}
+	}
+	panic("paygate: " + name + " is not a field of its table")
+}
+
+func (f txField) key() string    { return f.name }
+func (f zakatField) key() string { return f.name }
 
 // digits returns a check for lo to hi ASCII digits (hi < 0: no upper bound).
 func digits(lo, hi int) func(string) bool {
@@ -101,60 +242,4 @@ func cutByte(s string, c byte) (before, after string, found bool) {
 		}
 	}
 	return s, "", false
-}
-
-// txBit is the bit of a transaction field name, or 0 for an unknown key.
-func txBit(key string) uint16 {
-	switch key {
-	case "agency":
-		return txAgency
-	case "orderno":
-		return txOrderNo
-	case "amount":
-		return txAmount
-	case "name":
-		return txName
-	case "email":
-		return txEmail
-	case "time":
-		return txTime
-	case "status":
-		return txStatus
-	case "data":
-		return txData
-	}
-	return 0
-}
-
-// zakatIndex is the index in zakatFields of a data field name, or -1.
-func zakatIndex(key string) int {
-	switch key {
-	case "email":
-		return 0
-	case "zakat_name":
-		return 1
-	case "zakat_ic_no":
-		return 2
-	case "zakat_state":
-		return 3
-	case "zakat_type":
-		return 4
-	case "zakat_year":
-		return 5
-	case "zakat_phone":
-		return 6
-	case "zakat_address":
-		return 7
-	case "zakat_postcode":
-		return 8
-	case "zakat_city":
-		return 9
-	case "zakat_amount":
-		return 10
-	case "zakat_rate":
-		return 11
-	case "zakat_dependant":
-		return 12
-	}
-	return -1
 }

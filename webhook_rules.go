@@ -21,74 +21,115 @@ func ValidateTransactions(txs []Transaction) error {
 
 // validateTransactions is ValidateTransactions with the agency codes of rules.
 func validateTransactions(txs []Transaction, rules WebhookValidator) error {
-	var v ValidationError
-	seen := newOrderNoSet(len(txs))
-	for i := range txs {
-		tx := &txs[i]
-		present := txAll
-		for bit, empty := range [...]bool{tx.Agency == "", tx.OrderNo == "", false, tx.Name == "", tx.Email == "", tx.Time.IsZero(), tx.Status == ""} {
-			if empty {
-				present &^= 1 << bit
-			}
-		}
-		var dataPresent uint16
-		for bit, f := range zakatFields {
-			if *f.ptr(&tx.Data) != "" {
-				dataPresent |= 1 << bit
-			}
-		}
-		checkTransaction(&v, i, tx, present, 0, dataPresent, seen, rules)
-	}
-	return v.err()
+	_, err := checkTyped(txs, rules)
+	return err
 }
 
-// checkTransaction applies the value rules to one transaction. present has
-// the fields that are there with the right JSON type; reported has those
-// already reported (wrong type, unreadable value), which are skipped. The
-// fitrah product is a rule of the record, not advice (docs/protocol.md B3
-// says "should equal"; docs/assumptions.md A-webhook-fitrah).
-func checkTransaction(v *ValidationError, i int, tx *Transaction, present, reported, dataPresent uint16, seen *orderNoSet, rules WebhookValidator) {
-	for bit, name := range txFields {
-		b := uint16(1) << bit
-		if present&b == 0 && reported&b == 0 {
-			v.add(txPointer(i, name), ruleRequired, "")
+// txProblems are the problems of one transaction of a slice.
+type txProblems struct {
+	index    int
+	problems []FieldError
+}
+
+// checkTyped applies the rules of ValidateTransactions and returns the
+// problems of every transaction that has any, in index order, and all of
+// them as one *ValidationError (nil when there are none). A transaction's
+// problems are its own: duplicates are reported at the later orderno.
+func checkTyped(txs []Transaction, rules WebhookValidator) ([]txProblems, error) {
+	var v ValidationError
+	var byTx []txProblems
+	seen := newOrderNoSet(len(txs))
+	for i := range txs {
+		start := len(v.Problems)
+		checkTransaction(&v, i, &txs[i], typedMasks(&txs[i]), seen, rules)
+		if end := len(v.Problems); end > start {
+			byTx = append(byTx, txProblems{index: i, problems: v.Problems[start:end:end]})
 		}
 	}
-	failed := func(b uint16, ok bool) bool { return present&b != 0 && reported&b == 0 && !ok }
-	if failed(txAgency, rules.Accepts(tx.Agency)) {
-		v.add(txPointer(i, "agency"), rules.agencyRule(), string(tx.Agency))
-	}
-	if failed(txOrderNo, tx.OrderNo != "") {
-		v.add(txPointer(i, "orderno"), ruleNotEmpty, "")
-	}
-	if failed(txAmount, tx.Amount >= 0) {
-		v.add(txPointer(i, "amount"), ruleAmountMin, tx.Amount.String())
-	}
-	if failed(txName, tx.Name != "") {
-		v.add(txPointer(i, "name"), ruleNotEmpty, "")
-	}
-	if failed(txEmail, ValidEmail(tx.Email)) {
-		v.add(txPointer(i, "email"), ruleEmail, tx.Email)
-	}
-	if failed(txStatus, tx.Status.Valid()) {
-		v.add(txPointer(i, "status"), ruleStatus, string(tx.Status))
-	}
-	if tx.OrderNo != "" && present&txOrderNo != 0 {
-		wasFull := seen.full
-		if first, dup := seen.firstOrAdd(tx.OrderNo, i); dup {
-			v.add(txPointer(i, "orderno"), ruleUnique+" (also at "+txPointer(first, "orderno")+")", tx.OrderNo)
-		} else if seen.full && !wasFull {
-			v.add(txPointer(i, "orderno"), ruleUniqueUnchecked, "")
+	return byTx, v.err()
+}
+
+// typedMasks says which fields a typed transaction has: an empty string or
+// a zero Time is absent.
+func typedMasks(tx *Transaction) txMasks {
+	m := txMasks{present: txAll}
+	for bit, f := range txFields {
+		if f.absent != nil && f.absent(tx) {
+			m.present &^= 1 << bit
 		}
 	}
-	if present&txData == 0 {
+	for bit, f := range zakatFields {
+		if *f.ptr(&tx.Data) != "" {
+			m.data |= 1 << bit
+		}
+	}
+	return m
+}
+
+// txMasks says what was read of one transaction: bit i is txFields[i]
+// (zakatFields[i] in data).
+type txMasks struct {
+	present  uint16 // there, with the right JSON type
+	reported uint16 // already reported (wrong type, unreadable, repeated): skipped by the value rules
+	data     uint16 // the data fields there as strings
+}
+
+// checkTransaction applies the value rules to one transaction; the fields
+// m reports are skipped. The fitrah product is a rule of the record, not
+// advice (docs/protocol.md B3 says "should equal"; docs/assumptions.md
+// A-webhook-fitrah).
+func checkTransaction(v *ValidationError, i int, tx *Transaction, m txMasks, seen *orderNoSet, rules WebhookValidator) {
+	checkTxFields(v, i, tx, m, rules)
+	if tx.OrderNo != "" && m.present&txOrderNo != 0 {
+		checkUnique(v, i, tx.OrderNo, seen)
+	}
+	if m.present&txData == 0 {
 		return
 	}
-	d := &tx.Data
-	valid := dataPresent
-	for bit, f := range zakatFields {
-		b := uint16(1) << bit
-		if dataPresent&b == 0 || f.valid == nil {
+	valid := checkZakat(v, i, &tx.Data, m.data)
+	checkFitrah(v, i, tx, m, valid)
+}
+
+// checkTxFields reports the transaction fields that are missing, then those
+// that break their rule (txFields), in the table's order.
+func checkTxFields(v *ValidationError, i int, tx *Transaction, m txMasks, rules WebhookValidator) {
+	if missing := txAll &^ (m.present | m.reported); missing != 0 {
+		for bit := range txFields {
+			if missing&(1<<bit) != 0 {
+				v.add(txPointer(i, txFields[bit].name), ruleRequired, "")
+			}
+		}
+	}
+	checked := m.present &^ m.reported
+	for bit := range txFields {
+		f := &txFields[bit]
+		if f.check == nil || checked&(1<<bit) == 0 {
+			continue
+		}
+		if rule, value := f.check(tx, rules); rule != "" {
+			v.add(txPointer(i, f.name), rule, value)
+		}
+	}
+}
+
+// checkUnique reports an orderno seen before in the batch, or the first
+// one the set cannot hold.
+func checkUnique(v *ValidationError, i int, orderNo string, seen *orderNoSet) {
+	wasFull := seen.full
+	if first, dup := seen.firstOrAdd(orderNo, i); dup {
+		v.add(txPointer(i, "orderno"), ruleUnique+" (also at "+txPointer(first, "orderno")+")", orderNo)
+	} else if seen.full && !wasFull {
+		v.add(txPointer(i, "orderno"), ruleUniqueUnchecked, "")
+	}
+}
+
+// checkZakat reports the data fields present that break their rule
+// (zakatFields) and returns the mask of those present and valid.
+func checkZakat(v *ValidationError, i int, d *ZakatData, present uint16) (valid uint16) {
+	valid = present
+	for bit := range zakatFields {
+		f, b := &zakatFields[bit], uint16(1)<<bit
+		if present&b == 0 || f.valid == nil {
 			continue
 		}
 		if s := *f.ptr(d); !f.valid(s) {
@@ -96,20 +137,29 @@ func checkTransaction(v *ValidationError, i int, tx *Transaction, present, repor
 			valid &^= b
 		}
 	}
+	return valid
+}
+
+// checkFitrah applies the fitrah rules: the fitrahOnly fields only for a
+// fitrah type, whose amount must be zakat_rate x zakat_dependant when both
+// are valid (valid: the data fields present and valid).
+func checkFitrah(v *ValidationError, i int, tx *Transaction, m txMasks, valid uint16) {
+	d := &tx.Data
 	if !d.Type.IsFitrah() {
-		for _, b := range [...]uint16{zdRate, zdDependant} {
-			if dataPresent&b != 0 {
-				v.add(dataPointer(i, zakatFields[bitIndex(b)].name), ruleFitrahOnly, string(d.Type))
+		for bit, f := range zakatFields {
+			if f.fitrahOnly && m.data&(1<<bit) != 0 {
+				v.add(dataPointer(i, f.name), ruleFitrahOnly, string(d.Type))
 			}
 		}
 		return
 	}
-	amountOK := present&txAmount != 0 && reported&txAmount == 0 && tx.Amount >= 0
-	if valid&zdRate != 0 && valid&zdDependant != 0 && amountOK {
-		if !fitrahMatches(d.Rate, d.Dependants, tx.Amount) {
-			want := fitrahProduct(d.Rate, d.Dependants)
-			v.add(txPointer(i, "amount"), fmt.Sprintf("%s (%s x %s = %s)", ruleFitrahProduct, d.Rate, d.Dependants, want.FloatString(2)), tx.Amount.String())
-		}
+	amountOK := m.present&txAmount != 0 && m.reported&txAmount == 0 && tx.Amount >= 0
+	if valid&zdRate == 0 || valid&zdDependant == 0 || !amountOK {
+		return
+	}
+	if !fitrahMatches(d.Rate, d.Dependants, tx.Amount) {
+		want := fitrahProduct(d.Rate, d.Dependants)
+		v.add(txPointer(i, "amount"), fmt.Sprintf("%s (%s x %s = %s)", ruleFitrahProduct, d.Rate, d.Dependants, want.FloatString(2)), tx.Amount.String())
 	}
 }
 
@@ -161,16 +211,6 @@ func fitrahProduct(rate, dependants string) *big.Rat {
 	r, _ := new(big.Rat).SetString(rate)
 	n, _ := new(big.Rat).SetString(dependants)
 	return r.Mul(r, n)
-}
-
-// bitIndex is the position of the single set bit of b.
-func bitIndex(b uint16) int {
-	i := 0
-	for b > 1 {
-		b >>= 1
-		i++
-	}
-	return i
 }
 
 // txPointer is the JSON pointer of a transaction field.

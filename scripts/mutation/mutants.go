@@ -48,7 +48,7 @@ var mutants = []mutant{
 	{"token-redaction", true, "secret.go",
 		"func (secret) String() string { return redacted }", "func (s secret) String() string { return s.reveal() }", root},
 	{"orderno-uniqueness", true, "webhook_rules.go",
-		"if first, dup := seen.firstOrAdd(tx.OrderNo, i); dup {", "if first, dup := seen.firstOrAdd(tx.OrderNo, i); dup && false {", root},
+		"if first, dup := seen.firstOrAdd(orderNo, i); dup {", "if first, dup := seen.firstOrAdd(orderNo, i); dup && false {", root},
 	{"three-decimal-amount", true, "amount.go",
 		"if len(frac) > 2 {", "if len(frac) > 3 {", root},
 	{"5xx-rejected", true, "webhook_sender.go",
@@ -109,8 +109,8 @@ var mutants = []mutant{
 		"return decimalToSen(s, whole+frac, 2-len(frac))", "return decimalToSen(s, whole+frac, 3-len(frac))", root},
 	{"order-minimum", false, "checkout.go",
 		"if a < MinOrderAmount {", "if a < 0 {", root},
-	{"webhook-negative-amount", false, "webhook_rules.go",
-		"if failed(txAmount, tx.Amount >= 0) {", "if failed(txAmount, true) {", root},
+	{"webhook-negative-amount", false, "webhook_fields.go",
+		"if tx.Amount >= 0 {", "if true {", root},
 
 	// The sender's report and the transport's retry rules.
 	{"sender-continues-after-401", false, "webhook_sender.go",
