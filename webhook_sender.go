@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -260,62 +259,71 @@ func (s *WebhookSender) Send(ctx context.Context, txs []Transaction) (*SendRepor
 	report := &SendReport{}
 	var errs []error
 	valid := txs
-	if err := s.rules.ValidateTransactions(txs); err != nil {
-		var ve *ValidationError
-		if !errors.As(err, &ve) {
-			return report, err
-		}
-		report.Invalid = invalidTransactions(txs, ve)
+	if byTx, err := checkTyped(txs, s.rules); err != nil {
+		report.Invalid = invalidTransactions(txs, byTx)
 		errs = append(errs, fmt.Errorf("%d of %d transactions not sent: %w", len(report.Invalid), len(txs), err))
-		valid = make([]Transaction, 0, len(txs)-len(report.Invalid))
-		next := 0
-		for i := range txs {
-			if next < len(report.Invalid) && report.Invalid[next].Index == i {
-				next++
-				continue
-			}
-			valid = append(valid, txs[i])
-		}
+		valid = validTransactions(txs, report.Invalid)
 	}
 	var stopped error
 	for start := 0; start < len(valid); start += s.batchSize {
 		chunk := valid[start:min(start+s.batchSize, len(valid))]
-		rr := RequestReport{OrderNos: make([]string, len(chunk))}
-		for i := range chunk {
-			rr.OrderNos[i] = chunk[i].OrderNo
-		}
 		if stopped != nil {
-			rr.Err = fmt.Errorf("paygate: not sent: an earlier request stopped the send: %w", stopped)
-			report.Unconfirmed = append(report.Unconfirmed, rr.OrderNos...)
-			report.Requests = append(report.Requests, rr)
+			report.notSent(chunk, stopped)
 			continue
 		}
-		resp, err := s.post(ctx, chunk)
+		rr, err := s.sendChunk(ctx, chunk, report)
 		if err == nil {
-			rr.StatusCode, rr.Attempts = resp.StatusCode, resp.Attempts
-			report.Accepted = append(report.Accepted, rr.OrderNos...)
-			report.Requests = append(report.Requests, rr)
 			continue
-		}
-		rr.Attempts = attemptsOf(err)
-		var apiErr *APIError
-		if errors.As(err, &apiErr) {
-			rr.StatusCode = apiErr.StatusCode
-		}
-		rr.Err = err
-		if why := unconfirmedBecause(ctx, err); why != "" {
-			rr.Err = fmt.Errorf("unconfirmed: %s: %w", why, err)
-			report.Unconfirmed = append(report.Unconfirmed, rr.OrderNos...)
-		} else {
-			report.Rejected = append(report.Rejected, rr.OrderNos...)
 		}
 		if ctx.Err() != nil || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrRedirect) {
 			stopped = err
 		}
-		errs = append(errs, fmt.Errorf("request %d (%d transactions from orderno %q): %w", len(report.Requests), len(chunk), rr.OrderNos[0], rr.Err))
-		report.Requests = append(report.Requests, rr)
+		errs = append(errs, fmt.Errorf("request %d (%d transactions from orderno %q): %w", len(report.Requests)-1, len(chunk), rr.OrderNos[0], rr.Err))
 	}
 	return report, errors.Join(errs...)
+}
+
+// orderNos lists the ordernos of a request's transactions.
+func orderNos(chunk []Transaction) []string {
+	nos := make([]string, len(chunk))
+	for i := range chunk {
+		nos[i] = chunk[i].OrderNo
+	}
+	return nos
+}
+
+// notSent files a request not sent because an earlier one stopped the send:
+// its transactions are Unconfirmed.
+func (r *SendReport) notSent(chunk []Transaction, stopped error) {
+	rr := RequestReport{OrderNos: orderNos(chunk), Err: fmt.Errorf("paygate: not sent: an earlier request stopped the send: %w", stopped)}
+	r.Unconfirmed = append(r.Unconfirmed, rr.OrderNos...)
+	r.Requests = append(r.Requests, rr)
+}
+
+// sendChunk posts one request's transactions and files them and the
+// request in report; err is the request's error as the transport gave it.
+func (s *WebhookSender) sendChunk(ctx context.Context, chunk []Transaction, report *SendReport) (rr RequestReport, err error) {
+	rr.OrderNos = orderNos(chunk)
+	defer func() { report.Requests = append(report.Requests, rr) }()
+	resp, err := s.post(ctx, chunk)
+	if err == nil {
+		rr.StatusCode, rr.Attempts = resp.StatusCode, resp.Attempts
+		report.Accepted = append(report.Accepted, rr.OrderNos...)
+		return rr, nil
+	}
+	rr.Attempts = attemptsOf(err)
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		rr.StatusCode = apiErr.StatusCode
+	}
+	rr.Err = err
+	if why := unconfirmedBecause(ctx, err); why != "" {
+		rr.Err = fmt.Errorf("unconfirmed: %s: %w", why, err)
+		report.Unconfirmed = append(report.Unconfirmed, rr.OrderNos...)
+	} else {
+		report.Rejected = append(report.Rejected, rr.OrderNos...)
+	}
+	return rr, err
 }
 
 // unconfirmedBecause says why a failed request's transactions may have been
@@ -340,41 +348,28 @@ func unconfirmedBecause(ctx context.Context, err error) string {
 	return ""
 }
 
-// invalidTransactions groups the problems of ValidateTransactions by
-// transaction, in index order.
-func invalidTransactions(txs []Transaction, ve *ValidationError) []InvalidTransaction {
-	byIndex := map[int]*InvalidTransaction{}
-	var order []int
-	for _, p := range ve.Problems {
-		i, ok := pointerIndex(p.Field)
-		if !ok || i >= len(txs) {
-			continue
-		}
-		it := byIndex[i]
-		if it == nil {
-			it = &InvalidTransaction{Index: i, OrderNo: txs[i].OrderNo}
-			byIndex[i] = it
-			order = append(order, i)
-		}
-		it.Problems = append(it.Problems, p)
-	}
-	slices.Sort(order)
-	out := make([]InvalidTransaction, len(order))
-	for k, i := range order {
-		out[k] = *byIndex[i]
+// invalidTransactions lists the transactions with problems (checkTyped's),
+// in index order; each has its own copy of its problems.
+func invalidTransactions(txs []Transaction, byTx []txProblems) []InvalidTransaction {
+	out := make([]InvalidTransaction, len(byTx))
+	for k, p := range byTx {
+		out[k] = InvalidTransaction{Index: p.index, OrderNo: txs[p.index].OrderNo, Problems: slices.Clone(p.problems)}
 	}
 	return out
 }
 
-// pointerIndex reads N from a JSON pointer /transactions/N/...
-func pointerIndex(ptr string) (int, bool) {
-	rest, ok := strings.CutPrefix(ptr, "/transactions/")
-	if !ok {
-		return 0, false
+// validTransactions is txs without the invalid ones (in index order).
+func validTransactions(txs []Transaction, invalid []InvalidTransaction) []Transaction {
+	valid := make([]Transaction, 0, len(txs)-len(invalid))
+	next := 0
+	for i := range txs {
+		if next < len(invalid) && invalid[next].Index == i {
+			next++
+			continue
+		}
+		valid = append(valid, txs[i])
 	}
-	num, _, _ := strings.Cut(rest, "/")
-	i, err := strconv.Atoi(num)
-	return i, err == nil && i >= 0
+	return valid
 }
 
 // attemptsOf reads the attempt count from a transport error (1 if unknown).
