@@ -20,7 +20,12 @@ func ValidEmail(s string) bool {
 	if len(s) > 254 || at < 1 || at > 64 {
 		return false
 	}
-	local, domain := s[:at], s[at+1:]
+	return validLocalPart(s[:at]) && validDomain(s[at+1:])
+}
+
+// validLocalPart is ValidEmail's rule for the part before @: a dot-atom,
+// atext characters in dot-separated runs.
+func validLocalPart(local string) bool {
 	if local[0] == '.' || local[len(local)-1] == '.' || strings.Contains(local, "..") {
 		return false
 	}
@@ -29,22 +34,37 @@ func ValidEmail(s string) bool {
 			return false
 		}
 	}
+	return true
+}
+
+// validDomain is ValidEmail's rule for the part after @: dot-separated
+// labels, no trailing dot.
+func validDomain(domain string) bool {
+	if domain == "" || domain[len(domain)-1] == '.' {
+		return false
+	}
 	for domain != "" {
 		label, rest, _ := strings.Cut(domain, ".")
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+		if !validLabel(label) {
 			return false
-		}
-		for i := 0; i < len(label); i++ {
-			if !isAlnum(label[i]) && label[i] != '-' {
-				return false
-			}
-		}
-		if rest == "" && len(domain) > len(label) {
-			return false // a trailing dot
 		}
 		domain = rest
 	}
-	return at < len(s)-1
+	return true
+}
+
+// validLabel is ValidEmail's rule for one label of the domain: 1 to 63
+// letters, digits and inner hyphens.
+func validLabel(label string) bool {
+	if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(label); i++ {
+		if !isAlnum(label[i]) && label[i] != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 // isAlnum reports whether c is an ASCII letter or digit.
