@@ -13,51 +13,78 @@ import "time"
 // beyond the ninth of a fraction are dropped (time.Time holds nanoseconds).
 func parseWebhookTime(s string) (time.Time, bool) {
 	// YYYY-MM-DDThh:mm is 16 bytes; the shortest offset is one more.
-	if len(s) < 17 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' {
+	if len(s) < 17 {
 		return time.Time{}, false
 	}
-	year, ok1 := num(s[0:4])
-	month, ok2 := num(s[5:7])
-	day, ok3 := num(s[8:10])
-	hour, ok4 := num(s[11:13])
-	minute, ok5 := num(s[14:16])
-	if !(ok1 && ok2 && ok3 && ok4 && ok5) || month < 1 || month > 12 || day < 1 ||
-		day > daysIn(time.Month(month), year) || hour > 23 || minute > 59 {
+	year, month, day, hour, minute, ok := webhookDateTime(s[:16])
+	if !ok {
 		return time.Time{}, false
 	}
-	rest := s[16:]
-	sec, nsec := 0, 0
-	if rest[0] == ':' {
-		var ok bool
-		if len(rest) < 3 {
-			return time.Time{}, false
-		}
-		if sec, ok = num(rest[1:3]); !ok || sec > 59 {
-			return time.Time{}, false
-		}
-		rest = rest[3:]
-		if len(rest) > 0 && rest[0] == '.' {
-			n := 1
-			for n < len(rest) && '0' <= rest[n] && rest[n] <= '9' {
-				if n <= 9 {
-					nsec = nsec*10 + int(rest[n]-'0')
-				}
-				n++
-			}
-			if n == 1 {
-				return time.Time{}, false // a dot without digits
-			}
-			for k := n; k <= 9; k++ {
-				nsec *= 10
-			}
-			rest = rest[n:]
-		}
+	sec, nsec, rest, ok := webhookSeconds(s[16:])
+	if !ok {
+		return time.Time{}, false
 	}
 	loc, ok := webhookOffset(rest)
 	if !ok {
 		return time.Time{}, false
 	}
 	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, loc), true
+}
+
+// webhookDateTime reads the 16 bytes YYYY-MM-DDThh:mm: a date that exists,
+// hours 00-23, minutes 00-59.
+func webhookDateTime(s string) (year, month, day, hour, minute int, ok bool) {
+	if s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' {
+		return 0, 0, 0, 0, 0, false
+	}
+	year, ok1 := num(s[0:4])
+	month, ok2 := num(s[5:7])
+	day, ok3 := num(s[8:10])
+	hour, ok4 := num(s[11:13])
+	minute, ok5 := num(s[14:16])
+	ok = ok1 && ok2 && ok3 && ok4 && ok5 && dateExists(year, month, day) && hour <= 23 && minute <= 59
+	return year, month, day, hour, minute, ok
+}
+
+// dateExists reports whether the day of the month of the year exists
+// (proleptic Gregorian): no February 30.
+func dateExists(year, month, day int) bool {
+	return month >= 1 && month <= 12 && day >= 1 && day <= daysIn(time.Month(month), year)
+}
+
+// webhookSeconds reads what may follow hh:mm before the offset: nothing, or
+// :ss (00-59) optionally followed by a fraction. rest is the offset.
+func webhookSeconds(s string) (sec, nsec int, rest string, ok bool) {
+	if s[0] != ':' {
+		return 0, 0, s, true
+	}
+	if len(s) < 3 {
+		return 0, 0, "", false
+	}
+	if sec, ok = num(s[1:3]); !ok || sec > 59 {
+		return 0, 0, "", false
+	}
+	if rest = s[3:]; rest == "" || rest[0] != '.' {
+		return sec, 0, rest, true
+	}
+	nsec, rest, ok = webhookFraction(rest[1:])
+	return sec, nsec, rest, ok
+}
+
+// webhookFraction reads the digits of a fraction of a second (at least
+// one) as nanoseconds, dropping those beyond the ninth; rest follows them.
+func webhookFraction(s string) (nsec int, rest string, ok bool) {
+	n := 0
+	for n < len(s) && '0' <= s[n] && s[n] <= '9' {
+		if n < 9 {
+			nsec = nsec*10 + int(s[n]-'0')
+		}
+		n++
+	}
+	for k := n; k < 9; k++ {
+		nsec *= 10
+	}
+	return nsec, s[n:], n > 0 // a dot without digits is refused
 }
 
 // webhookOffset reads the offset that ends a webhook time: Z, ±hh:mm or
