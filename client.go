@@ -281,23 +281,6 @@ type envError struct {
 func (e *envError) Error() string { return e.msg }
 func (e *envError) Unwrap() error { return e.err }
 
-// serviceURL parses a service base URL: absolute, https (or http to a
-// loopback host, for a local sandbox), no query or fragment.
-func serviceURL(opt, raw string) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
-		return nil, fmt.Errorf("paygate: %s %q: want an absolute http(s) URL", opt, redactURL(raw))
-	case u.Scheme == "http" && !isLoopback(u.Hostname()):
-		return nil, fmt.Errorf("paygate: %s %q: plain http is allowed only to a loopback host", opt, redactURL(raw))
-	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
-		return nil, fmt.Errorf("paygate: %s %q: no query, fragment or user information", opt, redactURL(raw))
-	}
-	u.Path = strings.TrimSuffix(u.Path, "/")
-	u.RawPath = ""
-	return u, nil
-}
-
 // endpoint joins a configured base URL and a path, or fails before any
 // request when the base is missing.
 func endpoint(base *url.URL, opt, path string) (string, error) {

@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -99,28 +97,6 @@ func NewWebhookSender(webhookURL, password string, opts ...SenderOption) (*Webho
 	return s, nil
 }
 
-// webhookEndpoint is NewWebhookSender's rule for the URL: the endpoint it
-// posts to, or an error that does not repeat the URL's secrets.
-func webhookEndpoint(webhookURL string) (string, error) {
-	u, err := url.Parse(webhookURL)
-	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return "", fmt.Errorf("paygate: webhook URL %q: want an absolute http(s) URL", redactURL(webhookURL))
-	}
-	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
-		return "", fmt.Errorf("paygate: webhook URL %q: plain http is allowed only to a loopback host; the password would travel in clear", redactURL(webhookURL))
-	}
-	if u.User != nil {
-		return "", fmt.Errorf("paygate: webhook URL %q: no user information (the password goes in X-API-Password)", redactURL(webhookURL))
-	}
-	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
-		return "", fmt.Errorf("paygate: webhook URL %q: want no query or fragment (the endpoint's URL, or a bare host)", redactURL(webhookURL))
-	}
-	if u.Path == "" || u.Path == "/" {
-		u.Path, u.RawPath = WebhookPath, ""
-	}
-	return u.String(), nil
-}
-
 // checkWebhookPassword is NewWebhookSender's rule for the password; its
 // error never repeats it.
 func checkWebhookPassword(password string) error {
@@ -169,15 +145,6 @@ func NewWebhookSenderFromEnv(opts ...SenderOption) (*WebhookSender, error) {
 		opts = append([]SenderOption{WithWebhookValidator(v)}, opts...)
 	}
 	return NewWebhookSender(u, pw, opts...)
-}
-
-// isLoopback reports whether host names this machine.
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // SendReport says what became of every transaction of a Send, by orderno,
