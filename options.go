@@ -69,6 +69,7 @@ func defaultTransport() transport {
 		logger:         discardLogger(),
 		retry:          RetryPolicy{}.withDefaults(),
 		now:            time.Now,
+		sleep:          sleepCtx,
 		attemptTimeout: 30 * time.Second,
 	}
 }

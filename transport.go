@@ -45,6 +45,8 @@ type transport struct {
 	logger *slog.Logger
 	retry  RetryPolicy
 	now    func() time.Time
+	// sleep waits between attempts (sleepCtx); tests record the waits.
+	sleep func(ctx context.Context, d time.Duration) error
 	// attemptTimeout bounds each attempt (0: none beyond the context's).
 	attemptTimeout time.Duration
 }
@@ -89,7 +91,7 @@ func (t *transport) do(ctx context.Context, x exchange) (*response, error) {
 		if !ok {
 			return nil, fail(n, lastErr)
 		}
-		if err := sleepCtx(ctx, d); err != nil {
+		if err := t.sleep(ctx, d); err != nil {
 			return nil, fail(n, errors.Join(err, lastErr))
 		}
 	}

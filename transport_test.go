@@ -133,13 +133,19 @@ func TestClientRetryMatrix(t *testing.T) {
 	}
 }
 
-// Retry-After is honoured, and nothing is sent after the context ends.
+// Retry-After is honoured, a wait ends with the context, and nothing is
+// sent after the context ends. The waits are recorded, not timed.
 func TestClientRetryAfterAndCancel(t *testing.T) {
 	f := newTestClient(t, WithRetry(RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Second}))
-	var times []time.Time
+	var waits []time.Duration
+	f.c.transport.sleep = func(ctx context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		return ctx.Err()
+	}
+	calls := 0
 	f.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/payment", func(*http.Request) (*http.Response, error) {
-		times = append(times, time.Now())
-		if len(times) == 1 {
+		calls++
+		if calls == 1 {
 			resp := httpmock.NewStringResponse(503, "")
 			resp.Header.Set("Retry-After", "1")
 			return resp, nil
@@ -148,18 +154,30 @@ func TestClientRetryAfterAndCancel(t *testing.T) {
 	})
 	_, err := f.c.PaymentReportPage(context.Background(), ReportQuery{}, 0)
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, times[1].Sub(times[0]), time.Second)
+	require.Equal(t, []time.Duration{time.Second}, waits, "the one wait is the service's Retry-After, not the 1 ms backoff")
 
 	g := newTestClient(t, WithRetry(RetryPolicy{MaxAttempts: 5, BaseDelay: time.Hour, MaxDelay: time.Hour}))
 	ctx, cancel := context.WithCancel(context.Background())
-	g.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/payment", func(*http.Request) (*http.Response, error) {
-		time.AfterFunc(10*time.Millisecond, cancel)
-		return httpmock.NewStringResponse(500, ""), nil
-	})
-	start := time.Now()
-	_, err = g.c.PaymentReportPage(ctx, ReportQuery{}, 0)
+	var asked []time.Duration
+	g.c.transport.sleep = func(ctx context.Context, d time.Duration) error {
+		asked = append(asked, d)
+		cancel() // the context ends during the hour-long wait
+		return sleepCtx(ctx, d)
+	}
+	g.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/payment", httpmock.NewStringResponder(500, ""))
+	done := make(chan error, 1)
+	go func() {
+		_, err := g.c.PaymentReportPage(ctx, ReportQuery{}, 0)
+		done <- err
+	}()
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hour-long wait did not end with its context (10 s bound)")
+	}
 	require.ErrorIs(t, err, context.Canceled)
-	require.Less(t, time.Since(start), 10*time.Second)
+	require.Len(t, asked, 1)
+	require.GreaterOrEqual(t, asked[0], 30*time.Minute, "the backoff asked for: half to all of an hour")
 	require.Equal(t, 1, g.mt.GetTotalCallCount())
 	_, err = g.c.PaymentReportPage(ctx, ReportQuery{}, 0)
 	require.ErrorIs(t, err, context.Canceled)
