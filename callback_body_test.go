@@ -183,10 +183,29 @@ func TestParseFormMatchesParseQuery(t *testing.T) {
 	}
 }
 
+// queryUnescape is url.QueryUnescape, value for value and error for error:
+// runs, plus signs, escapes of either case, and escapes cut short or not hex
+// anywhere in the string.
+func TestQueryUnescapeMatchesURL(t *testing.T) {
+	for _, s := range []string{
+		"", "plain", "a+b", "+", "%41", "%4a%4A", "%22fpx%22%3A%2200%22", "run%20then+run", "%E6%9E%97",
+		"%", "%4", "a%4", "%zz", "%4g", "ab%g4cd", "%%41", "ok%41then%z", "+%",
+	} {
+		want, wantErr := url.QueryUnescape(s)
+		got, err := queryUnescape(s)
+		if wantErr != nil {
+			require.EqualError(t, err, wantErr.Error(), "%q", s)
+			continue
+		}
+		require.NoError(t, err, "%q", s)
+		require.Equal(t, want, got, "%q", s)
+	}
+}
+
 // FuzzParseForm: for any body, parseForm and url.ParseQuery agree.
 func FuzzParseForm(f *testing.F) {
 	signed, _ := SignCallback(mustKey(f, testKeyUUID), callbackFields("INV-1~cart 7", "GW1", StatusSuccess, "00"))
-	for _, seed := range []string{signed.Encode(), "a=1&a=2&b=3", "a=1;b", "%zz=1&a", "&&=&"} {
+	for _, seed := range []string{signed.Encode(), "a=1&a=2&b=3", "a=1;b", "%zz=1&a", "&&=&", "a=%4&b=%41+%2", "k+%41=v%"} {
 		f.Add(seed)
 	}
 	f.Fuzz(requireSameAsParseQuery)
