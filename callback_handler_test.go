@@ -385,7 +385,8 @@ func BenchmarkCallbackHandler(b *testing.B) {
 		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		w := &discardWriter{h: http.Header{}}
 		return func() {
-			r.Body, r.PostForm, r.Form = io.NopCloser(strings.NewReader(body)), nil, nil
+			// As a server's request: the body and its Content-Length.
+			r.Body, r.ContentLength, r.PostForm, r.Form = io.NopCloser(strings.NewReader(body)), int64(len(body)), nil, nil
 			w.code = 0
 			h.ServeHTTP(w, r)
 			if w.code != 200 {

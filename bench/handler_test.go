@@ -54,7 +54,8 @@ func serveFrom(b *testing.B, h func() http.Handler, bodies []string) func() {
 		if i == len(bodies) {
 			i, handler = 0, h() // a fresh handler: every body is a new event again
 		}
-		r.Body, r.PostForm, r.Form = io.NopCloser(strings.NewReader(bodies[i])), nil, nil
+		// As a server's request: the body and its Content-Length.
+		r.Body, r.ContentLength, r.PostForm, r.Form = io.NopCloser(strings.NewReader(bodies[i])), int64(len(bodies[i])), nil, nil
 		i++
 		w.code = 0
 		handler.ServeHTTP(w, r)
