@@ -156,8 +156,8 @@ func TestWebhookSchemaAgreement(t *testing.T) {
 		rules  WebhookValidator
 		schema *jsonschema.Schema
 	}{
-		{"document codes", WebhookValidator{}, compileSchema(t)},
-		{"ADB codes", adb, compileSchemaOf(t, adb.Schema())},
+		{name: "document codes", rules: WebhookValidator{}, schema: compileSchema(t)},
+		{name: "ADB codes", rules: adb, schema: compileSchemaOf(t, adb.Schema())},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			codes := tt.rules.Agencies()

@@ -89,14 +89,14 @@ func TestWebhookValidatorAgencies(t *testing.T) {
 		agency ZakatAgency
 		rule   string // "": valid
 	}{
-		{"document: BANKLZS", WebhookValidator{}, "BANKLZS", ""},
-		{"document: BANK", WebhookValidator{}, "BANK", ""},
-		{"document: ADBLZS", WebhookValidator{}, "ADBLZS", "must be one of BANKLZS, BANKPPZ, BANK"},
-		{"ADB: ADBLZS", adb, "ADBLZS", ""},
-		{"ADB: ADBPPZ", adb, "ADBPPZ", ""},
-		{"ADB: ADB", adb, "ADB", ""},
-		{"ADB: BANKLZS", adb, "BANKLZS", "must be one of ADBLZS, ADBPPZ, ADB"},
-		{"ADB: adb", adb, "adb", "must be one of ADBLZS, ADBPPZ, ADB"},
+		{name: "document: BANKLZS", rules: WebhookValidator{}, agency: "BANKLZS"},
+		{name: "document: BANK", rules: WebhookValidator{}, agency: "BANK"},
+		{name: "document: ADBLZS", rules: WebhookValidator{}, agency: "ADBLZS", rule: "must be one of BANKLZS, BANKPPZ, BANK"},
+		{name: "ADB: ADBLZS", rules: adb, agency: "ADBLZS"},
+		{name: "ADB: ADBPPZ", rules: adb, agency: "ADBPPZ"},
+		{name: "ADB: ADB", rules: adb, agency: "ADB"},
+		{name: "ADB: BANKLZS", rules: adb, agency: "BANKLZS", rule: "must be one of ADBLZS, ADBPPZ, ADB"},
+		{name: "ADB: adb", rules: adb, agency: "adb", rule: "must be one of ADBLZS, ADBPPZ, ADB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
