@@ -463,12 +463,19 @@ func (s *signState) appendURLMessage(dst []byte, u *url.URL, q url.Values, exp s
 // starts: by the fast path when rawURL has its shape, else by url.Parse
 // and url.ParseQuery (whose errors it returns).
 func (s *signState) appendURLMessageOf(dst []byte, rawURL, exp string) ([]byte, int, error) {
-	if origin, path, query, ok := simpleURL(rawURL); ok && s.scanQuery(query) {
+	if origin, path, query, ok := simpleURL(rawURL); ok {
+		base := len(dst)
 		dst = append(dst, origin...)
 		start := len(dst)
 		dst = append(dst, path...)
 		dst = append(dst, '?')
-		return s.appendScanned(dst, query, exp), start, nil
+		if out, ok := appendSortedQuery(dst, query, exp); ok {
+			return out, start, nil
+		}
+		if s.scanQuery(query) {
+			return s.appendScanned(dst, query, exp), start, nil
+		}
+		dst = dst[:base]
 	}
 	u, q, err := parseSignURL(rawURL)
 	if err != nil {

@@ -170,6 +170,8 @@ func FuzzSignReference(f *testing.F) {
 		{"http://[::1]:80/?k=v", "k=v\x00"},
 		{"https://gw.example.my?a=1", "%41=1"},
 		{"mailto:x@y", "a=1#x"},
+		{"https://gw.example.my/p?a=b=c&b=%41%e6&c=%2a+", "=x&a=1&exp=%zz&z=2"},
+		{"https://gw.example.my/p?a=1&exp=%&signature=", "a=!*'()&b=%7E&c=%7e&d=%C3%A9"},
 	} {
 		f.Add(seed[0], seed[1])
 	}

@@ -2,6 +2,7 @@ package paygate
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -10,8 +11,10 @@ import (
 // HMAC itself (a URL struct, a map, a slice and a decoded string a field).
 // A URL of the plain shape that merchants sign (a lower-case scheme, a host
 // name with an optional port, a path of unreserved characters, a query with
-// no fragment) is split here instead, and its query scanned straight into
-// the signer's fields, values still escaped: re-encoding an escaped value
+// no fragment) is split here instead. A query whose keys come sorted (as
+// url.Values.Encode writes them) is written into the message in one pass
+// (appendSortedQuery); any other is scanned into the signer's fields first
+// (scanQuery). Either way values stay escaped: re-encoding an escaped value
 // under RFC 3986 needs no decoded copy. Whatever does not match that shape
 // exactly (and any query url.ParseQuery would refuse or read as a field
 // with several values) goes the general way, url.Parse and
@@ -417,4 +420,211 @@ func appendRequoted(dst []byte, v string, e queryEncoding) []byte {
 		n += int(w >> 24)
 	}
 	return dst[:n]
+}
+
+// Flags in the top byte of a rawQueryWords entry, above the length (bits
+// 24-25), and the flags appendRawEscaped returns.
+const (
+	rawPct   = 1 << 26 // '%': an escape, copied as it is (see escapeFlags)
+	rawPlus  = 1 << 27 // '+': a space, written %20
+	rawStop  = 1 << 28 // ';', '#', a control byte or an invalid escape: the general way decides
+	rawOther = 1 << 29 // an escape RFC 3986 does not write that way: the value is requoted
+)
+
+// rawQueryWords[c] is byte c of a raw query as its RFC 3986 message writes
+// it, packed as escapeWords packs it, with the flags above: url.ParseQuery
+// keeps every byte but '%' and '+', which RFC 3986 then writes as
+// escapeWords does; '+' is a space, %20; '%' is copied, and so are the two
+// hex digits after it, which is right for an escape that RFC 3986 writes
+// the same way (escapeFlags tells). Read-only after initialisation.
+var rawQueryWords = func() (t [256]uint32) {
+	t = escapeWords[encRFC3986]
+	t['%'] = '%' | 1<<24 | rawPct
+	t['+'] = '%' | '2'<<8 | '0'<<16 | 3<<24 | rawPlus
+	for c := range t {
+		if queryClass[c] == qStop {
+			t[c] |= rawStop
+		}
+	}
+	return t
+}()
+
+// appendRawEscaped appends s, a key or value of a raw query, as its RFC
+// 3986 message writes it, eight bytes a step as appendEscaped does, and
+// returns the flags of its bytes and escapes (rawPct, rawPlus, rawStop,
+// rawOther). The escapes of a window are checked only when it has one.
+func appendRawEscaped(dst []byte, s string) ([]byte, uint32) {
+	n := len(dst)
+	dst = slices.Grow(dst, 3*len(s)+1)
+	b := dst[:cap(dst)]
+	tbl := &rawQueryWords
+	var flags uint32
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		q := s[i : i+8]
+		out := (*[8*3 + 1]byte)(b[n : n+8*3+1])
+		w0, w1, w2, w3 := tbl[q[0]], tbl[q[1]], tbl[q[2]], tbl[q[3]]
+		w4, w5, w6, w7 := tbl[q[4]], tbl[q[5]], tbl[q[6]], tbl[q[7]]
+		window := w0 | w1 | w2 | w3 | w4 | w5 | w6 | w7
+		if window&rawPct != 0 {
+			// Bit k of pcts for a '%' at q[k].
+			pcts := w0>>26&1 | w1>>25&2 | w2>>24&4 | w3>>23&8 | w4>>22&16 | w5>>21&32 | w6>>20&64 | w7>>19&128
+			window |= escapesFlags(s, i, pcts)
+		}
+		flags |= window
+		o1 := int(w0>>24) & 3
+		o2 := o1 + int(w1>>24)&3
+		o3 := o2 + int(w2>>24)&3
+		o4 := o3 + int(w3>>24)&3
+		o5 := o4 + int(w4>>24)&3
+		o6 := o5 + int(w5>>24)&3
+		o7 := o6 + int(w6>>24)&3
+		binary.LittleEndian.PutUint32(out[0:], w0)
+		binary.LittleEndian.PutUint32(out[o1:], w1)
+		binary.LittleEndian.PutUint32(out[o2:], w2)
+		binary.LittleEndian.PutUint32(out[o3:], w3)
+		binary.LittleEndian.PutUint32(out[o4:], w4)
+		binary.LittleEndian.PutUint32(out[o5:], w5)
+		binary.LittleEndian.PutUint32(out[o6:], w6)
+		binary.LittleEndian.PutUint32(out[o7:], w7)
+		n += o7 + int(w7>>24)&3
+	}
+	for ; i < len(s); i++ {
+		w := tbl[s[i]]
+		if w&rawPct != 0 {
+			w |= escapeFlags(s, i)
+		}
+		flags |= w
+		binary.LittleEndian.PutUint32(b[n:], w)
+		n += int(w>>24) & 3
+	}
+	return dst[:n], flags &^ (1<<26 - 1)
+}
+
+// escapesFlags is the escapeFlags of each '%' of s at i+k for bit k of
+// pcts.
+func escapesFlags(s string, i int, pcts uint32) uint32 {
+	var flags uint32
+	for ; pcts != 0; pcts &= pcts - 1 {
+		flags |= escapeFlags(s, i+bits.TrailingZeros32(pcts))
+	}
+	return flags
+}
+
+// escapeFlags checks the escape at s[i], a '%': url.ParseQuery refuses
+// one without two hex digits (rawStop), and RFC 3986 writes it as it is
+// only with upper-case digits and for a byte it does not keep (else
+// rawOther).
+func escapeFlags(s string, i int) uint32 {
+	if i+2 >= len(s) {
+		return rawStop
+	}
+	switch pctClass[s[i+1]]<<2 | pctClass[s[i+2]] {
+	case hexUpper<<2 | hexUpper:
+		hi, _ := hexValue(s[i+1])
+		lo, _ := hexValue(s[i+2])
+		if escapeWords[encRFC3986][hi<<4|lo]>>24 != 3 {
+			return rawOther
+		}
+		return 0
+	case hexUpper<<2 | hexLower, hexLower<<2 | hexUpper, hexLower<<2 | hexLower:
+		return rawOther
+	}
+	return rawStop
+}
+
+// appendSortedQuery appends the RFC 3986 message of a raw query whose keys
+// come sorted (as url.Values.Encode writes them), exp in its place, in one
+// pass that writes each pair as it reads it. It reports false, having
+// appended or not, for any query it does not read exactly as url.ParseQuery
+// and collect do (keys out of order or repeated, a key with '%' or '+', a
+// ';', '#' or control byte, an invalid escape, more than maxScanFields
+// pairs): scanQuery takes those.
+func appendSortedQuery(dst []byte, query, exp string) ([]byte, bool) {
+	if len(query) > 1<<30 {
+		return dst, false
+	}
+	prev, written, expDone := "", 0, false
+	for pos, pairs := 0, 0; pos <= len(query); {
+		if pairs++; pairs > maxScanFields {
+			return dst, false
+		}
+		var pair string
+		if pair, pos = nextPair(query, pos); pair == "" {
+			continue
+		}
+		key, value, _ := strings.Cut(pair, "=")
+		if key == fieldSignature || key == fieldExp {
+			// Replaced, but url.ParseQuery still reads it.
+			if !validRawValue(dst[len(dst):], value) {
+				return dst, false
+			}
+			continue
+		}
+		if written > 0 && !keyLess(prev, key) {
+			return dst, false
+		}
+		if !expDone && fieldExp < key {
+			dst, written, expDone = appendExpField(dst, written, exp), written+1, true
+		}
+		var ok bool
+		if dst, ok = appendRawPair(dst, written, key, value); !ok {
+			return dst, false
+		}
+		prev, written = key, written+1
+	}
+	if !expDone {
+		dst = appendExpField(dst, written, exp)
+	}
+	return dst, true
+}
+
+// nextPair returns the pair of query that starts at pos, up to the next
+// '&' or the end, and where the pair after it starts.
+func nextPair(query string, pos int) (pair string, next int) {
+	end := strings.IndexByte(query[pos:], '&')
+	if end < 0 {
+		return query[pos:], len(query) + 1
+	}
+	return query[pos : pos+end], pos + end + 1
+}
+
+// validRawValue reports whether url.ParseQuery reads value, a raw query
+// value, without an error the fast path leaves to the general way; scratch
+// is room to write it into.
+func validRawValue(scratch []byte, value string) bool {
+	_, flags := appendRawEscaped(scratch, value)
+	return flags&rawStop == 0
+}
+
+// appendExpField appends exp=<exp>, after '&' when fields come before it.
+func appendExpField(dst []byte, written int, exp string) []byte {
+	if written > 0 {
+		dst = append(dst, '&')
+	}
+	dst = append(dst, fieldExp+"="...)
+	return append(dst, exp...)
+}
+
+// appendRawPair appends key=value of a raw query under RFC 3986, after '&'
+// when fields come before it, and reports false for a pair the fast path
+// does not take.
+func appendRawPair(dst []byte, written int, key, value string) ([]byte, bool) {
+	if written > 0 {
+		dst = append(dst, '&')
+	}
+	dst, flags := appendRawEscaped(dst, key)
+	if flags != 0 { // '%', '+' or a stop byte in a key
+		return dst, false
+	}
+	dst = append(dst, '=')
+	start := len(dst)
+	dst, flags = appendRawEscaped(dst, value)
+	switch {
+	case flags&rawStop != 0:
+		return dst, false
+	case flags&rawOther != 0:
+		dst = appendRequoted(dst[:start], value, encRFC3986)
+	}
+	return dst, true
 }
