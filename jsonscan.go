@@ -2,6 +2,7 @@ package paygate
 
 import (
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -447,9 +448,11 @@ func (p *jsonScan[T]) str() T {
 	p.i++ // the opening quote
 	start := p.i
 	j := start
-	// Eight bytes at a time while none of them is special.
+	// Eight bytes at a time while none of them is special; then straight
+	// to the first special one.
 	for ; j+8 <= len(p.s); j += 8 {
-		if hasSpecialByte(load64(p.s, j)) {
+		if m := specialBytes(load64(p.s, j)); m != 0 {
+			j += bits.TrailingZeros64(m) / 8
 			break
 		}
 	}
@@ -487,10 +490,17 @@ func load64[T jsonText](s T, i int) uint64 {
 // a quote, a backslash, a control character or a non-ASCII byte (the bytes
 // strSpecial marks), tested on all eight at once.
 func hasSpecialByte(w uint64) bool {
+	return specialBytes(w) != 0
+}
+
+// specialBytes is hasSpecialByte as a mask: its lowest set bit is the high
+// bit of the first special byte of w (little-endian); the bits above it may
+// be set for bytes that are not special (a borrow runs upwards only).
+func specialBytes(w uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	hasZero := func(v uint64) uint64 { return (v - ones) &^ v & highs }
 	below20 := (w - 0x20*ones) &^ w & highs // a byte < 0x20 (bytes >= 0x80 are caught below)
-	return (w&highs | below20 | hasZero(w^('"'*ones)) | hasZero(w^('\\'*ones))) != 0
+	return w&highs | below20 | hasZero(w^('"'*ones)) | hasZero(w^('\\'*ones))
 }
 
 // strSpecial marks the bytes that end the plain run of a string: the closing

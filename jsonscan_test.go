@@ -3,6 +3,7 @@ package paygate
 import (
 	"bytes"
 	"encoding/json"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"testing"
@@ -274,4 +275,34 @@ func TestByteScannerKeep(t *testing.T) {
 	}
 	require.Equal(t, []string{"v\u00e9", "-1.5e3", "plain"}, kept)
 	require.Equal(t, "key", string(keyViews[0]), "a key with escapes is its own copy")
+}
+
+// specialBytes' lowest set bit is the first special byte of the word,
+// whatever bytes come before it (plain) and after it (any): the borrows of
+// its arithmetic run upwards only.
+func TestSpecialBytesFirst(t *testing.T) {
+	after := []byte{'a', '"', '\\', 0x00, 0x1f, 0x20, 0x21, 0x7f, 0x80, 0xff}
+	plain := []byte{'a', ' ', '!', '~', 0x7f, '0'}
+	for c := 0; c < 256; c++ {
+		for k := 0; k < 8; k++ {
+			for _, a := range after {
+				for _, pl := range plain {
+					w := bytes.Repeat([]byte{pl}, 8)
+					w[k] = byte(c)
+					for j := k + 1; j < 8; j++ {
+						w[j] = a
+					}
+					first := 8
+					for i, b := range w {
+						if strSpecial[b] {
+							first = i
+							break
+						}
+					}
+					m := specialBytes(load64(w, 0))
+					require.Equal(t, first, bits.TrailingZeros64(m)/8, "%q", w)
+				}
+			}
+		}
+	}
 }
