@@ -90,6 +90,8 @@ func TestOrderValidation(t *testing.T) {
 		edit  func(*Order)
 		field string
 		rule  string
+		// client, when set, changes the client first.
+		client func(*Client)
 	}{
 		{name: "refNo missing", edit: func(o *Order) { o.RefNo = "" }, field: "refNo", rule: ruleRequired},
 		{name: "refNo with ~", edit: func(o *Order) { o.RefNo = "A~B" }, field: "refNo", rule: "must not contain ~"},
@@ -105,7 +107,7 @@ func TestOrderValidation(t *testing.T) {
 		{name: "returnUrl ftp", edit: func(o *Order) { o.ReturnURL = "ftp://shop.example/r" }, field: "returnUrl", rule: "must be an absolute http(s) URL"},
 		{name: "non-ASCII", edit: func(o *Order) { o.ExtraData = "kedai makan é" }, field: "refNo", rule: "must be ASCII"},
 		{name: "over 255 bytes after composition", edit: func(o *Order) { o.RefNo = strings.Repeat("R", 200); o.ExtraData = strings.Repeat("x", 60) }, field: "refNo", rule: "must be at most 255 bytes"},
-		{name: "agency missing", edit: func(o *Order) { o.Agency = "" }, field: "agency", rule: ruleRequired},
+		{name: "agency missing", edit: func(o *Order) { o.Agency = "" }, client: func(c *Client) { c.agency = "" }, field: "agency", rule: ruleRequired},
 		{name: "cancelUrl relative", edit: func(o *Order) { o.CancelURL = "/cancel" }, field: "cancelUrl", rule: "must be an absolute http(s) URL"},
 		{name: "cancelUrl javascript", edit: func(o *Order) { o.CancelURL = "javascript:alert(1)" }, field: "cancelUrl", rule: "must be an absolute http(s) URL"},
 		{name: "utm_source non-ASCII", edit: func(o *Order) { o.UTM.Source = "café" }, field: "utm_source", rule: "must be ASCII"},
@@ -116,10 +118,9 @@ func TestOrderValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := []Option{}
-			f := newTestClient(t, opts...)
-			if tt.field == "agency" {
-				f.c.agency = ""
+			f := newTestClient(t)
+			if tt.client != nil {
+				tt.client(f.c)
 			}
 			f.mt.RegisterNoResponder(httpmock.NewStringResponder(200, ""))
 			o := testOrder()
