@@ -26,19 +26,26 @@ func isFormContentType(header string) bool {
 	return err == nil && mt == formContentType
 }
 
+// maxBodyPrealloc caps the buffer a size hint makes before any byte has
+// come: a Content-Length is the client's claim, and one that lies (far
+// above its body, within a BodyLimit set high) must not size an allocation
+// (1 PiB panicked, 1 GiB was allocated per request). A longer body grows
+// the buffer as its bytes come, as io.ReadAll does.
+const maxBodyPrealloc = DefaultCallbackBodyLimit
+
 // readCallbackBody reads r to its end, like io.ReadAll, into a buffer sized
 // for sizeHint bytes (a request's Content-Length, capped by BodyLimit;
-// unknown when negative), so that a body of the size it announced is read
-// without growing the buffer. The hint sizes only the first allocation: a
-// longer body is read all the same (r enforces the limit), a shorter one is
-// what it is.
+// unknown when negative), up to maxBodyPrealloc, so that a body of the size
+// it announced is read without growing the buffer. The hint sizes only the
+// first allocation: a longer body is read all the same (r enforces the
+// limit), a shorter one is what it is.
 func readCallbackBody(r io.Reader, sizeHint int64) ([]byte, error) {
 	if sizeHint < 0 {
 		return io.ReadAll(r)
 	}
 	// +1: the read that finds the end needs room; 512 bytes at least, as
 	// io.ReadAll starts with.
-	b := make([]byte, 0, max(sizeHint, 511)+1)
+	b := make([]byte, 0, min(max(sizeHint, 511), maxBodyPrealloc)+1)
 	for {
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]

@@ -244,3 +244,38 @@ func TestReadCallbackBody(t *testing.T) {
 	_, err := readCallbackBody(io.MultiReader(strings.NewReader(body), iotest.ErrReader(broken)), int64(len(body)))
 	require.ErrorIs(t, err, broken)
 }
+
+// A Content-Length that lies (far above the body, within a BodyLimit set
+// high) sizes no buffer: the handler reads the short body that came and
+// answers as for an honest one, never a panic or an allocation of what
+// the header claims (io.ReadAll grows with the bytes that come, and so does
+// readCallbackBody past maxBodyPrealloc).
+func TestCallbackHandlerLyingContentLength(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	for _, tc := range []struct {
+		name          string
+		limit         int64 // BodyLimit
+		contentLength int64 // what the request claims
+	}{
+		{name: "1 PiB claimed, 1 PiB limit", limit: 1 << 50, contentLength: 1 << 50},
+		{name: "max int64 claimed and limit", limit: 1<<63 - 1, contentLength: 1<<63 - 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recorder{}
+			h := rec.handler(key)
+			h.BodyLimit = tc.limit
+			r := signedRequest(t, key, callbackFields("INV-LIE", "GWL", StatusSuccess, "00"))
+			r.ContentLength = tc.contentLength
+			var w *httptest.ResponseRecorder
+			require.NotPanics(t, func() { w = serve(h, r) })
+			require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+			require.Equal(t, []string{"INV-LIE"}, rec.fulfils)
+		})
+	}
+	for _, hint := range []int64{1 << 30, 1 << 50, 1<<63 - 1} {
+		got, err := readCallbackBody(strings.NewReader("a=1"), hint)
+		require.NoError(t, err)
+		require.Equal(t, "a=1", string(got))
+		require.LessOrEqual(t, cap(got), maxBodyPrealloc+1, "hint %d", hint)
+	}
+}
