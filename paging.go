@@ -201,7 +201,7 @@ func (w *walk) run(ctx context.Context, yield func(ReportRow, error) bool) error
 // rows yields a page's rows, checking ctx before each. It stops when the
 // caller leaves the loop (nil) or ctx ends (its error), after cancelling
 // the fetch in flight and waiting for it: no goroutine outlives the loop.
-func (w *walk) rows(ctx context.Context, rows []ReportRow, yield func(ReportRow, error) bool) (stop bool, err error) {
+func (w *walk) rows(ctx context.Context, rows []ReportRow, yield func(ReportRow, error) bool) (stop bool, _ error) {
 	for _, row := range rows {
 		err := ctx.Err()
 		if err == nil && yield(row, nil) {
