@@ -170,8 +170,9 @@ func parseCallbackFields(form url.Values) (*Callback, error) {
 			cb.problem("extraData", "differs from the extra reference joined to refNo, which is used", extra)
 		}
 	}
-	if err := routing.err(); err != nil {
-		return nil, err
+	if len(routing.Problems) > 0 {
+		failed := routing // only a refused callback's error is on the heap
+		return nil, failed.err()
 	}
 	cb.Amount = cb.amount("amount", get("amount", false))
 	cb.AddCharge = cb.amount("addCharge", get("addCharge", false))

@@ -207,14 +207,11 @@ func (h *CallbackHandler) readForm(w http.ResponseWriter, r *http.Request) (url.
 		h.warnNoReadDeadline(w, r, err)
 	}
 	body, err := readCallbackBody(http.MaxBytesReader(w, r.Body, limit), min(r.ContentLength, limit))
-	var tooBig *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooBig):
-		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("paygate: callback body over %d bytes", limit)
-	case err != nil:
+	if err != nil {
 		// The deadline stays: net/http would otherwise wait for the rest of
 		// a trickling body before it answers.
-		return nil, http.StatusBadRequest, fmt.Errorf("paygate: reading callback body: %w", err)
+		status, err := bodyReadError(err, limit)
+		return nil, status, err
 	}
 	if deadline {
 		// Cleared once read: the hook may run longer, and an expired
@@ -226,6 +223,16 @@ func (h *CallbackHandler) readForm(w http.ResponseWriter, r *http.Request) (url.
 		return nil, http.StatusBadRequest, fmt.Errorf("paygate: callback body: %w", err)
 	}
 	return form, 0, nil
+}
+
+// bodyReadError is the answer to a body that could not be read: 413 over
+// limit, else 400.
+func bodyReadError(err error, limit int64) (int, error) {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return http.StatusRequestEntityTooLarge, fmt.Errorf("paygate: callback body over %d bytes", limit)
+	}
+	return http.StatusBadRequest, fmt.Errorf("paygate: reading callback body: %w", err)
 }
 
 // browserReturn serves the unsigned POST of the buyer's browser: display only.
