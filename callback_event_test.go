@@ -227,3 +227,84 @@ func TestCallbackInconsistentSuccessLoggedWhenFulfilled(t *testing.T) {
 	require.Contains(t, logs.String(), "fpx_debit_auth_code=51")
 	require.Contains(t, logs.String(), "second payment for a fulfilled refNo")
 }
+
+// Whatever a verified callback's fpx holds (none, empty, not JSON, not an
+// object, a code that is not text, duplicate members, escapes, invalid
+// UTF-8, a byte order mark, trailing bytes, deep nesting), the hook sees
+// the very Callback that ParseCallback makes of its form (as it did when
+// the fpx was read before the claim), the answer is 200 and a retry is
+// answered without running the hook again.
+func TestCallbackHookSeesParseCallbackOfAnyFPX(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	deep := strings.Repeat(`{"a":`, 2000) + "1" + strings.Repeat("}", 2000)
+	fpxValues := []struct {
+		name string
+		fpx  string // "-": no fpx field
+	}{
+		{name: "none", fpx: "-"},
+		{name: "empty", fpx: ""},
+		{name: "not JSON", fpx: "{oops"},
+		{name: "array", fpx: `["fpx_debit_auth_code","00"]`},
+		{name: "null", fpx: "null"},
+		{name: "code a number", fpx: `{"fpx_debit_auth_code":51}`},
+		{name: "code twice", fpx: `{"fpx_debit_auth_code":"51","fpx_debit_auth_code":"00"}`},
+		{name: "code escaped", fpx: `{"fpx_debit_auth_code":"\u0030\u0030"}`},
+		{name: "invalid UTF-8", fpx: "{\"fpx_debit_auth_code\":\"0\xff\"}"},
+		{name: "BOM", fpx: "\ufeff{\"fpx_debit_auth_code\":\"00\"}"},
+		{name: "trailing bytes", fpx: `{"fpx_debit_auth_code":"00"} x`},
+		{name: "deep nesting", fpx: `{"fpx_debit_auth_code":"00","x":` + deep + `}`},
+		{name: "huge number", fpx: `{"n":1` + strings.Repeat("0", 5000) + `e99999,"fpx_debit_auth_code":"00"}`},
+		{name: "unterminated string", fpx: `{"fpx_debit_auth_code":"00`},
+	}
+	hooks := []struct {
+		name   string
+		before []url.Values // deliveries before the one the hook sees
+		last   url.Values
+		hook   func(h *CallbackHandler, saw func(*Callback))
+	}{
+		{name: "Fulfil", last: callbackFields("INV-F", "GW1", StatusSuccess, "00"),
+			hook: func(h *CallbackHandler, saw func(*Callback)) {
+				h.Fulfil = func(_ context.Context, cb *Callback) error { saw(cb); return nil }
+			}},
+		{name: "OnStatus", last: callbackFields("INV-S", "GW1", StatusFailed, "51"),
+			hook: func(h *CallbackHandler, saw func(*Callback)) {
+				h.OnStatus = func(_ context.Context, cb *Callback) error { saw(cb); return nil }
+			}},
+		{name: "OnDoublePayment", before: []url.Values{callbackFields("INV-D", "GW1", StatusSuccess, "00")},
+			last: callbackFields("INV-D", "GW2", StatusSuccess, "00"),
+			hook: func(h *CallbackHandler, saw func(*Callback)) {
+				h.OnDoublePayment = func(_ context.Context, cb *Callback, _ string) error { saw(cb); return nil }
+			}},
+	}
+	for _, hk := range hooks {
+		for _, fv := range fpxValues {
+			t.Run(hk.name+"/"+fv.name, func(t *testing.T) {
+				h := &CallbackHandler{Keys: []Key{key}, Logger: discardLogger(), Fulfil: func(context.Context, *Callback) error { return nil }}
+				var seen []Callback
+				hk.hook(h, func(cb *Callback) { seen = append(seen, *cb) })
+				for _, f := range hk.before {
+					require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, f)).Code)
+				}
+				seen = nil
+				last := url.Values{}
+				for k, v := range hk.last {
+					last[k] = v
+				}
+				last.Del("fpx")
+				if fv.fpx != "-" {
+					last.Set("fpx", fv.fpx)
+				}
+				for range 2 { // the event, then its retry
+					w := serve(h, signedRequest(t, key, last))
+					require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+				}
+				require.Len(t, seen, 1, "the hook runs once")
+				want, err := ParseCallback(seen[0].Form)
+				require.NoError(t, err)
+				got := seen[0]
+				got.Verified, got.Stale = false, false
+				require.Equal(t, *want, got)
+			})
+		}
+	}
+}
