@@ -519,19 +519,38 @@ func escapeFlags(s string, i int) uint32 {
 	if i+2 >= len(s) {
 		return rawStop
 	}
-	switch pctClass[s[i+1]]<<2 | pctClass[s[i+2]] {
-	case hexUpper<<2 | hexUpper:
-		hi, _ := hexValue(s[i+1])
-		lo, _ := hexValue(s[i+2])
-		if escapeWords[encRFC3986][hi<<4|lo]>>24 != 3 {
-			return rawOther
-		}
-		return 0
-	case hexUpper<<2 | hexLower, hexLower<<2 | hexUpper, hexLower<<2 | hexLower:
+	hi, lo := hexDigits[s[i+1]], hexDigits[s[i+2]]
+	switch {
+	case (hi|lo)&hexNot != 0:
+		return rawStop
+	case (hi|lo)&hexIsLower != 0, escapeWords[encRFC3986][hi<<4|lo]>>24 != 3:
 		return rawOther
 	}
-	return rawStop
+	return 0
 }
+
+// Flags of a hexDigits entry, above the digit's value.
+const (
+	hexIsLower = 0x10 // a-f
+	hexNot     = 0x20 // not a hex digit
+)
+
+// hexDigits[c] is the value of hex digit c with hexIsLower for a-f, or
+// hexNot for any other byte. Read-only after initialisation.
+var hexDigits = func() (t [256]uint8) {
+	for c := range t {
+		v, ok := hexValue(byte(c))
+		switch {
+		case !ok:
+			t[c] = hexNot
+		case 'a' <= c && c <= 'f':
+			t[c] = v | hexIsLower
+		default:
+			t[c] = v
+		}
+	}
+	return t
+}()
 
 // appendSortedQuery appends the RFC 3986 message of a raw query whose keys
 // come sorted (as url.Values.Encode writes them), exp in its place, in one
