@@ -24,6 +24,8 @@ type canonicaliser struct {
 	// plain marks the keys of fields (bit i for fields[i]) that every
 	// encoding writes unchanged, so appendQuery copies them.
 	plain uint32
+	// ends[i] is where fields[i] ends in the query appendQuery wrote last.
+	ends []int
 }
 
 // field is one key and its single value, as signed.
@@ -195,9 +197,11 @@ func isPlain(k string) bool {
 	return true
 }
 
-// appendQuery appends `k=v&k=v...` for s.fields under enc. Keys that
-// s.plain marks are copied as they are.
+// appendQuery appends `k=v&k=v...` for s.fields under enc, and notes in
+// s.ends where each field ends in dst. Keys that s.plain marks are copied
+// as they are.
 func (s *canonicaliser) appendQuery(dst []byte, enc queryEncoding) []byte {
+	s.ends = s.ends[:0]
 	for i, f := range s.fields {
 		if i > 0 {
 			dst = append(dst, '&')
@@ -209,6 +213,7 @@ func (s *canonicaliser) appendQuery(dst []byte, enc queryEncoding) []byte {
 		}
 		dst = append(dst, '=')
 		dst = appendEscaped(dst, f.value, enc)
+		s.ends = append(s.ends, len(dst))
 	}
 	return dst
 }

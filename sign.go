@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -138,9 +139,9 @@ func signForm(key Key, prefix string, form url.Values, now time.Time) (url.Value
 // the Client's POST path.
 //
 // The body is mostly the signed message itself: form encoding and RFC 3986
-// differ only on a space (+ against %20), and in the message '&' only
-// separates fields (a '&' in a value is %26). So a field without a space is
-// copied from the message, and only a field with one is encoded again.
+// differ only on a space (+ against %20). So the message is copied, in as
+// few pieces as the signature's place and the fields with a space make,
+// and only a field with a space is encoded again.
 func signFormBody(key Key, prefix string, form url.Values, now time.Time) (string, error) {
 	if !key.valid() {
 		return "", errZeroKey
@@ -156,34 +157,30 @@ func signFormBody(key Key, prefix string, form url.Values, now time.Time) (strin
 	s.signature(&sig, s.buf)
 	// The body goes after the message in the same buffer; the message is
 	// read through indexes, as appending may move it.
-	pos, end := len(prefix), len(s.buf)
+	end := len(s.buf)
+	s.buf = slices.Grow(s.buf, end-len(prefix)+len("&signature=")+len(sig))
 	start := end
-	signed := false // the signature written, in its sorted place
+	from := len(prefix)  // the message is in the body up to here
+	field := len(prefix) // where the field at hand starts in the message
+	signed := false      // the signature written, in its sorted place
 	for i, f := range s.fields {
-		if i > 0 {
-			s.buf = append(s.buf, '&')
-		}
 		if !signed && fieldSignature < f.key {
+			s.buf = append(s.buf, s.buf[from:field]...)
 			s.buf = append(s.buf, fieldSignature+"="...)
 			s.buf = append(s.buf, sig[:]...)
 			s.buf = append(s.buf, '&')
-			signed = true
+			from, signed = field, true
 		}
-		next := bytes.IndexByte(s.buf[pos:end], '&')
-		if next < 0 {
-			next = end
-		} else {
-			next += pos
-		}
-		if strings.IndexByte(f.key, ' ') < 0 && strings.IndexByte(f.value, ' ') < 0 {
-			s.buf = append(s.buf, s.buf[pos:next]...)
-		} else {
+		if strings.IndexByte(f.key, ' ') >= 0 || strings.IndexByte(f.value, ' ') >= 0 {
+			s.buf = append(s.buf, s.buf[from:field]...)
 			s.buf = appendEscaped(s.buf, f.key, encFormGo)
 			s.buf = append(s.buf, '=')
 			s.buf = appendEscaped(s.buf, f.value, encFormGo)
+			from = s.ends[i]
 		}
-		pos = next + 1
+		field = s.ends[i] + 1 // after the '&'
 	}
+	s.buf = append(s.buf, s.buf[from:end]...)
 	if !signed {
 		if len(s.fields) > 0 {
 			s.buf = append(s.buf, '&')
