@@ -206,7 +206,7 @@ func decodeTxField(p *byteScanner, i int, f *txField, b uint16, tx *Transaction,
 	}
 	if f.parse == nil {
 		f.store(tx, p.keep(raw))
-	} else if rule := f.parse(tx, raw); rule != "" {
+	} else if rule := f.parse(tx, p, raw); rule != "" {
 		v.add(txPointer(i, f.name), rule, string(raw))
 		m.reported |= b
 		return

@@ -184,3 +184,20 @@ func FuzzValidateBatchJSON(f *testing.F) {
 		require.Len(t, batch2.Transactions, len(batch.Transactions))
 	})
 }
+
+// Decoding a batch allocates per arena block and per slice, never per
+// transaction: the fields are read through the table without a copy of
+// their own (a kept string goes to the scanner's arena, a time is parsed
+// from the body's bytes).
+func TestValidateBatchJSONAllocationsDoNotGrowPerTransaction(t *testing.T) {
+	small, large := benchBatch(10), benchBatch(2000)
+	allocs := func(body []byte) float64 {
+		return testing.AllocsPerRun(5, func() {
+			if _, err := ValidateBatchJSON(body); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	a10, a2000 := allocs(small), allocs(large)
+	require.Less(t, a2000-a10, 1000.0, "2,000 transactions cost %v allocations, 10 cost %v: about one per transaction", a2000, a10)
+}

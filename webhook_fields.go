@@ -46,10 +46,10 @@ type txField struct {
 	kind jsonKind
 	// store keeps a string read from JSON (kindString, when parse is nil).
 	store func(tx *Transaction, s string)
-	// parse reads a value from its JSON text, which is not kept
-	// (kindNumber, or a kindString not stored as it is), and returns the
-	// rule it breaks, or "".
-	parse func(tx *Transaction, text []byte) (rule string)
+	// parse reads a value from its JSON text (kindNumber, or a kindString
+	// not stored as it is), keeping in p what must outlive the text, and
+	// returns the rule it breaks, or "".
+	parse func(tx *Transaction, p *byteScanner, text []byte) (rule string)
 	// absent reports whether a typed transaction leaves the field out
 	// (ValidateTransactions); nil: never.
 	absent func(tx *Transaction) bool
@@ -134,8 +134,9 @@ func ruleIf(broken bool, rule string) string {
 
 // parseAmount reads an amount from its JSON number: RM, exact in sen, not
 // negative (docs/protocol.md B2).
-func parseAmount(tx *Transaction, num []byte) string {
-	a, err := amountFromJSONNumber(string(num))
+func parseAmount(tx *Transaction, p *byteScanner, text []byte) string {
+	num := p.keep(text) // in the arena: converted, it would escape with the error
+	a, err := amountFromJSONNumber(num)
 	switch {
 	case err == nil:
 		tx.Amount = a
@@ -147,7 +148,7 @@ func parseAmount(tx *Transaction, num []byte) string {
 }
 
 // parseTime reads a time from its JSON string (parseWebhookTime).
-func parseTime(tx *Transaction, text []byte) string {
+func parseTime(tx *Transaction, _ *byteScanner, text []byte) string {
 	t, ok := parseWebhookTime(string(text))
 	tx.Time = t
 	return ruleIf(!ok, ruleTime)
