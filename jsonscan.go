@@ -64,10 +64,12 @@ type jsonScanner = jsonScan[string]
 type byteScanner = jsonScan[[]byte]
 
 // pathStep is one level of a JSON pointer: an object's key, or an array's
-// index when index >= 0.
+// index when index >= 0. own holds a streamed key's copy (see setKey),
+// kept for the next object at this depth.
 type pathStep[T jsonText] struct {
 	key   T
 	index int
+	own   []byte
 }
 
 // maxJSONDepth bounds nesting, as encoding/json does, so hostile input cannot
@@ -220,9 +222,36 @@ func (p *jsonScan[T]) eachMember(f func(key T)) {
 		return
 	}
 	n := len(p.path)
-	p.path = append(p.path, pathStep[T]{index: -1})
+	p.push(-1)
 	p.members(f)
 	p.path = p.path[:n]
+}
+
+// push adds a step to the path, reusing the room (and the key buffer) a
+// step left at that depth.
+func (p *jsonScan[T]) push(index int) {
+	n := len(p.path)
+	if n == cap(p.path) {
+		p.path = append(p.path, pathStep[T]{})
+	}
+	p.path = p.path[:n+1]
+	st := &p.path[n]
+	st.key, st.index = st.key[:0], index
+}
+
+// setKey puts key on the path's last step. A streamed key is copied into
+// the step's own buffer: a view of its window would hold the whole window
+// (256 KiB) for as long as its object is open, so that nested objects, each
+// key in another window, would keep every window and memory would grow
+// with the input.
+func (p *jsonScan[T]) setKey(key T) {
+	st := &p.path[len(p.path)-1]
+	if p.src == nil {
+		st.key = key
+		return
+	}
+	st.own = append(st.own[:0], key...)
+	st.key = T(st.own)
 }
 
 // members is eachMember with the object's step on the path.
@@ -243,7 +272,7 @@ func (p *jsonScan[T]) members(f func(key T)) {
 		key := p.str()
 		p.inKey = false
 		if p.maxValue > 0 {
-			p.path[len(p.path)-1].key = key
+			p.setKey(key)
 		}
 		if !p.expect(':') {
 			return
@@ -270,7 +299,7 @@ func (p *jsonScan[T]) eachElement(f func(i int)) {
 		return
 	}
 	n := len(p.path)
-	p.path = append(p.path, pathStep[T]{})
+	p.push(0)
 	p.elements(f)
 	p.path = p.path[:n]
 }
