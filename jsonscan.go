@@ -195,7 +195,22 @@ func (p *jsonScan[T]) end() {
 	}
 }
 
-// expect consumes c after white space.
+// next consumes c if it is the very next byte (small enough to inline:
+// structural bytes in compact JSON cost no call).
+func (p *jsonScan[T]) next(c byte) bool {
+	if p.is(c) {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// is reports whether c is the very next byte.
+func (p *jsonScan[T]) is(c byte) bool {
+	return p.i < len(p.s) && p.s[p.i] == c
+}
+
+// expect consumes c (never white space) after white space.
 func (p *jsonScan[T]) expect(c byte) bool {
 	if p.peek() != c {
 		p.unexpected(fmt.Sprintf("%q", c))
@@ -264,7 +279,7 @@ func (p *jsonScan[T]) members(f func(key T)) {
 		return
 	}
 	for p.err == nil {
-		if p.peek() != '"' {
+		if !p.is('"') && p.peek() != '"' {
 			p.unexpected("a string key")
 			return
 		}
@@ -274,11 +289,14 @@ func (p *jsonScan[T]) members(f func(key T)) {
 		if p.maxValue > 0 {
 			p.setKey(key)
 		}
-		if !p.expect(':') {
+		if !p.next(':') && !p.expect(':') {
 			return
 		}
 		p.ws()
 		f(key)
+		if p.next(',') {
+			continue
+		}
 		switch p.peek() {
 		case ',':
 			p.i++
@@ -319,6 +337,9 @@ func (p *jsonScan[T]) elements(f func(i int)) {
 		}
 		p.ws()
 		f(i)
+		if p.next(',') {
+			continue
+		}
 		switch p.peek() {
 		case ',':
 			p.i++
@@ -474,26 +495,26 @@ func (p *jsonScan[T]) inToken() bool {
 // empty, with long set.
 func (p *jsonScan[T]) str() T {
 	p.long = false
-	p.i++ // the opening quote
-	start := p.i
+	s := p.s
+	start := p.i + 1 // after the opening quote
 	j := start
 	// Eight bytes at a time while none of them is special; then straight
 	// to the first special one.
-	for ; j+8 <= len(p.s); j += 8 {
-		if m := specialBytes(load64(p.s, j)); m != 0 {
+	for ; j+8 <= len(s); j += 8 {
+		if m := specialBytes(load64(s, j)); m != 0 {
 			j += bits.TrailingZeros64(m) / 8
 			break
 		}
 	}
-	for ; j < len(p.s); j++ {
-		if c := p.s[j]; strSpecial[c] {
+	for ; j < len(s); j++ {
+		if c := s[j]; strSpecial[c] {
 			if c == '"' {
 				p.i = j + 1
 				if p.maxValue > 0 && j-start > p.maxValue {
 					p.tooLong()
-					return p.s[:0]
+					return s[:0]
 				}
-				return p.s[start:j]
+				return s[start:j]
 			}
 			p.i = j
 			return p.escapedStr(start, true)
@@ -503,6 +524,7 @@ func (p *jsonScan[T]) str() T {
 		p.i = j
 		return p.escapedStr(start, false)
 	}
+	p.i = start // the error's offset
 	p.fail("unterminated string")
 	return p.s[:0]
 }
@@ -524,12 +546,14 @@ func hasSpecialByte(w uint64) bool {
 
 // specialBytes is hasSpecialByte as a mask: its lowest set bit is the high
 // bit of the first special byte of w (little-endian); the bits above it may
-// be set for bytes that are not special (a borrow runs upwards only).
+// be set for bytes that are not special. Below the first special byte
+// every byte is ASCII and at least 0x20, and not a quote or a backslash, so
+// no subtraction there sets a high bit or borrows from the byte above:
+// byte-wise, c - 0x20 has its high bit set for c < 0x20, (c ^ '"') - 1 for
+// c == '"', (c ^ '\\') - 1 for c == '\\', and c itself for c >= 0x80.
 func specialBytes(w uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	hasZero := func(v uint64) uint64 { return (v - ones) &^ v & highs }
-	below20 := (w - 0x20*ones) &^ w & highs // a byte < 0x20 (bytes >= 0x80 are caught below)
-	return w&highs | below20 | hasZero(w^('"'*ones)) | hasZero(w^('\\'*ones))
+	return (w | (w - 0x20*ones) | (w ^ '"'*ones - ones) | (w ^ '\\'*ones - ones)) & highs
 }
 
 // strSpecial marks the bytes that end the plain run of a string: the closing
