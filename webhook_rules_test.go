@@ -132,19 +132,3 @@ func TestValidateTransactionsDuplicatesAndAll(t *testing.T) {
 	require.Equal(t, "ORD-000000", probs[1].Value)
 	require.NoError(t, ValidateTransactions(nil))
 }
-
-// The eight-byte test agrees with the byte table on every word it is shown.
-func TestHasSpecialByte(t *testing.T) {
-	words := []string{"abcdefgh", `abc"efgh`, `abc\efgh`, "abc\x1fefgh", "abc\x80efgh", "\x00bcdefgh", "abcdefg\xff",
-		"ABCDEFGH", "        ", "!#$%&'()", "~~~~~~~~", "\x20\x20\x20\x20\x20\x20\x20\x21"}
-	for c := 0; c < 256; c++ {
-		words = append(words, strings.Repeat("a", 7)+string(rune(0))[:0]+string([]byte{byte(c)}), string([]byte{byte(c)})+strings.Repeat("z", 7))
-	}
-	for _, w := range words {
-		want := false
-		for i := 0; i < 8; i++ {
-			want = want || strSpecial[w[i]]
-		}
-		require.Equal(t, want, hasSpecialByte(load64(w, 0)), "%q", w)
-	}
-}
