@@ -1,7 +1,9 @@
 package paygate
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -200,4 +202,42 @@ func TestValidateBatchJSONAllocationsDoNotGrowPerTransaction(t *testing.T) {
 	}
 	a10, a2000 := allocs(small), allocs(large)
 	require.Less(t, a2000-a10, 1000.0, "2,000 transactions cost %v allocations, 10 cost %v: about one per transaction", a2000, a10)
+}
+
+// ValidateBatchJSON reads the caller's bytes in place, yet nothing it
+// returns is a view of them: after the call the caller may reuse the
+// buffer (a pooled request body) and the Batch and the problems stay as
+// they were. Plain strings, escaped ones, non-ASCII, the schema, a number
+// and the values problems quote are all checked by overwriting the bytes.
+func TestValidateBatchJSONOwnsWhatItReturns(t *testing.T) {
+	valid, err := os.ReadFile("testdata/webhook/valid-batch.json")
+	require.NoError(t, err)
+	invalid, err := os.ReadFile("testdata/webhook/invalid-batch.json")
+	require.NoError(t, err)
+	tx := `{"agency":"BANK","orderno":"ORD-\u0031","amount":1.50,"name":"Siti \"Nur\" Aisyah \u6797","email":"siti@example.com",` +
+		`"time":"2026-11-22T10:30:00+08:00","status":"success",` +
+		`"data":{"zakat_name":"Siti Nur Aisyah 林美玲","zakat_address":"Jalan 1\nTaman 2","zakat_city":"Shah Alam"}}`
+	bad := `{"agency":"BANK","orderno":"ORD-\u0031","amount":-1,"name":"x","email":"not an e-mail","time":"yesterday","status":"paid","data":{"zakat_ic_no":"12"}}`
+	for _, tc := range []struct {
+		name  string
+		body  []byte
+		valid bool
+	}{
+		{name: "valid batch", body: valid, valid: true},
+		{name: "invalid batch", body: invalid},
+		{name: "escapes and non-ASCII", body: []byte(`{"$schema":"urn:paygate:bank-webhook:v1","transactions":[` + tx + `]}`), valid: true},
+		{name: "problems quoting values", body: []byte(`{"transactions":[` + tx + "," + bad + `]}`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantBatch, wantErr := ValidateBatchJSON(bytes.Clone(tc.body))
+			buf := bytes.Clone(tc.body)
+			gotBatch, gotErr := ValidateBatchJSON(buf)
+			for i := range buf {
+				buf[i] = 'X'
+			}
+			require.Equal(t, tc.valid, wantErr == nil, "%v", wantErr)
+			require.Equal(t, wantBatch, gotBatch)
+			require.Equal(t, wantErr, gotErr)
+		})
+	}
 }
