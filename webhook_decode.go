@@ -180,7 +180,7 @@ func decodeTransaction(p *byteScanner, i int, tx *Transaction, v *ValidationErro
 
 // decodeTxField reads the value of field f (bit b) into tx and records in
 // m whether it is there or was reported: a value of the wrong JSON type, too
-// long, or that f.set cannot read.
+// long, or that f.parse refuses.
 func decodeTxField(p *byteScanner, i int, f *txField, b uint16, tx *Transaction, v *ValidationError, m *txMasks) {
 	var raw []byte
 	switch c := p.peek(); {
