@@ -556,9 +556,9 @@ var hexDigits = func() (t [256]uint8) {
 // come sorted (as url.Values.Encode writes them), exp in its place, in one
 // pass that writes each pair as it reads it. It reports false, having
 // appended or not, for any query it does not read exactly as url.ParseQuery
-// and collect do (keys out of order or repeated, a key with '%' or '+', a
-// ';', '#' or control byte, an invalid escape, more than maxScanFields
-// pairs): scanQuery takes those.
+// and collect do, or leaves to scanQuery (keys out of order or repeated, a
+// key of other than RFC 3986's unreserved bytes, a ';', '#' or control
+// byte, an invalid escape, more than maxScanFields pairs).
 func appendSortedQuery(dst []byte, query, exp string) ([]byte, bool) {
 	if len(query) > 1<<30 {
 		return dst, false
@@ -568,29 +568,23 @@ func appendSortedQuery(dst []byte, query, exp string) ([]byte, bool) {
 		if pairs++; pairs > maxScanFields {
 			return dst, false
 		}
-		var pair string
-		if pair, pos = nextPair(query, pos); pair == "" {
-			continue
-		}
-		key, value, _ := strings.Cut(pair, "=")
-		if key == fieldSignature || key == fieldExp {
-			// Replaced, but url.ParseQuery still reads it.
-			if !validRawValue(dst[len(dst):], value) {
-				return dst, false
-			}
-			continue
-		}
-		if written > 0 && !keyLess(prev, key) {
+		p, ok := splitPair(query, pos)
+		if pos = p.next; !ok || p.replaced() && !validRawValue(dst[len(dst):], p.value) {
 			return dst, false
 		}
-		if !expDone && fieldExp < key {
+		if p.empty || p.replaced() {
+			continue
+		}
+		if !sortedAfter(prev, p.key, written) {
+			return dst, false
+		}
+		if !expDone && fieldExp < p.key {
 			dst, written, expDone = appendExpField(dst, written, exp), written+1, true
 		}
-		var ok bool
-		if dst, ok = appendRawPair(dst, written, key, value); !ok {
+		if dst, ok = appendRawPair(dst, written, p.key, p.value); !ok {
 			return dst, false
 		}
-		prev, written = key, written+1
+		prev, written = p.key, written+1
 	}
 	if !expDone {
 		dst = appendExpField(dst, written, exp)
@@ -598,15 +592,40 @@ func appendSortedQuery(dst []byte, query, exp string) ([]byte, bool) {
 	return dst, true
 }
 
-// nextPair returns the pair of query that starts at pos, up to the next
-// '&' or the end, and where the pair after it starts.
-func nextPair(query string, pos int) (pair string, next int) {
-	end := strings.IndexByte(query[pos:], '&')
-	if end < 0 {
-		return query[pos:], len(query) + 1
-	}
-	return query[pos : pos+end], pos + end + 1
+// rawPair is one pair of a raw query as splitPair reads it.
+type rawPair struct {
+	key, value string // the value still escaped
+	empty      bool   // nothing between two '&': no field
+	next       int    // where the next pair starts
 }
+
+// splitPair reads the pair of query that starts at pos: its key up to '='
+// or '&', of RFC 3986's unreserved bytes only (written as they are), and its
+// value up to the next '&'. ok is false for a key of any other byte.
+func splitPair(query string, pos int) (p rawPair, ok bool) {
+	i := pos
+	for i < len(query) && queryClass[query[i]] == qPlain {
+		i++
+	}
+	p.key = query[pos:i]
+	switch {
+	case i == len(query) || query[i] == '&':
+		p.empty, p.next = i == pos, i+1
+		return p, true
+	case query[i] != '=':
+		return p, false
+	}
+	p.value = query[i+1:]
+	p.next = len(query) + 1
+	if end := strings.IndexByte(p.value, '&'); end >= 0 {
+		p.value, p.next = p.value[:end], i+1+end+1
+	}
+	return p, true
+}
+
+// replaced reports whether p is an exp or signature field, which the
+// signer replaces (url.ParseQuery still reads its value).
+func (p rawPair) replaced() bool { return p.key == fieldSignature || p.key == fieldExp }
 
 // validRawValue reports whether url.ParseQuery reads value, a raw query
 // value, without an error the fast path leaves to the general way; scratch
@@ -614,6 +633,13 @@ func nextPair(query string, pos int) (pair string, next int) {
 func validRawValue(scratch []byte, value string) bool {
 	_, flags := appendRawEscaped(scratch, value)
 	return flags&rawStop == 0
+}
+
+// sortedAfter reports whether key may follow prev, the key of the last of
+// written fields, in a sorted query: it comes after it (a key given twice
+// is a field with several values).
+func sortedAfter(prev, key string, written int) bool {
+	return written == 0 || keyLess(prev, key)
 }
 
 // appendExpField appends exp=<exp>, after '&' when fields come before it.
@@ -625,20 +651,17 @@ func appendExpField(dst []byte, written int, exp string) []byte {
 	return append(dst, exp...)
 }
 
-// appendRawPair appends key=value of a raw query under RFC 3986, after '&'
-// when fields come before it, and reports false for a pair the fast path
-// does not take.
+// appendRawPair appends key=value of a raw query under RFC 3986, key of
+// unreserved bytes, after '&' when fields come before it, and reports
+// false for a value the fast path does not take.
 func appendRawPair(dst []byte, written int, key, value string) ([]byte, bool) {
 	if written > 0 {
 		dst = append(dst, '&')
 	}
-	dst, flags := appendRawEscaped(dst, key)
-	if flags != 0 { // '%', '+' or a stop byte in a key
-		return dst, false
-	}
+	dst = append(dst, key...)
 	dst = append(dst, '=')
 	start := len(dst)
-	dst, flags = appendRawEscaped(dst, value)
+	dst, flags := appendRawEscaped(dst, value)
 	switch {
 	case flags&rawStop != 0:
 		return dst, false
