@@ -1,10 +1,13 @@
 package paygate
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -341,4 +344,141 @@ func TestVerifySigned(t *testing.T) {
 	moved := *u
 	moved.Path = "/api/report/v1/fpxrequest"
 	require.ErrorIs(t, VerifySignedURL(&moved, now, key), ErrSignatureMismatch, "the path is signed")
+}
+
+// Hostile forms, signed in turn with one Key (so that each meets the field
+// sets remembered from the ones before): SignForm signs what the
+// reference signs, or fails where it fails, and the Client's POST body is
+// the signed form's encoding byte for byte. Forms a query cannot make are
+// among them: a key with no values, an empty key, exp or signature with
+// several or no values.
+func TestSignFormHostileMatchesReference(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	rawKey, err := hex.DecodeString(strings.ReplaceAll(testKeyUUID, "-", ""))
+	require.NoError(t, err)
+	now := time.Unix(1_800_000_000, 0)
+	exp := strconv.FormatInt(now.Add(SignatureTTL).Unix(), 10)
+	base := func(edit func(url.Values)) url.Values {
+		f := url.Values{"agency": {"AG01"}, "refNo": {"INV-1~x"}, "amount": {"10.00"}, "email": {"a@b.c"}, "returnUrl": {"https://shop.example/cb?x=1&y=2"}}
+		if edit != nil {
+			edit(f)
+		}
+		return f
+	}
+	for _, tc := range []struct {
+		name string
+		form url.Values
+	}{
+		{name: "an order", form: base(nil)},
+		{name: "the same keys again", form: base(func(f url.Values) { f.Set("amount", "11.00") })},
+		{name: "a key with no values", form: base(func(f url.Values) { f["amount"] = []string{} })},
+		{name: "an extra key with no values", form: base(func(f url.Values) { f["zz"] = nil })},
+		{name: "a key with two values", form: base(func(f url.Values) { f.Add("amount", "12.00") })},
+		{name: "an empty key", form: base(func(f url.Values) { f.Set("", "v") })},
+		{name: "an empty value", form: base(func(f url.Values) { f.Set("email", "") })},
+		{name: "exp given", form: base(func(f url.Values) { f.Set("exp", "1") })},
+		{name: "exp twice", form: base(func(f url.Values) { f["exp"] = []string{"1", "2"} })},
+		{name: "exp with no values", form: base(func(f url.Values) { f["exp"] = nil })},
+		{name: "signature twice", form: base(func(f url.Values) { f["signature"] = []string{"a", "b"} })},
+		{name: "signature and exp, a key gone", form: base(func(f url.Values) {
+			f.Del("email")
+			f.Set("signature", "x")
+			f.Set("exp", "y")
+		})},
+		{name: "the order again", form: base(nil)},
+		{name: "spaces, plus and unicode", form: base(func(f url.Values) {
+			f.Set("name", "Siti Nur Aisyah 林美玲")
+			f.Set("a b", "c+d e")
+			f.Set("~*", "~*'()!")
+		})},
+		{name: "keys around signature", form: base(func(f url.Values) {
+			f.Set("sig", "1")
+			f.Set("signaturf", "2")
+			f.Set("signature ", "3")
+			f.Set("signaturE", "4")
+		})},
+		{name: "control and high bytes", form: base(func(f url.Values) { f.Set("k\x00", "\xff\xfe\x7f\t\n") })},
+		{name: "nothing but signature", form: url.Values{"signature": {"x"}}},
+		{name: "empty", form: url.Values{}},
+		{name: "twenty keys, past the shapes", form: func() url.Values {
+			f := url.Values{}
+			for i := range 20 {
+				f.Set(fmt.Sprint("k", 19-i), fmt.Sprint(" v", i))
+			}
+			return f
+		}()},
+		{name: "a long value", form: base(func(f url.Values) { f.Set("long", strings.Repeat("v ", 40_000)) })},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, prefix := range []string{"", "/v2/checkout?"} {
+				msg, refErr := refSignMessage(prefix, tc.form, exp)
+				var got url.Values
+				var err error
+				if prefix == "" {
+					got, err = SignForm(key, tc.form, now)
+				} else {
+					got, err = SignFormWithPath(key, "/v2/checkout", tc.form, now)
+				}
+				require.Equal(t, refErr == nil, err == nil, "SignForm error %v, reference %v", err, refErr)
+				body, bodyErr := signFormBody(key, prefix, tc.form, now)
+				require.Equal(t, err == nil, bodyErr == nil, "signFormBody error %v", bodyErr)
+				if err != nil {
+					continue
+				}
+				require.Equal(t, rawHMACNew(rawKey, []byte(msg)), got.Get(fieldSignature))
+				require.Equal(t, exp, got.Get(fieldExp))
+				require.Equal(t, got.Encode(), body, "the POST body is the signed form's encoding")
+			}
+		})
+	}
+}
+
+// raceDetector reports whether the test binary was built with -race, under
+// which sync.Pool drops a share of what it is given, so that counts of
+// allocations mean nothing.
+func raceDetector() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
+}
+
+// VerifyCallback allocates nothing once its Key's state is warm: a
+// genuine callback, one whose ~ and * make it try the other encoders, a
+// mismatch, and a rotation of two keys (without -race only: the race
+// detector's sync.Pool drops states on purpose).
+func TestVerifyCallbackAllocatesNothing(t *testing.T) {
+	if raceDetector() {
+		t.Skip("sync.Pool drops states under -race")
+	}
+	key := mustKey(t, testKeyUUID)
+	old := mustKey(t, "00000000-0000-0000-0000-000000000001")
+	signed := func(refNo string, k Key) url.Values {
+		f, err := SignCallback(k, callbackFields(refNo, "GW1", StatusSuccess, "00"))
+		require.NoError(t, err)
+		return f
+	}
+	for _, tc := range []struct {
+		name string
+		form url.Values
+		keys []Key
+		want error
+	}{
+		{name: "genuine", form: signed("INV-1", key), keys: []Key{key}},
+		{name: "~ and *: the other encoders tried", form: signed("INV-1~cart*7", key), keys: []Key{key}},
+		{name: "mismatch", form: signed("INV-1~cart*7", old), keys: []Key{key}, want: ErrSignatureMismatch},
+		{name: "rotation: the second key", form: signed("INV-1", old), keys: []Key{key, old}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.ErrorIs(t, VerifyCallback(tc.form, tc.keys...), tc.want)
+			allocs := testing.AllocsPerRun(200, func() { _ = VerifyCallback(tc.form, tc.keys...) })
+			require.Zero(t, allocs)
+		})
+	}
 }

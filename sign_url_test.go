@@ -1,6 +1,7 @@
 package paygate
 
 import (
+	"encoding/hex"
 	"net/url"
 	"strings"
 	"testing"
@@ -111,5 +112,86 @@ func TestSignURLSortedPath(t *testing.T) {
 			require.NoError(t, s.collect(q, exp))
 			require.Equal(t, string(s.appendQuery(nil, encRFC3986)), string(got))
 		})
+	}
+}
+
+// Hostile URLs sign exactly as the reference (url.Parse, url.ParseQuery,
+// sort, RFC 3986) signs them, or fail where it fails: fragments, bad and
+// odd escapes, +, ;, empty keys and values, repeated and near-repeated
+// keys, exp and signature anywhere, unicode and raw high bytes, control
+// bytes, a sorted run broken at its last pair, ports, IPv6, userinfo,
+// opaque URLs, and very long queries.
+func TestSignURLHostileMatchesReference(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	rawKey, err := hex.DecodeString(strings.ReplaceAll(testKeyUUID, "-", ""))
+	require.NoError(t, err)
+	now := time.Unix(1_800_000_000, 0)
+	long := strings.Repeat("v", 70_000)
+	for _, raw := range []string{
+		"https://gw.example.my/p?a=1#",
+		"https://gw.example.my/p?a=1#frag",
+		"https://gw.example.my/p#?a=1",
+		"https://gw.example.my/p?a=%",
+		"https://gw.example.my/p?a=%4",
+		"https://gw.example.my/p?a=%zz",
+		"https://gw.example.my/p?a=%4G",
+		"https://gw.example.my/p?a=%41%42&b=%e6%9E%97",
+		"https://gw.example.my/p?a=%2B+%20+",
+		"https://gw.example.my/p?a=+&b=++&c=%2b",
+		"https://gw.example.my/p?a=1;b=2",
+		"https://gw.example.my/p?;",
+		"https://gw.example.my/p?=",
+		"https://gw.example.my/p?=1",
+		"https://gw.example.my/p?a",
+		"https://gw.example.my/p?a=",
+		"https://gw.example.my/p?a&a=",
+		"https://gw.example.my/p?a=1&a=1",
+		"https://gw.example.my/p?a=1&A=1&a%20=1&a+=2",
+		"https://gw.example.my/p?exp=1",
+		"https://gw.example.my/p?exp=1&exp=2",
+		"https://gw.example.my/p?exp=%zz",
+		"https://gw.example.my/p?signature=a&signature=b&z=1",
+		"https://gw.example.my/p?z=1&signature=&exp=&a=2",
+		"https://gw.example.my/p?a=1&b=2&c=3&d=4&e=5&f=6&g=7&h=8&a=9",
+		"https://gw.example.my/p?a=1&b=2&c=3&d=4&e=5&f=6&g=7&h=8&b=9",
+		"https://gw.example.my/p?a=1&b=2&c=3&d=4&e=5&f=6&g=7&h=8&0=9",
+		"https://gw.example.my/p?b=1&a=2",
+		"https://gw.example.my/p?ab=1&a=2&a%62=3",
+		"https://gw.example.my/p?k=林美玲&林=1",
+		"https://gw.example.my/p?k=\xff\xfe&\xff=1",
+		"https://gw.example.my/p?k=a\x00b",
+		"https://gw.example.my/p?k=a\x7fb&t=\t",
+		"https://gw.example.my/p?k=a b",
+		"https://gw.example.my/p?k=~*'()!$,/:@?",
+		"https://gw.example.my/p?&&&a=1&&&",
+		"https://gw.example.my/p?",
+		"https://gw.example.my?",
+		"https://gw.example.my/p/?a=1",
+		"https://gw.example.my/a%2Fb/%7e?a=1",
+		"https://gw.example.my/a b?a=1",
+		"https://gw.example.my/林?a=1",
+		"https://gw.example.my:0/p?a=1",
+		"https://gw.example.my:99999/p?a=1",
+		"https://gw.example.my:/p?a=1",
+		"https://GW.Example.MY/p?a=1",
+		"https://[::1]:8443/p?a=1",
+		"https://[::1/p?a=1",
+		"https://u:p@gw.example.my/p?a=1",
+		"https://@gw.example.my/p?a=1",
+		"https:gw.example.my/p?a=1",
+		"https:///p?a=1",
+		"//gw.example.my/p?a=1",
+		"gw.example.my/p?a=1",
+		"",
+		"?",
+		"https://gw.example.my/p?a=" + long,
+		"https://gw.example.my/p?" + strings.Repeat("k=v&", 9_998) + "k=w",
+		"https://gw.example.my/p?" + strings.Repeat("&", 9_999) + "a=1",
+		"https://gw.example.my/p?" + strings.Repeat("&", 10_000) + "a=1",
+	} {
+		got, err := SignURL(key, raw, now)
+		want, refErr := refSignURL(rawKey, raw, now)
+		require.Equal(t, refErr == nil, err == nil, "%.200q: SignURL error %v, reference %v", raw, err, refErr)
+		require.Equal(t, want, got, "%.200q", raw)
 	}
 }
