@@ -159,7 +159,7 @@ func decodeTransaction(p *byteScanner, i int, tx *Transaction, v *ValidationErro
 	var m txMasks
 	var keys uint16
 	p.eachMember(func(key []byte) {
-		bit := txIndex(string(key))
+		bit := txIndex(key)
 		if bit < 0 {
 			p.skip()
 			return
@@ -223,7 +223,7 @@ var kindRules = [...]string{kindString: ruleString, kindNumber: ruleNumber, kind
 func decodeZakat(p *byteScanner, i int, d *ZakatData, v *ValidationError) uint16 {
 	var present, keys uint16
 	p.eachMember(func(key []byte) {
-		bit := zakatIndex(string(key))
+		bit := zakatIndex(key)
 		if bit < 0 {
 			p.skip()
 			return

@@ -3,8 +3,8 @@
 package paygate
 
 // txIndex is the index in txFields of a JSON key, or -1.
-func txIndex(key string) int {
-	switch key {
+func txIndex[T jsonText](key T) int {
+	switch string(key) {
 	case "agency":
 		return 0
 	case "orderno":
@@ -26,8 +26,8 @@ func txIndex(key string) int {
 }
 
 // zakatIndex is the index in zakatFields of a JSON key, or -1.
-func zakatIndex(key string) int {
-	switch key {
+func zakatIndex[T jsonText](key T) int {
+	switch string(key) {
 	case "email":
 		return 0
 	case "zakat_name":

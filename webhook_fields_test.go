@@ -34,11 +34,11 @@ func TestFieldLookups(t *testing.T) {
 		index func(string) int
 		name  string
 	}{
-		{bit: txOrderNo, index: txIndex, name: "orderno"},
-		{bit: txAmount, index: txIndex, name: "amount"},
-		{bit: txData, index: txIndex, name: "data"},
-		{bit: zdRate, index: zakatIndex, name: "zakat_rate"},
-		{bit: zdDependant, index: zakatIndex, name: "zakat_dependant"},
+		{bit: txOrderNo, index: txIndex[string], name: "orderno"},
+		{bit: txAmount, index: txIndex[string], name: "amount"},
+		{bit: txData, index: txIndex[string], name: "data"},
+		{bit: zdRate, index: zakatIndex[string], name: "zakat_rate"},
+		{bit: zdDependant, index: zakatIndex[string], name: "zakat_dependant"},
 	} {
 		require.Equal(t, uint16(1)<<tt.index(tt.name), tt.bit, tt.name)
 	}
