@@ -169,7 +169,8 @@ func (h *CallbackHandler) fulfilment(ctx context.Context, o origin, cb *Callback
 	d := h.deduper()
 	sctx, cancel := storeContext(ctx, d)
 	defer cancel()
-	claim, err := d.Claim(sctx, fulfilKey(cb.RefNo), h.lease())
+	lease, _ := h.claimLease(d)
+	claim, err := d.Claim(sctx, fulfilKey(cb.RefNo), lease)
 	switch {
 	case err != nil:
 		return nil, nil, h.storeFailed(ctx, o, cb, "dedupe claim failed", err), false
@@ -233,8 +234,8 @@ const (
 func (h *CallbackHandler) once(ctx context.Context, o origin, cb *Callback, ev event) (how onceOutcome, recorded string, v verdict) {
 	// The event is handled to its end even if the gateway hung up.
 	ctx = detached(ctx)
-	lease := h.lease()
 	d := h.deduper()
+	lease, renewed := h.claimLease(d)
 	sctx, cancel := storeContext(ctx, d)
 	claimed := time.Now()
 	claim, err := d.Claim(sctx, ev.key, lease)
@@ -255,7 +256,7 @@ func (h *CallbackHandler) once(ctx context.Context, o origin, cb *Callback, ev e
 			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "fpx_debit_auth_code", string(cb.FPX.DebitAuthCode),
 			"problems", fmt.Sprint(cb.Problems))
 	}
-	completed, hookErr := h.runRenewed(ctx, o, d, ev, claimed, claim.Token, lease, cb)
+	completed, hookErr := h.runHook(ctx, o, d, ev, claimed, claim.Token, lease, renewed, cb)
 	sctx, cancel = storeContext(ctx, d)
 	defer cancel()
 	if hookErr != nil {
@@ -311,17 +312,37 @@ func detached(ctx context.Context) context.Context {
 // so that a time limit on them would only cost a timer.
 type neverWaits interface{ neverWaits() }
 
-// runRenewed runs the hook under HookTimeout while a leaseKeeper keeps
-// its claim, taken at claimed for lease, and reports whether the hook
-// completed the event itself (HookClaim.Completed). ctx is detached.
-func (h *CallbackHandler) runRenewed(ctx context.Context, o origin, d Deduper, ev event, claimed time.Time, token string, lease time.Duration, cb *Callback) (completed bool, err error) {
+// claimLease is how long an event's claim on d is taken for, and whether
+// it is renewed while the hook runs: Lease, renewed, on any Deduper but
+// the in-memory one; on a *MemoryDeduper, HookTimeout and Lease at once,
+// not renewed: an in-process claim lapses only with time, and this one
+// outlasts the hook's time limit by a lease, so renewing it would only
+// cost a timer per event.
+func (h *CallbackHandler) claimLease(d Deduper) (lease time.Duration, renewed bool) {
+	if _, ok := d.(*MemoryDeduper); ok {
+		return h.hookTimeout() + h.lease(), false
+	}
+	return h.lease(), true
+}
+
+// runHook runs the hook under HookTimeout and reports whether the hook
+// completed the event itself (HookClaim.Completed); when renewed, a
+// leaseKeeper keeps its claim, taken at claimed for lease, meanwhile. ctx
+// is detached.
+func (h *CallbackHandler) runHook(ctx context.Context, o origin, d Deduper, ev event, claimed time.Time, token string, lease time.Duration, renewed bool, cb *Callback) (completed bool, err error) {
 	// The hook outlives a dropped connection but not its time limit.
 	ctx, cancelTimeout := context.WithTimeout(ctx, h.hookTimeout())
 	defer cancelTimeout()
+	run := &hookRun{claim: HookClaim{Key: ev.key, Token: token, Result: ev.result}}
+	run.claim.completed = &run.completed
+	if !renewed {
+		run.Context = ctx
+		err = callHook(run, ev.hook, cb)
+		return run.completed.Load(), err
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	run := &hookRun{Context: ctx, claim: HookClaim{Key: ev.key, Token: token, Result: ev.result}}
-	run.claim.completed = &run.completed
+	run.Context = ctx
 	run.keeper.start(run, h, o, d, ev, token, claimed.Add(lease), lease, cancel, &run.completed)
 	err = callHook(run, ev.hook, cb)
 	run.keeper.stop()

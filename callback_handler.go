@@ -51,9 +51,12 @@ import (
 //     context is cancelled when renewal reports the claim lost or, by a
 //     timer, a safety margin (Lease/4) before an unrenewed claim could lapse,
 //     so a hook that stops on cancellation never overlaps the next
-//     claimant. After a crash between the hook's side effect and the
-//     recording of its completion, the event is handled again when its lease
-//     lapses: at least once. Make Fulfil idempotent on cb.RefNo.
+//     claimant. On the in-memory deduper (a *MemoryDeduper, the default),
+//     where a claim lapses only with time, the claim is taken at once for
+//     HookTimeout plus Lease and not renewed. After a crash between the
+//     hook's side effect and the recording of its completion, the event is
+//     handled again when its lease lapses: at least once. Make Fulfil
+//     idempotent on cb.RefNo.
 //   - The transactional path (sqldedup.Deduper.FulfilTx): the effect and
 //     the record of the event commit in one transaction, fenced on the
 //     claim's token (HookClaim): exactly once for effects written through
@@ -107,7 +110,8 @@ type CallbackHandler struct {
 	// DefaultLease. It is renewed every Lease/3 while the hook runs, and
 	// an unrenewed hook is cancelled Lease/4 before it could lapse: keep it
 	// in seconds, far above the Deduper's latency and any stall of the
-	// process.
+	// process. On a *MemoryDeduper the claim is taken for HookTimeout plus
+	// Lease instead, and not renewed.
 	Lease time.Duration
 	// HookTimeout is the time limit of one hook call, separate from the
 	// lease; 0 means DefaultHookTimeout.

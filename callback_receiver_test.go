@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -332,4 +333,46 @@ func TestCallbackHandlerPanicThenDuplicates(t *testing.T) {
 		require.Less(t, i, 20, "never settled: %v", codes)
 	}
 	require.Equal(t, 1, fulfils)
+}
+
+// On a *MemoryDeduper the hook's claim is taken for HookTimeout plus Lease
+// and not renewed: a duplicate past the lease, within the hook's time
+// limit, is still kept out (503); one past the time limit and a lease
+// takes the event over, as after a lapse on any Deduper.
+func TestCallbackHandlerMemoryClaimOutlastsTheHook(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
+	entered, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	h := &CallbackHandler{Keys: []Key{key}, Deduper: &MemoryDeduper{Now: clock}, Lease: time.Minute, HookTimeout: 10 * time.Minute,
+		Logger: slog.New(slog.DiscardHandler),
+		Fulfil: func(context.Context, *Callback) error {
+			if calls.Add(1) == 1 {
+				close(entered)
+				select { // a bound: the test releases the first hook
+				case <-release:
+				case <-time.After(10 * time.Second):
+					return errors.New("the first hook was never released")
+				}
+			}
+			return nil
+		}}
+	f := callbackFields("INV-M", "GWM", StatusSuccess, "00")
+	first := make(chan int, 1)
+	go func() { first <- serve(h, signedRequest(t, key, f)).Code }()
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first hook did not start within 10 s")
+	}
+	advance(5 * time.Minute) // past the lease, within the time limit
+	require.Equal(t, http.StatusServiceUnavailable, serve(h, signedRequest(t, key, f)).Code, "the claim outlasts Lease")
+	advance(7 * time.Minute) // past HookTimeout plus Lease
+	require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, f)).Code, "the lapsed claim is taken over")
+	close(release)
+	require.Equal(t, http.StatusInternalServerError, <-first, "the first delivery lost its claim")
+	require.EqualValues(t, 2, calls.Load())
 }
