@@ -82,9 +82,12 @@ const DefaultRetention = 30 * 24 * time.Hour
 // Retention (default DefaultRetention), then forgotten. The zero value is
 // ready.
 //
-// Expiry is incremental: every Claim drops at most two lapsed keys (and a
-// few outdated index records), so no call ever scans the store and a claim
-// costs about the same at ten thousand keys as at a million. Lapsed keys are
+// Expiry is incremental: every call (Claim, Renew, Complete, Release) drops
+// at most two lapsed keys (and a few outdated expiry records), so no call
+// ever scans the store and a claim costs about the same at ten thousand keys
+// as at a million; as every call that leaves an outdated record also
+// discards some, renewals (a slow hook's, every lease/3) cannot outrun the
+// discarding and hold lapsed keys in the store. Lapsed keys are
 // found through one first-in-first-out queue per lease duration, which time
 // keeps in order; CallbackHandler uses two durations (its lease and the
 // retention). Beyond maxExpiryQueues distinct durations, records share one
@@ -222,6 +225,7 @@ func (m *MemoryDeduper) Renew(_ context.Context, key, token string, lease time.D
 		return ErrClaimLost
 	}
 	m.store.retrack(ref, t.tag(pos), m.at(now.Add(lease)), lease)
+	m.store.expire(m.at(now))
 	return nil
 }
 
@@ -257,6 +261,7 @@ func (m *MemoryDeduper) Complete(_ context.Context, key, token, result string) e
 	c.setResult(result)
 	c.setToken(0)
 	s.retrack(ref, t.tag(pos), m.at(now.Add(retention)), retention)
+	s.expire(m.at(now))
 	return nil
 }
 
@@ -266,6 +271,7 @@ func (m *MemoryDeduper) neverWaits() {}
 
 // Release implements Deduper.
 func (m *MemoryDeduper) Release(_ context.Context, key, token string) error {
+	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, pos, ref := m.held(key, token)
@@ -273,6 +279,7 @@ func (m *MemoryDeduper) Release(_ context.Context, key, token string) error {
 		return ErrClaimLost
 	}
 	m.store.drop(t, pos, ref)
+	m.store.expire(m.at(now))
 	return nil
 }
 

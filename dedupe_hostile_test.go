@@ -359,3 +359,51 @@ func TestDedupeStoreOneTag(t *testing.T) {
 	}
 	require.Equal(t, len(refs)/2, s.index.n)
 }
+
+// Slow hooks renewed while events keep coming leave outdated expiry
+// records faster than claims alone discard them (a Claim discards at most
+// stalePerCall): every call discards some, so a day of 20 hooks in flight,
+// each renewed every 10 s for 2 minutes, a new event every 6 s and an hour's
+// retention, holds about an hour of keys and as many records. (When only
+// Claim discarded, the store grew for good: 5,760 keys after the day.)
+func TestMemoryDeduperBoundedUnderRenewals(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	d := &MemoryDeduper{Now: func() time.Time { return now }, Retention: time.Hour}
+	type hook struct {
+		key, token string
+		renewals   int
+	}
+	var running []*hook
+	const lease = 30 * time.Second
+	for s := range 24 * 3600 { // one step a second
+		now = now.Add(time.Second)
+		if s%6 == 0 {
+			key := fmt.Sprint("fulfil|INV-", s)
+			c, err := d.Claim(ctx, key, lease)
+			require.NoError(t, err)
+			require.Equal(t, ClaimAcquired, c.State)
+			running = append(running, &hook{key: key, token: c.Token})
+		}
+		kept := running[:0]
+		for i, h := range running {
+			if (s+i)%10 == 0 { // each hook at its own time
+				require.NoError(t, d.Renew(ctx, h.key, h.token, lease))
+				h.renewals++
+			}
+			if h.renewals == 12 {
+				require.NoError(t, d.Complete(ctx, h.key, h.token, "GW"))
+				continue
+			}
+			kept = append(kept, h)
+		}
+		running = kept
+	}
+	records := 0
+	for _, q := range d.store.order {
+		q.each(func(expiryRecord) { records++ })
+	}
+	inRetention := int(time.Hour / (6 * time.Second))
+	require.Less(t, d.Len(), inRetention+len(running)+50, "keys held")
+	require.Less(t, records, 2*(inRetention+len(running)), "expiry records held")
+}

@@ -422,12 +422,13 @@ func (q *expiryQueue) each(f func(expiryRecord)) {
 
 // Bounds of the incremental expiry.
 const (
-	// expirePerCall is how many lapsed keys one Claim drops at most. A
+	// expirePerCall is how many lapsed keys one call drops at most. A
 	// Claim adds at most one key, so two keep the store from growing with
 	// lapsed keys while bounding every call's work.
 	expirePerCall = 2
 	// stalePerCall is how many outdated records (of renewed, completed or
-	// released claims) one Claim discards at most.
+	// released claims) one call discards at most. A call leaves at most one
+	// outdated record, so eight keep them from piling up.
 	stalePerCall = 8
 	// maxExpiryQueues bounds the queues; further durations share one.
 	maxExpiryQueues = 8
