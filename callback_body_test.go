@@ -1,16 +1,20 @@
 package paygate
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -277,5 +281,61 @@ func TestCallbackHandlerLyingContentLength(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "a=1", string(got))
 		require.LessOrEqual(t, cap(got), maxBodyPrealloc+1, "hint %d", hint)
+	}
+}
+
+// Over a real connection, the body is what net/http hands over whatever
+// the Content-Length says: one above the body (the client then stops
+// sending) is a read error, 400, over BodyLimit too (only bytes read count
+// against it); one below cuts the body, whose signature
+// then fails, 403; a chunked body of any chunking and an exact length are
+// fulfilled. Nothing is fulfilled but from the whole signed body.
+func TestCallbackHandlerContentLengthOnTheWire(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	signed, err := SignCallback(key, callbackFields("INV-W", "GWW", StatusSuccess, "00"))
+	require.NoError(t, err)
+	body := signed.Encode()
+	chunked := func(chunk int) string {
+		var b strings.Builder
+		for rest := body; rest != ""; {
+			n := min(chunk, len(rest))
+			fmt.Fprintf(&b, "%x\r\n%s\r\n", n, rest[:n])
+			rest = rest[n:]
+		}
+		return b.String() + "0\r\n\r\n"
+	}
+	for _, tc := range []struct {
+		name    string
+		headers string // after Content-Type
+		payload string
+		want    int
+		fulfils []string
+	}{
+		{name: "exact", headers: fmt.Sprintf("Content-Length: %d\r\n", len(body)), payload: body, want: http.StatusOK, fulfils: []string{"INV-W"}},
+		{name: "claims 50 bytes more", headers: fmt.Sprintf("Content-Length: %d\r\n", len(body)+50), payload: body, want: http.StatusBadRequest},
+		{name: "claims 1 GiB, over BodyLimit", headers: "Content-Length: 1073741824\r\n", payload: body, want: http.StatusBadRequest},
+		{name: "claims 20 bytes less", headers: fmt.Sprintf("Content-Length: %d\r\n", len(body)-20), payload: body, want: http.StatusForbidden},
+		{name: "chunked, 1-byte chunks", headers: "Transfer-Encoding: chunked\r\n", payload: chunked(1), want: http.StatusOK, fulfils: []string{"INV-W"}},
+		{name: "chunked, 100-byte chunks", headers: "Transfer-Encoding: chunked\r\n", payload: chunked(100), want: http.StatusOK, fulfils: []string{"INV-W"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recorder{}
+			srv := httptest.NewServer(rec.handler(key))
+			defer srv.Close()
+			conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+			require.NoError(t, err)
+			defer conn.Close()
+			require.NoError(t, conn.SetDeadline(time.Now().Add(10*time.Second)), "the exchange is bounded")
+			_, err = fmt.Fprintf(conn, "POST /paygate/return HTTP/1.1\r\nHost: shop\r\nContent-Type: %s\r\n%s\r\n%s", formContentType, tc.headers, tc.payload)
+			require.NoError(t, err)
+			require.NoError(t, conn.(*net.TCPConn).CloseWrite())
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			require.NoError(t, err, "an answer within 10 s")
+			require.NoError(t, resp.Body.Close())
+			require.Equal(t, tc.want, resp.StatusCode)
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			require.Equal(t, tc.fulfils, rec.fulfils)
+		})
 	}
 }
