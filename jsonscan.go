@@ -22,15 +22,17 @@ type jsonText interface{ ~string | ~[]byte }
 //
 // Over bytes (byteScanner), what it returns is a view, not a copy: of the
 // input, or, for a string with escapes, of a scratch buffer that the next
-// such string overwrites. A caller copies what it keeps (stringArena);
-// keys stay valid while the input does.
+// such string overwrites; from a stream, of a window that the scanner
+// reuses once it moves on. A caller copies what it keeps (stringArena)
+// before its next call; keys stay valid while the input does (a streamed
+// key: until the next key of its object).
 type jsonScan[T jsonText] struct {
 	s   T
 	i   int
 	err error
 	// base is the offset of s in the whole input, and src the rest of it,
-	// when the input is read from a stream a window at a time; nil when s
-	// is the whole input.
+	// when the input is read from a stream a window at a time (which needs
+	// maxValue > 0); nil when s is the whole input.
 	base int
 	src  *windowReader
 	// head is how much skip returns of a value that spans windows of a
@@ -254,19 +256,21 @@ func (p *jsonScan[T]) push(index int) {
 	st.key, st.index = st.key[:0], index
 }
 
-// setKey puts key on the path's last step. A streamed key is copied into
-// the step's own buffer: a view of its window would hold the whole window
-// (256 KiB) for as long as its object is open, so that nested objects, each
-// key in another window, would keep every window and memory would grow
-// with the input.
-func (p *jsonScan[T]) setKey(key T) {
+// setKey puts key on the path's last step and returns the key to hand to
+// the member's callback. A streamed key is copied into the step's own
+// buffer, and that copy is handed out: its window is reused once the
+// scanner moves to the next one, which reading the member's value may do
+// (and a view would otherwise hold its window for as long as its object is
+// open).
+func (p *jsonScan[T]) setKey(key T) T {
 	st := &p.path[len(p.path)-1]
 	if p.src == nil {
 		st.key = key
-		return
+		return key
 	}
 	st.own = append(st.own[:0], key...)
 	st.key = T(st.own)
+	return st.key
 }
 
 // members is eachMember with the object's step on the path.
@@ -286,8 +290,8 @@ func (p *jsonScan[T]) members(f func(key T)) {
 		p.inKey = true
 		key := p.str()
 		p.inKey = false
-		if p.maxValue > 0 {
-			p.setKey(key)
+		if p.maxValue > 0 { // always, for a stream
+			key = p.setKey(key)
 		}
 		if !p.next(':') && !p.expect(':') {
 			return

@@ -1,7 +1,6 @@
 package paygate
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -81,6 +80,7 @@ type windowReader struct {
 	chunk   int    // bytes read at a time
 	keep    int    // a token is never cut before its first keep bytes
 	buf     []byte // read, not yet handed out
+	spare   []byte // the array of the window last handed out, which the next call reuses
 	scanned int    // buf[:scanned] has been looked through for cuts
 	lex     lexPos // the lexical position at buf[scanned]
 	cut     int    // the last place a window may end in buf[:scanned], or 0
@@ -115,15 +115,17 @@ var delimiter = func() (t [256]bool) {
 }()
 
 // next returns the next window, whether it ends inside a token, and false at
-// the end of the input. Each window is a copy of its own, never reused, so
-// that what a byteScanner returns from it stays valid.
+// the end of the input. A window is valid until the next call, which reuses
+// its array for what follows it: two arrays in turn, no copy of the input
+// per window (a byteScanner's views are valid until its next call, and a
+// key it hands out from a stream is its own copy).
 func (w *windowReader) next() ([]byte, bool, bool) {
 	for {
 		w.scan()
 		if w.cut > 0 {
-			win := bytes.Clone(w.buf[:w.cut])
-			rest := copy(w.buf, w.buf[w.cut:])
-			w.buf, w.scanned, w.cut = w.buf[:rest], 0, 0
+			win := w.buf[:w.cut]
+			w.buf, w.spare = append(w.spare[:0], w.buf[w.cut:]...), w.buf[:0]
+			w.scanned, w.cut = 0, 0
 			w.lex = w.cutLex
 			if w.lex.in != lexBetween {
 				w.lex.start = -w.keep // already cut: any clean place is a cut
@@ -134,8 +136,8 @@ func (w *windowReader) next() ([]byte, bool, bool) {
 			if len(w.buf) == 0 {
 				return nil, false, false
 			}
-			win := bytes.Clone(w.buf)
-			w.buf = w.buf[:0]
+			win := w.buf
+			w.buf, w.spare = w.spare[:0], w.buf[:0]
 			return win, false, true
 		}
 		w.fill()
