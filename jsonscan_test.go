@@ -323,3 +323,25 @@ func TestHasSpecialByte(t *testing.T) {
 		require.Equal(t, want, hasSpecialByte(load64(w, 0)), "%q", w)
 	}
 }
+
+// A key a streamed byteScanner hands out is its own copy: reading the
+// member's value moves the scanner through later windows, whose arrays are
+// reused, and the key is still what it was. A value's view is valid until
+// the next call.
+func TestStreamedKeySurvivesItsValue(t *testing.T) {
+	body := `{"orderno":"` + strings.Repeat("v", 40) + `","name":[1,2,{"x":"y"}],"email":"a@b.c"}`
+	for _, chunk := range []int{1, 3, 8} {
+		src := &windowReader{r: strings.NewReader(body), chunk: chunk, keep: minTokenKeep}
+		p := &byteScanner{src: src, maxValue: 64}
+		var keys, values []string
+		p.eachMember(func(key []byte) {
+			v := string(p.skip())
+			keys = append(keys, string(key)) // after the value was read
+			values = append(values, v)
+		})
+		p.end()
+		require.NoError(t, p.err, "chunk %d", chunk)
+		require.Equal(t, []string{"orderno", "name", "email"}, keys, "chunk %d", chunk)
+		require.Equal(t, `"a@b.c"`, values[2], "chunk %d", chunk)
+	}
+}
