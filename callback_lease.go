@@ -23,9 +23,10 @@ var errLeaseMargin = errors.New("paygate: callback claim not renewed before its 
 // hook's context when renewal reports the claim lost, at once, or, by a
 // timer of its own, a safety margin (lease/leaseMarginDivisor) before an
 // unrenewed claim could lapse, so that a hook that stops on cancellation
-// never overlaps the next claimant. It runs on timers: nothing runs until
-// the first renewal is due, so a hook shorter than lease/3 costs one
-// timer and no goroutine.
+// never overlaps the next claimant: a claim answered so late that it is
+// past that margin already starts its hook cancelled. It runs on timers:
+// nothing runs until the first renewal is due, so a hook shorter than
+// lease/3 costs one timer and no goroutine.
 type leaseKeeper struct {
 	h      *CallbackHandler
 	ctx    context.Context // the hook's
@@ -60,7 +61,21 @@ func (k *leaseKeeper) start(ctx context.Context, h *CallbackHandler, o origin, d
 	k.cancel, k.completed, k.heldUntil = cancel, completed, heldUntil
 	k.mu.Lock()
 	k.tick = time.AfterFunc(k.every, k.renew)
+	// A claim answered slowly can reach its margin before the first
+	// renewal: the guard then starts now. One past its margin already
+	// starts its hook cancelled, with a guard that counts as fired.
+	left := time.Until(heldUntil) - k.margin
+	switch {
+	case left <= 0:
+		k.guard = time.NewTimer(k.lease)
+		k.guard.Stop()
+	case left < k.every:
+		k.guard = time.AfterFunc(left, k.lapse)
+	}
 	k.mu.Unlock()
+	if left <= 0 {
+		k.lapse()
+	}
 }
 
 // renew extends the claim and schedules the next renewal: lease/3 later

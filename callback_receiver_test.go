@@ -233,6 +233,35 @@ func TestCallbackHandlerRenewalFailureCancelsHook(t *testing.T) {
 	}
 }
 
+// slowClaimDeduper answers every claim after delay.
+type slowClaimDeduper struct {
+	MemoryDeduper
+	delay time.Duration
+}
+
+func (d *slowClaimDeduper) Claim(ctx context.Context, key string, lease time.Duration) (ClaimResult, error) {
+	time.Sleep(d.delay)
+	return d.MemoryDeduper.Claim(ctx, key, lease)
+}
+
+// A claim answered past its lease's safety margin (a starved store) may
+// already have lapsed and been taken over: its hook starts with its context
+// cancelled, so that a hook that checks it before its effect never
+// overlaps the next claimant. (It used to start uncancelled, until the
+// first renewal, a third of the lease later.)
+func TestCallbackHandlerLateClaimStartsHookCancelled(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	cause := errors.New("the hook did not run")
+	h := &CallbackHandler{Keys: []Key{key}, Deduper: &slowClaimDeduper{delay: 80 * time.Millisecond}, Lease: 100 * time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler),
+		Fulfil: func(ctx context.Context, _ *Callback) error {
+			cause = context.Cause(ctx)
+			return ctx.Err()
+		}}
+	require.Equal(t, 500, serve(h, signedRequest(t, key, callbackFields("INV-L", "GWL", StatusSuccess, "00"))).Code)
+	require.ErrorIs(t, cause, errLeaseMargin, "a claim answered 80 ms into a 100 ms lease is past its 25 ms margin")
+}
+
 // The hook's time limit is HookTimeout, not the lease.
 func TestCallbackHandlerHookTimeout(t *testing.T) {
 	key := mustKey(t, testKeyUUID)

@@ -36,7 +36,8 @@ const (
 // A gateway delivers every order's success callback three times at once to
 // random replicas and retries each delivery until it gets a 2xx. Hooks
 // panic, hang past the lease, return at their deadline or fail on their
-// first call. Every order is fulfilled, none twice.
+// first call; every other call honours its context (no effect once it is
+// cancelled). Every order is fulfilled, none twice.
 //
 // The one exception is the limit the lease path documents (CallbackHandler,
 // README "Leases"): a claim is kept only while the process runs and its
@@ -76,17 +77,23 @@ func TestFaultsAcrossReplicas(t *testing.T) {
 		mu.Unlock()
 		var n int
 		_, _ = fmt.Sscanf(cb.RefNo, "F-%d", &n)
+		ignoresCtx := false
 		if first {
 			switch hookFault(n % int(faultCount)) {
 			case faultPanic:
 				panic("stock service returned garbage")
 			case faultHang:
 				time.Sleep(lease * 3 / 2) // past the lease, within HookTimeout, ignoring ctx: renewed
+				ignoresCtx = true
 			case faultDeadline:
 				<-ctx.Done()
+				ignoresCtx = true // its effect lands as its context ends
 			case faultError:
 				return fmt.Errorf("warehouse down")
 			}
+		}
+		if err := ctx.Err(); err != nil && !ignoresCtx {
+			return err // a hook that honours its context has no effect once it is cancelled
 		}
 		mu.Lock()
 		defer mu.Unlock()
