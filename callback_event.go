@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -317,10 +318,13 @@ type neverWaits interface{ neverWaits() }
 // the in-memory one; on a *MemoryDeduper, HookTimeout and Lease at once,
 // not renewed: an in-process claim lapses only with time, and this one
 // outlasts the hook's time limit by a lease, so renewing it would only
-// cost a timer per event.
+// cost a timer per event. The sum saturates: a HookTimeout or Lease near
+// the largest Duration (meant as "no limit") must not wrap to a negative
+// lease, which would let a duplicate take the event while its hook runs.
 func (h *CallbackHandler) claimLease(d Deduper) (lease time.Duration, renewed bool) {
 	if _, ok := d.(*MemoryDeduper); ok {
-		return h.hookTimeout() + h.lease(), false
+		l := h.lease()
+		return min(h.hookTimeout(), math.MaxInt64-l) + l, false
 	}
 	return h.lease(), true
 }

@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -306,5 +308,48 @@ func TestCallbackHookSeesParseCallbackOfAnyFPX(t *testing.T) {
 				require.Equal(t, *want, got)
 			})
 		}
+	}
+}
+
+// On the in-memory deduper the claim lasts HookTimeout plus Lease; with
+// either near the largest Duration (as "no limit"), the sum saturates
+// instead of wrapping to a negative lease: a duplicate that comes while
+// the hook runs gets 503, and Fulfil runs once. (Wrapped, the duplicate
+// took the event over and Fulfil ran twice.)
+func TestCallbackClaimLeaseSaturates(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	for _, tc := range []struct {
+		name string
+		edit func(h *CallbackHandler)
+	}{
+		{name: "HookTimeout max", edit: func(h *CallbackHandler) { h.HookTimeout = math.MaxInt64 }},
+		{name: "Lease max", edit: func(h *CallbackHandler) { h.Lease = math.MaxInt64 }},
+		{name: "both max", edit: func(h *CallbackHandler) { h.HookTimeout, h.Lease = math.MaxInt64, math.MaxInt64 }},
+		{name: "both half", edit: func(h *CallbackHandler) { h.HookTimeout, h.Lease = math.MaxInt64/2+1, math.MaxInt64/2+1 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var runs atomic.Int32
+			running, release := make(chan struct{}), make(chan struct{})
+			stop := sync.OnceFunc(func() { close(release) })
+			t.Cleanup(stop) // a failing row leaves no hook blocked
+			h := &CallbackHandler{Keys: []Key{key}, Logger: discardLogger(), Fulfil: func(context.Context, *Callback) error {
+				if runs.Add(1) == 1 {
+					close(running)
+					<-release
+				}
+				return nil
+			}}
+			tc.edit(h)
+			f := callbackFields("INV-SAT", "GW1", StatusSuccess, "00")
+			first := make(chan int, 1)
+			go func() { first <- serve(h, signedRequest(t, key, f)).Code }()
+			<-running
+			require.Equal(t, http.StatusServiceUnavailable, serve(h, signedRequest(t, key, f)).Code, "a duplicate while the hook runs")
+			stop()
+			require.Equal(t, http.StatusOK, <-first)
+			require.EqualValues(t, 1, runs.Load())
+			require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, f)).Code, "a retry once done")
+			require.EqualValues(t, 1, runs.Load())
+		})
 	}
 }
