@@ -182,6 +182,18 @@ func TestParseFormMatchesParseQuery(t *testing.T) {
 		{name: "as many fields as it parses itself", body: strings.Repeat("f=1&", maxFastFormFields-1) + "g=2"},
 		{name: "one field more: url.ParseQuery's", body: strings.Repeat("f=1&", maxFastFormFields) + "g=2"},
 		{name: "past url.ParseQuery's limit", body: strings.Repeat("&", 10000) + "a=1"},
+		{name: "non-UTF-8 bytes raw and escaped", body: "a=\xff\xfe&%ff=%fe&b=%C3%28"},
+		{name: "NUL raw and escaped", body: "a=\x00&%00=1&b=x%00y"},
+		{name: "= in values and names", body: "a=b=c&=&==&%3D=%3d"},
+		{name: "a % at the end", body: "a=1&b=%"},
+		{name: "a short escape at the end", body: "a=1&b=%2"},
+		{name: "a bad escape in a name, then a semicolon", body: "%zz=1&a;b"},
+		{name: "a semicolon, then a bad escape", body: "a;b&%zz=1"},
+		{name: "only semicolons", body: ";;;"},
+		{name: "plus everywhere", body: "+=+&a+b=c+d&%2B=%2b"},
+		{name: "a long value", body: "a=" + strings.Repeat("v%20", 20000)},
+		{name: "the same name with and without escapes", body: "a=1&%61=2&a=3"},
+		{name: "64 fields, a semicolon in the last", body: strings.Repeat("f=1&", maxFastFormFields-1) + "g;=2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { requireSameAsParseQuery(t, tc.body) })
 	}
