@@ -512,3 +512,84 @@ func TestCallbackHandlerLogsSayWhere(t *testing.T) {
 	require.Contains(t, logs.String(), `method=POST path=/paygate/return refNo=INV-L`)
 	require.NotContains(t, logs.String(), "signature=")
 }
+
+// A storm of every kind of event for the same refNos at once, each
+// delivery retried while it is answered 503 as the gateway would: a
+// success and its duplicates, a second payment under another orderNo,
+// pending and failed. Whichever success is claimed first is fulfilled,
+// once per refNo; the other orderNo goes to OnDoublePayment, once; each
+// status reaches OnStatus once; Fulfil never sees anything but a verified
+// success; every delivery ends in 200.
+func TestCallbackHandlerMixedStorm(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	var mu sync.Mutex
+	fulfilled := map[string][]string{} // refNo: orderNos fulfilled
+	doubles := map[string][]string{}   // refNo: orderNos sent to OnDoublePayment
+	statuses := map[string]int{}       // refNo|orderNo|status: OnStatus calls
+	h := &CallbackHandler{Keys: []Key{key}, Logger: slog.New(slog.DiscardHandler),
+		Fulfil: func(_ context.Context, cb *Callback) error {
+			if !cb.Verified || cb.Status != StatusSuccess {
+				return fmt.Errorf("Fulfil got %v verified=%v", cb.Status, cb.Verified)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			fulfilled[cb.RefNo] = append(fulfilled[cb.RefNo], cb.OrderNo)
+			return nil
+		},
+		OnDoublePayment: func(_ context.Context, cb *Callback, paid string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			doubles[cb.RefNo] = append(doubles[cb.RefNo], cb.OrderNo+"/"+paid)
+			return nil
+		},
+		OnStatus: func(_ context.Context, cb *Callback) error {
+			mu.Lock()
+			defer mu.Unlock()
+			statuses[cb.RefNo+"|"+cb.OrderNo+"|"+string(cb.Status)]++
+			return nil
+		},
+	}
+	const refNos, copies = 12, 3
+	var deliveries []url.Values
+	for i := range refNos {
+		ref := fmt.Sprint("INV-S", i)
+		for range copies {
+			deliveries = append(deliveries,
+				callbackFields(ref, "GW1", StatusSuccess, "00"),
+				callbackFields(ref, "GW2", StatusSuccess, "00"),
+				callbackFields(ref, "GW3", StatusPending, "09"),
+				callbackFields(ref, "GW4", StatusFailed, "51"))
+		}
+	}
+	codes := make([]int, len(deliveries))
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i, f := range deliveries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for range 2000 { // the gateway's retries, bounded
+				if codes[i] = serve(h, signedRequest(t, key, f)).Code; codes[i] != http.StatusServiceUnavailable {
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, c := range codes {
+		require.Equal(t, http.StatusOK, c, "delivery %d (%v) within 2,000 tries", i, deliveries[i])
+	}
+	for i := range refNos {
+		ref := fmt.Sprint("INV-S", i)
+		require.Len(t, fulfilled[ref], 1, "%s fulfilled once", ref)
+		paid := fulfilled[ref][0]
+		other := map[string]string{"GW1": "GW2", "GW2": "GW1"}[paid]
+		require.Equal(t, []string{other + "/" + paid}, doubles[ref], "%s: the other success is a second payment, once", ref)
+		require.Equal(t, 1, statuses[ref+"|GW3|pending"], ref)
+		require.Equal(t, 1, statuses[ref+"|GW4|failed"], ref)
+	}
+	require.Len(t, statuses, 2*refNos)
+}
