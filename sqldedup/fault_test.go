@@ -257,11 +257,14 @@ func (d traced) Release(ctx context.Context, key, token string) error {
 	return err
 }
 
-// keeperSlack is how much later than due a renewal may be sent beyond the
-// longest stall the probe saw over the same time: the probe ticks every
-// few milliseconds, and one stall of the process can delay the keeper's
-// timer and then its goroutine.
-const keeperSlack = 100 * time.Millisecond
+// keeperSlack is how much later than due a call may be sent beyond the
+// longest stall the probe saw over the same time: a quarter of the lease,
+// the margin itself. The probe, one goroutine, does not see all of the
+// waits of the keeper's (a run queue of a hundred HTTP goroutines under
+// load delayed a renewal 200 ms beyond the probe's longest gap in these
+// runs), and a keeper late by less than the margin still keeps the claim;
+// one that stops renewing is late by a renewal period or more.
+func keeperSlack(lease time.Duration) time.Duration { return lease / 4 }
 
 // starvation explains how an event's hook came to run twice: a claim of
 // key was taken over by another while its holder still worked, because a
@@ -324,24 +327,28 @@ func kept(calls []leaseCall, c, took leaseCall, lease time.Duration, p *stallPro
 			last = k
 			continue
 		}
-		return lateBy(last, k, lease/3, p)
+		return lateBy(last, k, lease, p)
 	}
 	if took.answered.Sub(last.sent) < lease {
 		return "", fmt.Errorf("taken over %v after its last %s was sent, within its lease of %v", took.answered.Sub(last.sent), last.op, lease)
 	}
-	return lateBy(last, leaseCall{op: "takeover (no renewal before it)", sent: took.answered, answered: took.answered}, lease/3, p)
+	return lateBy(last, leaseCall{op: "takeover (no renewal before it)", sent: took.answered, answered: took.answered}, lease, p)
 }
 
 // lateBy judges next, the first call of a claim after last not answered
 // within the margin: starvation when it was sent late by no more than the
 // probe's longest stall between last's answer and next's sending (plus
 // keeperSlack), or on time and answered late by the store.
-func lateBy(last, next leaseCall, every time.Duration, p *stallProbe) (string, error) {
+func lateBy(last, next leaseCall, lease time.Duration, p *stallProbe) (string, error) {
+	every := lease / 3
 	late := next.sent.Sub(last.answered) - every
 	stall := p.worst(last.answered, next.sent)
-	if late > stall+keeperSlack {
+	if late > stall+keeperSlack(lease) {
 		return "", fmt.Errorf("the %s after the last call answered in time came %v later than one renewal period (%v), while the process stalled %v at most: the keeper was late, not the machine",
 			next.op, late.Round(time.Millisecond), every, stall.Round(time.Millisecond))
+	}
+	if next.op == "claim" {
+		return fmt.Sprintf("the claim was answered %v after it was sent", next.answered.Sub(next.sent).Round(time.Millisecond)), nil
 	}
 	return fmt.Sprintf("a %s sent %v after the last call answered in time (process stalled up to %v) was answered %v after sending",
 		next.op, next.sent.Sub(last.answered).Round(time.Millisecond), stall.Round(time.Millisecond), next.answered.Sub(next.sent).Round(time.Millisecond)), nil
