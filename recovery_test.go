@@ -23,7 +23,8 @@ import (
 // sharing one Deduper while both replicas run Reconcile over every order,
 // concurrently. Every paid order is fulfilled exactly once, no failed or
 // pending order is fulfilled, and a final Reconcile's counts equal the
-// sandbox's truth.
+// sandbox's truth (what it still fulfils, only orders whose callbacks were
+// all dropped).
 func TestRecoveryOfMissedCallbacks(t *testing.T) {
 	const orders = 1000
 	kind := func(ref string) int { // the order's scenario, from its number
@@ -102,11 +103,23 @@ func TestRecoveryOfMissedCallbacks(t *testing.T) {
 	}
 	require.Equal(t, orders, truth[paygate.StatusSuccess]+truth[paygate.StatusFailed]+truth[paygate.StatusPending])
 	require.Equal(t, 700, truth[paygate.StatusSuccess], "the scenario's paid orders (70%: 60% at once, 10% late)")
-	require.Equal(t, map[paygate.Outcome]int{
+	// The final pass may itself recover a paid order whose every callback
+	// was dropped, when both concurrent passes read it before it was paid
+	// or settled (on a loaded machine the buyers can outrun them): only
+	// such an order, never one whose callback was delivered.
+	want := map[paygate.Outcome]int{
 		paygate.OutcomeAlreadyFulfilled: truth[paygate.StatusSuccess],
 		paygate.OutcomeFailed:           truth[paygate.StatusFailed],
 		paygate.OutcomePending:          truth[paygate.StatusPending],
-	}, final.Counts)
+	}
+	for _, e := range final.Entries {
+		if e.Outcome == paygate.OutcomeFulfilled {
+			require.True(t, lost(e.RefNo), "%s: fulfilled by the final pass though its callbacks were delivered", e.RefNo)
+			want[paygate.OutcomeFulfilled]++
+			want[paygate.OutcomeAlreadyFulfilled]--
+		}
+	}
+	require.Equal(t, want, final.Counts)
 	require.Zero(t, log.doubles)
 	for ref, cbs := range log.statuses {
 		for _, cb := range cbs {
