@@ -32,6 +32,10 @@ var rooms = []struct {
 	{"webhook", []string{"webhook.go", "webhook_fields.go", "webhook_fields_lookup.go", "webhook_time.go", "ordernos.go", "webhook_rules.go", "webhook_decode.go", "webhook_stream.go", "webhook_validator.go", "webhook_sender.go"}},
 }
 
+// siblings are rooms at the same height that use nothing of each other,
+// though rooms lists them one above the other.
+var siblings = [][2]string{{"webhook", "callback"}}
+
 // TestFileGraphRunsOneWay type-checks the package and fails on every use of
 // a package-level name (or a method or field) declared in a file of a room
 // above the user's: the arrows between rooms run one way, downwards.
@@ -78,13 +82,23 @@ func TestFileGraphRunsOneWay(t *testing.T) {
 		}
 		from := filepath.Base(fset.Position(id.Pos()).Filename)
 		to := filepath.Base(fset.Position(obj.Pos()).Filename)
-		if roomOf[to] > roomOf[from] {
+		if roomOf[to] > roomOf[from] || isSibling(rooms[roomOf[from]].name, rooms[roomOf[to]].name) {
 			upward = append(upward, fset.Position(id.Pos()).String()+": "+id.Name+
 				" ("+rooms[roomOf[from]].name+" uses "+rooms[roomOf[to]].name+", "+to+")")
 		}
 	}
 	sort.Strings(upward)
-	require.Empty(t, upward, "uses that run up the rooms")
+	require.Empty(t, upward, "uses that run up the rooms, or between siblings")
+}
+
+// isSibling reports whether rooms a and b are siblings.
+func isSibling(a, b string) bool {
+	for _, s := range siblings {
+		if s == [2]string{a, b} || s == [2]string{b, a} {
+			return true
+		}
+	}
+	return false
 }
 
 // noImports is an importer that reads no package.

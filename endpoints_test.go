@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -142,5 +143,25 @@ func TestWithEndpointsRefusesBadPaths(t *testing.T) {
 			_, err := NewClient(WithEndpoints(tc.e))
 			require.ErrorContains(t, err, tc.want)
 		})
+	}
+}
+
+// Every Endpoints field has a default and a row in fields, in the
+// struct's order, pointing at that field: a new endpoint left out of
+// either would go to the bare host under WithEndpoints.
+func TestEndpointsFieldsCoverTheStruct(t *testing.T) {
+	var e Endpoints
+	rows := e.fields()
+	st := reflect.TypeOf(e)
+	require.Len(t, rows, st.NumField(), "one fields() row per Endpoints field")
+	def := reflect.ValueOf(DefaultEndpoints())
+	ev := reflect.ValueOf(&e).Elem()
+	for i, row := range rows {
+		name := st.Field(i).Name
+		require.Equal(t, name, row.name, "row %d", i)
+		require.NotEmpty(t, def.Field(i).String(), "DefaultEndpoints sets %s", name)
+		require.Equal(t, def.Field(i).String(), row.def, "%s's default", name)
+		require.Same(t, ev.Field(i).Addr().Interface().(*string), row.p, "%s's row points at its field", name)
+		require.Equal(t, strings.HasSuffix(row.def, "/"), row.dir, "%s: a prefix path ends in /", name)
 	}
 }
