@@ -189,12 +189,18 @@ func (p *jsonScan[T]) peek() byte {
 }
 
 // end records a syntax error when anything but white space follows the
-// value read (a NUL byte too, which peek returns as it returns the end).
+// value read.
 func (p *jsonScan[T]) end() {
-	p.ws()
-	if p.err == nil && (p.i < len(p.s) || p.more()) {
+	if p.err == nil && !p.atEnd() {
 		p.fail("data after the top-level value")
 	}
+}
+
+// atEnd reports whether only white space is left: a NUL byte is data,
+// though peek returns 0 for it as for the end.
+func (p *jsonScan[T]) atEnd() bool {
+	p.ws()
+	return p.i >= len(p.s) && !p.more()
 }
 
 // next consumes c if it is the very next byte (small enough to inline:

@@ -178,7 +178,7 @@ func (p *PaymentRecord) scan(raw, what string) (slots [recFields]recordSlot, err
 			slots[n.field].take(key, n, v, p)
 		}
 	})
-	if sc.err == nil && sc.peek() != 0 {
+	if sc.err == nil && !sc.atEnd() {
 		sc.fail("data after the object")
 	}
 	if sc.err != nil {

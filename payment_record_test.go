@@ -169,6 +169,8 @@ func TestPaymentRecordDecode(t *testing.T) {
 		{name: "not an object", raw: `["INV-1"]`, err: "not a JSON object"},
 		{name: "broken JSON", raw: `{"seller_order_no":"INV-1",`, err: "report row"},
 		{name: "data after the object", raw: `{"seller_order_no":"INV-1"} x`, err: "after the object"},
+		{name: "a NUL byte after the object", raw: "{\"seller_order_no\":\"INV-1\"}\x00", err: "after the object"},
+		{name: "white space after the object", raw: "{\"seller_order_no\":\"INV-1\"} \n", want: PaymentRecord{RefNo: "INV-1"}, problems: []string{"status"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := ReportRow{raw: tc.raw}.Payment()

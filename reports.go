@@ -182,7 +182,7 @@ func parseReport(body string, p *ReportPage) (status string, err error) {
 			sc.skip()
 		}
 	})
-	if sc.err == nil && sc.peek() != 0 {
+	if sc.err == nil && !sc.atEnd() {
 		sc.fail("data after the top-level value")
 	}
 	if sc.err != nil {

@@ -33,6 +33,30 @@ func FuzzParseReport(f *testing.F) {
 	})
 }
 
+// A report answer ends with its object: anything but white space after it
+// (a NUL byte too) is an error, never a page.
+func TestParseReportTrailingData(t *testing.T) {
+	body := reportBody(0, 3, 2)
+	for _, tc := range []struct {
+		name, tail, err string
+	}{
+		{name: "white space", tail: " \r\n\t"},
+		{name: "a NUL byte", tail: "\x00", err: "data after the top-level value"},
+		{name: "a second object", tail: "{}", err: "data after the top-level value"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p ReportPage
+			_, err := parseReport(body+tc.tail, &p)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, p.Rows, 3)
+		})
+	}
+}
+
 // Report dates are the gateway's days: Malaysia time, whatever zone the
 // time.Time is in.
 func TestReportDatesInMalaysiaTime(t *testing.T) {
