@@ -72,8 +72,13 @@ func TestWebhookReportMatchesStore(t *testing.T) {
 			}
 			require.Zero(t, wrongAccepted, "accepted but not stored")
 			require.Zero(t, wrongRejected, "rejected but stored")
-			attempts := report.Attempts()
-			require.Equal(t, sb.WebhookRequests(), attempts, "the attempts reported are the requests the server saw")
+			// Every request the server saw is an attempt reported. An attempt
+			// can end at its 200 ms time limit before a loaded machine runs
+			// the server's handler, so the server may see a few fewer than
+			// were made (2 of 146, seen under load), never more.
+			attempts, saw := report.Attempts(), sb.WebhookRequests()
+			require.LessOrEqual(t, saw, attempts, "the server saw requests the report does not count")
+			require.LessOrEqual(t, attempts-saw, max(2, attempts/20), "attempts reported that the server never saw (%d of %d)", attempts-saw, attempts)
 			if len(report.Unconfirmed) > 0 {
 				require.Error(t, sendErr)
 				require.NotContains(t, sendErr.Error(), sb.WebhookPassword)
