@@ -101,10 +101,11 @@ func TestSchemaNamesTheTableFields(t *testing.T) {
 			fitrahOnly = append(fitrahOnly, f.name)
 		}
 	}
-	require.Equal(t, txNames, schema.Defs.Transaction.Required)
-	require.Equal(t, txNames, objectKeys(t, schema.Defs.Transaction.Properties))
-	require.Equal(t, dataNames, objectKeys(t, schema.Defs.Data.Properties))
-	require.Equal(t, fitrahOnly, objectKeys(t, schema.Defs.Data.Else.Properties))
+	const fix = "webhook_schema.json against the rows of webhook_fields.go, in their order: "
+	require.Equal(t, txNames, schema.Defs.Transaction.Required, fix+"$defs.transaction.required is txFields")
+	require.Equal(t, txNames, objectKeys(t, schema.Defs.Transaction.Properties), fix+"$defs.transaction.properties are txFields")
+	require.Equal(t, dataNames, objectKeys(t, schema.Defs.Data.Properties), fix+"$defs.data.properties are zakatFields")
+	require.Equal(t, fitrahOnly, objectKeys(t, schema.Defs.Data.Else.Properties), fix+"$defs.data.else.properties are the fitrahOnly rows")
 }
 
 // objectKeys lists the keys of a JSON object in the order they are written.

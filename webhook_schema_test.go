@@ -289,3 +289,40 @@ func BenchmarkValidateRatios(b *testing.B) {
 		}
 	}})
 }
+
+// Every field of the tables is in the agreement corpus with at least one
+// value ValidateBatchJSON accepts and one it refuses, so that
+// TestWebhookSchemaAgreement compares the schema's rule for it with the
+// validator's (step 4 of TESTING.md's "Adding a webhook field").
+func TestAgreementCorpusCoversEveryField(t *testing.T) {
+	codes := WebhookValidator{}.Agencies()
+	type verdicts struct{ accepted, refused int }
+	seen := map[string]*verdicts{}
+	for _, m := range agreementCorpus() {
+		key := m.path[0] // a transaction's field (amount's path names a variant too)
+		if key == "data" && len(m.path) > 1 {
+			key = "data." + m.path[1]
+		}
+		if seen[key] == nil {
+			seen[key] = &verdicts{}
+		}
+		if _, err := ValidateBatchJSON(m.apply(t, codes)); err == nil {
+			seen[key].accepted++
+		} else {
+			seen[key].refused++
+		}
+	}
+	var fields []string
+	for _, f := range txFields {
+		fields = append(fields, f.name)
+	}
+	for _, f := range zakatFields {
+		fields = append(fields, "data."+f.name)
+	}
+	for _, f := range fields {
+		v := seen[f]
+		require.NotNil(t, v, "agreementCorpus holds no value of %s", f)
+		require.Positive(t, v.accepted, "agreementCorpus holds no value of %s that is valid", f)
+		require.Positive(t, v.refused, "agreementCorpus holds no value of %s that breaks its rule", f)
+	}
+}
