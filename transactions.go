@@ -53,7 +53,9 @@ func (c *Client) Transactions(ctx context.Context, email string) (*TransactionHi
 // ReportRow.Payment (docs/assumptions.md A-transactions, A-payment-record).
 // The rows are the answer itself when it is an array, else its "data" or
 // "transactions" array. Rows that decode are returned even when others do
-// not; the error then names each row that did not (by index), joined.
+// not; the error then names each row that did not (by index), joined. An
+// answer with anything but white space after its value is an error, with
+// no rows: it is not the JSON it claims to be.
 func (h *TransactionHistory) Payments() ([]PaymentRecord, error) {
 	sc := &jsonScanner{s: string(h.Raw)}
 	var rows []string
@@ -74,6 +76,7 @@ func (h *TransactionHistory) Payments() ([]PaymentRecord, error) {
 			sc.skip()
 		})
 	}
+	sc.end()
 	if sc.err != nil {
 		return nil, fmt.Errorf("paygate: transactions: %w", sc.err)
 	}

@@ -81,6 +81,9 @@ func TestTransactionHistoryPayments(t *testing.T) {
 		{name: "a row without a reference", raw: `{"data":[{"status":"success"},{"seller_order_no":"E","status":"success"}]}`, refs: []string{"E"}, err: "row 0: "},
 		{name: "no rows anywhere", raw: `{"status":"OK","count":0}`, refs: nil, err: "no array of rows"},
 		{name: "data not an array", raw: `{"data":{"seller_order_no":"F"}}`, refs: nil, err: "no array of rows"},
+		{name: "data after the array", raw: `[{"refno":"G","status":"success"}] [{"refno":"H"}]`, refs: nil, err: "data after the top-level value"},
+		{name: "data after the object", raw: `{"data":[{"refno":"I"}]}}`, refs: nil, err: "data after the top-level value"},
+		{name: "white space after the object", raw: "{\"data\":[{\"refno\":\"J\"}]} \n\t", refs: []string{"J"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := &TransactionHistory{Raw: []byte(tc.raw)}
