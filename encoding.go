@@ -85,25 +85,34 @@ func appendEscaped(dst []byte, s string, e queryEncoding) []byte {
 	for ; i+8 <= len(s); i += 8 {
 		q := s[i : i+8]
 		out := (*[8*3 + 1]byte)(b[n : n+8*3+1])
-		w0, w1, w2, w3 := tbl[q[0]], tbl[q[1]], tbl[q[2]], tbl[q[3]]
-		w4, w5, w6, w7 := tbl[q[4]], tbl[q[5]], tbl[q[6]], tbl[q[7]]
-		// Masking the lengths with 3 lets the compiler bound every offset.
-		o1 := int(w0>>24) & 3
-		o2 := o1 + int(w1>>24)&3
-		o3 := o2 + int(w2>>24)&3
-		o4 := o3 + int(w3>>24)&3
-		o5 := o4 + int(w4>>24)&3
-		o6 := o5 + int(w5>>24)&3
-		o7 := o6 + int(w6>>24)&3
-		binary.LittleEndian.PutUint32(out[0:], w0)
-		binary.LittleEndian.PutUint32(out[o1:], w1)
-		binary.LittleEndian.PutUint32(out[o2:], w2)
-		binary.LittleEndian.PutUint32(out[o3:], w3)
-		binary.LittleEndian.PutUint32(out[o4:], w4)
-		binary.LittleEndian.PutUint32(out[o5:], w5)
-		binary.LittleEndian.PutUint32(out[o6:], w6)
-		binary.LittleEndian.PutUint32(out[o7:], w7)
-		n += o7 + int(w7>>24)&3
+		// Each word is stored as soon as it is loaded, at the offset the
+		// words before it make: with eight words held at once the
+		// compiler spills them. Masking the lengths with 3 lets it bound
+		// every offset.
+		w := tbl[q[0]]
+		binary.LittleEndian.PutUint32(out[0:], w)
+		o := int(w>>24) & 3
+		w = tbl[q[1]]
+		binary.LittleEndian.PutUint32(out[o:], w)
+		o += int(w>>24) & 3
+		w = tbl[q[2]]
+		binary.LittleEndian.PutUint32(out[o:], w)
+		o += int(w>>24) & 3
+		w = tbl[q[3]]
+		binary.LittleEndian.PutUint32(out[o:], w)
+		o += int(w>>24) & 3
+		w = tbl[q[4]]
+		binary.LittleEndian.PutUint32(out[o:], w)
+		o += int(w>>24) & 3
+		w = tbl[q[5]]
+		binary.LittleEndian.PutUint32(out[o:], w)
+		o += int(w>>24) & 3
+		w = tbl[q[6]]
+		binary.LittleEndian.PutUint32(out[o:], w)
+		o += int(w>>24) & 3
+		w = tbl[q[7]]
+		binary.LittleEndian.PutUint32(out[o:], w)
+		n += o + int(w>>24)&3
 	}
 	for ; i < len(s); i++ {
 		w := tbl[s[i]]

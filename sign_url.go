@@ -463,31 +463,38 @@ func appendRawEscaped(dst []byte, s string) ([]byte, uint32) {
 	for ; i+8 <= len(s); i += 8 {
 		q := s[i : i+8]
 		out := (*[8*3 + 1]byte)(b[n : n+8*3+1])
-		w0, w1, w2, w3 := tbl[q[0]], tbl[q[1]], tbl[q[2]], tbl[q[3]]
-		w4, w5, w6, w7 := tbl[q[4]], tbl[q[5]], tbl[q[6]], tbl[q[7]]
-		window := w0 | w1 | w2 | w3 | w4 | w5 | w6 | w7
+		// As in appendEscaped, each word is stored as soon as it is
+		// loaded; window gathers the flags of the eight and pcts has bit
+		// k for a '%' at q[k].
+		w := tbl[q[0]]
+		binary.LittleEndian.PutUint32(out[0:], w)
+		o, window, pcts := int(w>>24)&3, w, w>>26&1
+		w = tbl[q[1]]
+		binary.LittleEndian.PutUint32(out[o:], w)
+		o, window, pcts = o+int(w>>24)&3, window|w, pcts|w>>25&2
+		w = tbl[q[2]]
+		binary.LittleEndian.PutUint32(out[o:], w)
+		o, window, pcts = o+int(w>>24)&3, window|w, pcts|w>>24&4
+		w = tbl[q[3]]
+		binary.LittleEndian.PutUint32(out[o:], w)
+		o, window, pcts = o+int(w>>24)&3, window|w, pcts|w>>23&8
+		w = tbl[q[4]]
+		binary.LittleEndian.PutUint32(out[o:], w)
+		o, window, pcts = o+int(w>>24)&3, window|w, pcts|w>>22&16
+		w = tbl[q[5]]
+		binary.LittleEndian.PutUint32(out[o:], w)
+		o, window, pcts = o+int(w>>24)&3, window|w, pcts|w>>21&32
+		w = tbl[q[6]]
+		binary.LittleEndian.PutUint32(out[o:], w)
+		o, window, pcts = o+int(w>>24)&3, window|w, pcts|w>>20&64
+		w = tbl[q[7]]
+		binary.LittleEndian.PutUint32(out[o:], w)
+		window, pcts = window|w, pcts|w>>19&128
 		if window&rawPct != 0 {
-			// Bit k of pcts for a '%' at q[k].
-			pcts := w0>>26&1 | w1>>25&2 | w2>>24&4 | w3>>23&8 | w4>>22&16 | w5>>21&32 | w6>>20&64 | w7>>19&128
 			window |= escapesFlags(s, i, pcts)
 		}
 		flags |= window
-		o1 := int(w0>>24) & 3
-		o2 := o1 + int(w1>>24)&3
-		o3 := o2 + int(w2>>24)&3
-		o4 := o3 + int(w3>>24)&3
-		o5 := o4 + int(w4>>24)&3
-		o6 := o5 + int(w5>>24)&3
-		o7 := o6 + int(w6>>24)&3
-		binary.LittleEndian.PutUint32(out[0:], w0)
-		binary.LittleEndian.PutUint32(out[o1:], w1)
-		binary.LittleEndian.PutUint32(out[o2:], w2)
-		binary.LittleEndian.PutUint32(out[o3:], w3)
-		binary.LittleEndian.PutUint32(out[o4:], w4)
-		binary.LittleEndian.PutUint32(out[o5:], w5)
-		binary.LittleEndian.PutUint32(out[o6:], w6)
-		binary.LittleEndian.PutUint32(out[o7:], w7)
-		n += o7 + int(w7>>24)&3
+		n += o + int(w>>24)&3
 	}
 	for ; i < len(s); i++ {
 		w := tbl[s[i]]
