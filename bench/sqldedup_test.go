@@ -72,6 +72,7 @@ func BenchmarkSQLDedup(b *testing.B) {
 	b.Cleanup(func() {
 		_, _ = pool.Exec(ctx, "DROP TABLE IF EXISTS "+floor)
 		_, _ = pool.Exec(ctx, "DROP TABLE IF EXISTS "+table)
+		_, _ = pool.Exec(ctx, "DROP FUNCTION IF EXISTS "+table+"_claim(text, text, bigint)")
 	})
 	c, err := d.Claim(ctx, "INV-2026-000123", time.Minute)
 	if err != nil {

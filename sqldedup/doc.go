@@ -3,11 +3,17 @@
 // table, so a paid order is fulfilled once whichever replica the gateway's
 // callback (or its retry, or a concurrent duplicate) reaches.
 //
-// The SQL is PostgreSQL's (9.5 or later: INSERT ... ON CONFLICT). The package
+// The SQL is PostgreSQL's (9.5 or later: INSERT ... ON CONFLICT), with one
+// PL/pgSQL function per table, <table>_claim, that Migrate creates: a claim
+// reads the key's live row with a plain index lookup and only when there is
+// none calls the function, which inserts the key or takes a lapsed claim
+// over, so a duplicate costs PostgreSQL what a lookup costs. The package
 // imports no driver; open the *sql.DB with github.com/jackc/pgx/v5/stdlib
 // (what the tests use), whose statement cache makes every call one round
 // trip: a duplicate callback costs one statement, a new event two (claim,
-// complete), plus one renewal per third of the lease while a hook runs.
+// complete), plus one renewal per third of the lease while a hook runs. A
+// table without its function (made by hand, or not migrated since an
+// upgrade) still works, at one more round trip per claim.
 // Times come from the database clock, so replicas with skewed clocks still
 // agree on when a lease ends.
 //

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/paygate-go/paygate"
@@ -28,7 +29,11 @@ type Deduper struct {
 	table     string
 	retention time.Duration
 
-	claimSQL, renewSQL, completeSQL, releaseSQL, purgeSQL string
+	// claimFunc names the claim function Migrate creates (the table's name
+	// and "_claim"), claimFuncBody is its body.
+	claimFunc, claimFuncBody string
+
+	claimSQL, claimCTESQL, renewSQL, completeSQL, releaseSQL, purgeSQL string
 }
 
 // Option configures a Deduper.
@@ -36,13 +41,15 @@ type Option func(*Deduper) error
 
 // tableName is what WithTable accepts: an identifier, optionally
 // schema-qualified, in lower case (no quoting needed).
-var tableName = regexp.MustCompile(`^([a-z_][a-z0-9_]*\.)?[a-z_][a-z0-9_]*$`)
+// The table's own name has at most 57 characters, so that its claim
+// function's name (the table's and "_claim") fits PostgreSQL's 63.
+var tableName = regexp.MustCompile(`^([a-z_][a-z0-9_]*\.)?[a-z_][a-z0-9_]{0,56}$`)
 
 // WithTable sets the table name (default paygate_dedupe).
 func WithTable(name string) Option {
 	return func(d *Deduper) error {
 		if !tableName.MatchString(name) {
-			return fmt.Errorf("sqldedup: table name %q: want a lower-case identifier, optionally schema-qualified", name)
+			return fmt.Errorf("sqldedup: table name %q: want a lower-case identifier of at most 57 characters (its claim function adds _claim to it), optionally schema-qualified", name)
 		}
 		d.table = name
 		return nil
@@ -73,14 +80,39 @@ func New(db *sql.DB, opts ...Option) (*Deduper, error) {
 		}
 	}
 	t := d.table
-	// One atomic statement, one round trip. A live row (a claim within its
-	// lease, a completed key within retention) is only read: no row lock,
-	// so a duplicate commits without a WAL flush. Otherwise insert the key,
-	// or take it over when the existing row has lapsed. A row the
-	// statement's snapshot cannot see yet (a concurrent first claim) makes
-	// the insert conflict without taking over, and no row comes back, which
-	// Claim reports as busy: the safe direction.
-	d.claimSQL = `WITH live AS (
+	d.claimFunc = t + "_claim"
+	// One statement, one round trip. A live row (a claim within its lease,
+	// a completed key within retention) is only read, by a plain index
+	// lookup: no row lock, so a duplicate commits without a WAL flush, and
+	// nothing but the lookup is planned or run, since COALESCE evaluates
+	// its second argument only when the first is NULL. Otherwise (no row,
+	// or a lapsed one) the claim function Migrate creates inserts the key
+	// or takes the lapsed row over. The answer is one text: the state's
+	// letter (claimResult), then a completed key's result.
+	d.claimSQL = `SELECT coalesce((
+	SELECT CASE WHEN done THEN 'D' || coalesce(result, '') ELSE 'B' END FROM ` + t + `
+	WHERE key = $1::text AND expires_at > now()
+), CASE WHEN ` + d.claimFunc + `($1::text, $2::text, $3::bigint) THEN 'A' ELSE 'B' END)`
+	// The claim function: insert the key, or take it over when the
+	// existing row has lapsed; true when the claim is acquired. A row the
+	// statement's snapshot could not see (a concurrent first claim) makes
+	// the insert conflict without taking over, and false comes back, which
+	// Claim reports as busy: the safe direction. PL/pgSQL, so that its
+	// INSERT is planned once per connection.
+	d.claimFuncBody = `
+BEGIN
+	INSERT INTO ` + t + ` AS t (key, token, done, result, expires_at)
+	VALUES (claim_key, claim_token, false, NULL, now() + lease_us * interval '1 microsecond')
+	ON CONFLICT (key) DO UPDATE
+	SET token = EXCLUDED.token, done = false, result = NULL, expires_at = EXCLUDED.expires_at
+	WHERE t.expires_at <= now();
+	RETURN FOUND;
+END
+`
+	// The same claim in one statement without the function, for a table
+	// Migrate has not yet given one: a data-modifying CTE, which PostgreSQL
+	// plans and runs in full for every claim, duplicates included.
+	d.claimCTESQL = `WITH live AS (
 	SELECT done, coalesce(result, '') AS result FROM ` + t + `
 	WHERE key = $1::text AND expires_at > now()
 ), claimed AS (
@@ -90,11 +122,11 @@ func New(db *sql.DB, opts ...Option) (*Deduper, error) {
 	ON CONFLICT (key) DO UPDATE
 	SET token = EXCLUDED.token, done = false, result = NULL, expires_at = EXCLUDED.expires_at
 	WHERE t.expires_at <= now()
-	RETURNING true AS acquired, false AS done, ''::text AS result
+	RETURNING 'A'::text AS state
 )
-SELECT acquired, done, result FROM claimed
+SELECT state FROM claimed
 UNION ALL
-SELECT false, done, result FROM live`
+SELECT CASE WHEN done THEN 'D' || result ELSE 'B' END FROM live`
 	d.renewSQL = `UPDATE ` + t + ` SET expires_at = now() + $3::bigint * interval '1 microsecond'
 WHERE key = $1 AND token = $2 AND NOT done`
 	d.completeSQL = `UPDATE ` + t + ` SET done = true, token = NULL, result = $3, expires_at = now() + $4::bigint * interval '1 microsecond'
@@ -104,18 +136,26 @@ WHERE key = $1 AND token = $2 AND NOT done`
 	return d, nil
 }
 
-// Migrate creates the table if it does not exist, and adds the result
-// column to a table made by an earlier version. It is safe to run from
-// every replica at start-up, all at once: it runs in one transaction that
-// first takes a PostgreSQL advisory lock named after the table
-// (pg_advisory_xact_lock), so concurrent Migrates of one table run one
-// after the other and each later one finds the table made. The lock is
+// Migrate creates the table if it does not exist, adds the result column
+// to a table made by an earlier version, and creates (or, when its body
+// differs, replaces) the table's claim function, <table>_claim, a
+// PL/pgSQL function Claim calls when the key has no live row. It is safe
+// to run from every replica at start-up, all at once: it runs in one
+// transaction that first takes a PostgreSQL advisory lock named after the
+// table (pg_advisory_xact_lock), so concurrent Migrates of one table run
+// one after the other and each later one finds the table (and function)
+// made. The lock is
 // needed because CREATE TABLE IF NOT EXISTS does not make concurrent
 // creation safe: two sessions that both find no table both insert its row
 // type, and one fails on pg_type's unique index (SQLSTATE 23505). The lock
 // ends with the transaction, so a process killed mid-Migrate holds nothing.
-// The column is added only when missing, so a Migrate against a live table
-// takes no table lock that would queue its claims.
+// The column is added and the function replaced only when missing or
+// different, so a Migrate against a live table takes no table lock that
+// would queue its claims and invalidates no plan of its replicas. Claim
+// works on a table Migrate has not yet given a function (a table from an
+// earlier version, or one made by hand), at one more round trip: the call
+// of the missing function fails (SQLSTATE 42883), then the claim runs as
+// one data-modifying statement, as before this function existed.
 func (d *Deduper) Migrate(ctx context.Context) error {
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -144,10 +184,29 @@ WHERE attrelid = to_regclass($1) AND attname = 'result' AND NOT attisdropped)`, 
 			return fmt.Errorf("sqldedup: migrate: %w", err)
 		}
 	}
+	if err := d.migrateClaimFunc(ctx, tx); err != nil {
+		return fmt.Errorf("sqldedup: migrate: claim function: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqldedup: migrate: %w", err)
 	}
 	return nil
+}
+
+// migrateClaimFunc creates the claim function unless one with its body
+// exists.
+func (d *Deduper) migrateClaimFunc(ctx context.Context, tx *sql.Tx) error {
+	var body string
+	err := tx.QueryRowContext(ctx, `SELECT prosrc FROM pg_proc WHERE oid = to_regprocedure($1)`, d.claimFunc+"(text,text,bigint)").Scan(&body)
+	if err == nil && body == d.claimFuncBody {
+		return nil
+	}
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `CREATE OR REPLACE FUNCTION `+d.claimFunc+`(claim_key text, claim_token text, lease_us bigint)
+RETURNS boolean LANGUAGE plpgsql VOLATILE AS $claim$`+d.claimFuncBody+`$claim$`)
+	return err
 }
 
 // migrateLock is the advisory lock key of Migrate on table: a hash of the
@@ -159,25 +218,46 @@ func migrateLock(table string) int64 {
 	return int64(h.Sum64())
 }
 
-// Claim implements paygate.Deduper in one statement.
+// Claim implements paygate.Deduper in one statement (two on a table
+// Migrate has not given its claim function).
 func (d *Deduper) Claim(ctx context.Context, key string, lease time.Duration) (paygate.ClaimResult, error) {
 	token, err := newToken()
 	if err != nil {
 		return paygate.ClaimResult{}, err
 	}
-	var acquired, done bool
-	var result string
-	switch err := d.db.QueryRowContext(ctx, d.claimSQL, key, token, lease.Microseconds()).Scan(&acquired, &done, &result); {
+	var state string
+	err = d.db.QueryRowContext(ctx, d.claimSQL, key, token, lease.Microseconds()).Scan(&state)
+	if isUndefinedFunction(err) {
+		err = d.db.QueryRowContext(ctx, d.claimCTESQL, key, token, lease.Microseconds()).Scan(&state)
+	}
+	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return paygate.ClaimResult{State: paygate.ClaimBusy}, nil
 	case err != nil:
 		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: claim: %w", err)
-	case acquired:
-		return paygate.ClaimResult{State: paygate.ClaimAcquired, Token: token}, nil
-	case done:
-		return paygate.ClaimResult{State: paygate.ClaimDone, Result: result}, nil
 	}
-	return paygate.ClaimResult{State: paygate.ClaimBusy}, nil
+	return claimResult(state, token), nil
+}
+
+// claimResult decodes a claim statement's answer: its first letter names
+// the state (A acquired, D done, with the result after it, B busy); an
+// answer it does not know is busy, the safe direction.
+func claimResult(state, token string) paygate.ClaimResult {
+	switch {
+	case strings.HasPrefix(state, "A"):
+		return paygate.ClaimResult{State: paygate.ClaimAcquired, Token: token}
+	case strings.HasPrefix(state, "D"):
+		return paygate.ClaimResult{State: paygate.ClaimDone, Result: state[1:]}
+	}
+	return paygate.ClaimResult{State: paygate.ClaimBusy}
+}
+
+// isUndefinedFunction reports whether err is PostgreSQL's undefined_function
+// (SQLSTATE 42883), as a driver that exposes SQLState (pgx, lib/pq)
+// reports it: the claim function does not exist.
+func isUndefinedFunction(err error) bool {
+	var pg interface{ SQLState() string }
+	return errors.As(err, &pg) && pg.SQLState() == "42883"
 }
 
 // Renew implements paygate.Deduper.

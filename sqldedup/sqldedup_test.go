@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -38,8 +39,77 @@ func testDeduperOn(t testing.TB, db *sql.DB, opts ...Option) (*Deduper, *sql.DB)
 	require.NoError(t, err)
 	require.NoError(t, d.Migrate(context.Background()))
 	require.NoError(t, d.Migrate(context.Background()), "Migrate is idempotent")
-	t.Cleanup(func() { _, _ = db.Exec("DROP TABLE " + table) })
+	t.Cleanup(func() { dropTable(db, table) })
 	return d, db
+}
+
+// dropTable drops a test table and its claim function.
+func dropTable(db *sql.DB, table string) {
+	_, _ = db.Exec("DROP TABLE IF EXISTS " + table)
+	_, _ = db.Exec("DROP FUNCTION IF EXISTS " + table + "_claim(text, text, bigint)")
+}
+
+// handMadeTable is the DDL of a table made without Migrate (by an earlier
+// version, or by hand from these docs): it has no claim function.
+const handMadeTable = ` (key text PRIMARY KEY, token text, done boolean NOT NULL DEFAULT false, result text, expires_at timestamptz NOT NULL)`
+
+// A table with no claim function (Migrate not run since the upgrade)
+// keeps the whole contract, at one more round trip per claim.
+func TestClaimWithoutClaimFunction(t *testing.T) {
+	newUnmigrated := func(t *testing.T, db *sql.DB) *Deduper {
+		table := fmt.Sprintf("paygate_dedupe_hand_%d", rand.Uint32())
+		_, err := db.Exec(`CREATE TABLE ` + table + handMadeTable)
+		require.NoError(t, err)
+		t.Cleanup(func() { dropTable(db, table) })
+		d, err := New(db, WithTable(table))
+		require.NoError(t, err)
+		return d
+	}
+	dedupetest.Run(t, func(t *testing.T) paygate.Deduper { return newUnmigrated(t, openDB(t, testDSN(t))) })
+
+	ctx := context.Background()
+	proxy, dsn := newCountingProxy(t, testDSN(t))
+	d := newUnmigrated(t, openDB(t, dsn))
+	_, err := d.Claim(ctx, "warm", time.Minute) // warms the connection and pgx's statement cache
+	require.NoError(t, err)
+	var c paygate.ClaimResult
+	require.EqualValues(t, 2, proxy.roundTrips(func() { c, err = d.Claim(ctx, "k", time.Minute) }), "the failed call of the missing function, then the claim")
+	require.NoError(t, err)
+	require.Equal(t, paygate.ClaimAcquired, c.State)
+	require.NoError(t, d.Migrate(ctx))
+	require.NoError(t, d.Complete(ctx, "k", c.Token, "GW1"))
+	_, err = d.Claim(ctx, "warm", time.Minute) // prepares the statement that calls the function
+	require.NoError(t, err)
+	require.EqualValues(t, 1, proxy.roundTrips(func() { c, err = d.Claim(ctx, "k", time.Minute) }), "migrated: one statement")
+	require.NoError(t, err)
+	require.Equal(t, paygate.ClaimResult{State: paygate.ClaimDone, Result: "GW1"}, c)
+}
+
+// Migrate replaces a claim function whose body differs from this
+// version's (an earlier version's, or a tampered one), and leaves one that
+// matches untouched, so that a replica's start-up invalidates no plan of
+// the others.
+func TestMigrateClaimFunction(t *testing.T) {
+	ctx := context.Background()
+	d, db := testDeduper(t)
+	version := func() string {
+		var xmin string
+		require.NoError(t, db.QueryRow(`SELECT xmin::text FROM pg_proc WHERE oid = to_regprocedure($1)`, d.claimFunc+"(text,text,bigint)").Scan(&xmin))
+		return xmin
+	}
+	before := version()
+	require.NoError(t, d.Migrate(ctx))
+	require.Equal(t, before, version(), "a matching function is left alone")
+	_, err := db.Exec(`CREATE OR REPLACE FUNCTION ` + d.claimFunc + `(claim_key text, claim_token text, lease_us bigint)
+RETURNS boolean LANGUAGE plpgsql AS $$ BEGIN RETURN false; END $$`)
+	require.NoError(t, err)
+	c, err := d.Claim(ctx, "k", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, paygate.ClaimBusy, c.State, "the stale function never acquires")
+	require.NoError(t, d.Migrate(ctx))
+	c, err = d.Claim(ctx, "k", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, paygate.ClaimAcquired, c.State, "Migrate replaced the stale function")
 }
 
 // openDB opens dsn with pgx's database/sql driver, closed after the test.
@@ -106,7 +176,7 @@ func TestMigrateAddsResult(t *testing.T) {
 	table := fmt.Sprintf("paygate_dedupe_old_%d", rand.Uint32())
 	_, err := db.Exec(`CREATE TABLE ` + table + ` (key text PRIMARY KEY, token text, done boolean NOT NULL DEFAULT false, expires_at timestamptz NOT NULL)`)
 	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = db.Exec("DROP TABLE " + table) })
+	t.Cleanup(func() { dropTable(db, table) })
 	d, err := New(db, WithTable(table))
 	require.NoError(t, err)
 	require.NoError(t, d.Migrate(ctx))
@@ -132,7 +202,7 @@ func TestMigrateConcurrent(t *testing.T) {
 	}
 	for round := range rounds {
 		table := fmt.Sprintf("paygate_dedupe_fleet_%d_%d", rand.Uint32(), round)
-		t.Cleanup(func() { _, _ = dbs[0].Exec("DROP TABLE IF EXISTS " + table) })
+		t.Cleanup(func() { dropTable(dbs[0], table) })
 		errs := make([]error, fleet)
 		start := make(chan struct{})
 		var wg sync.WaitGroup
@@ -239,13 +309,17 @@ func TestNewOptions(t *testing.T) {
 	_, err := New(nil)
 	require.Error(t, err)
 	db := &sql.DB{}
-	for _, bad := range []string{"", "Robert'); DROP TABLE x;--", "a b", "1abc", "UPPER"} {
+	for _, bad := range []string{"", "Robert'); DROP TABLE x;--", "a b", "1abc", "UPPER", "shop." + strings.Repeat("t", 58)} {
 		_, err := New(db, WithTable(bad))
 		require.Error(t, err, bad)
 	}
+	_, err = New(db, WithTable("shop."+strings.Repeat("t", 57)))
+	require.NoError(t, err, "57 characters and _claim fit PostgreSQL's 63")
 	d, err := New(db, WithTable("shop.paygate_events"))
 	require.NoError(t, err)
-	require.Contains(t, d.claimSQL, "INSERT INTO shop.paygate_events AS t")
+	require.Contains(t, d.claimSQL, "shop.paygate_events_claim($1::text")
+	require.Contains(t, d.claimFuncBody, "INSERT INTO shop.paygate_events AS t")
+	require.Contains(t, d.claimCTESQL, "INSERT INTO shop.paygate_events AS t")
 	_, err = New(db, WithRetention(0))
 	require.Error(t, err)
 }
