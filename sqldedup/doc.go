@@ -7,13 +7,21 @@
 // PL/pgSQL function per table, <table>_claim, that Migrate creates: a claim
 // reads the key's live row with a plain index lookup and only when there is
 // none calls the function, which inserts the key or takes a lapsed claim
-// over, so a duplicate costs PostgreSQL what a lookup costs. The package
-// imports no driver; open the *sql.DB with github.com/jackc/pgx/v5/stdlib
-// (what the tests use), whose statement cache makes every call one round
-// trip: a duplicate callback costs one statement, a new event two (claim,
-// complete), plus one renewal per third of the lease while a hook runs. A
-// table without its function (made by hand, or not migrated since an
-// upgrade) still works, at one more round trip per claim.
+// over, so a duplicate costs PostgreSQL what a lookup costs. A table
+// without its function (made by hand, or not migrated since an upgrade)
+// still works, at one more round trip per claim.
+//
+// The package registers no driver; open the *sql.DB with
+// github.com/jackc/pgx/v5/stdlib (what the tests use), whose statement
+// cache makes every call one round trip: a duplicate callback costs one
+// statement, a new event two (claim, complete), plus one renewal per third
+// of the lease while a hook runs. On such a *sql.DB a claim runs on pgx's
+// native connection ((*sql.Conn).Raw; for that the package imports pgx's
+// core package, not its driver): it skips database/sql's rows and
+// conversions, 14 allocations a duplicate instead of 22 and about 5-10% of
+// its time on loopback. With any other driver claims go through
+// database/sql.
+//
 // Times come from the database clock, so replicas with skewed clocks still
 // agree on when a lease ends.
 //

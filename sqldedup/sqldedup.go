@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/paygate-go/paygate"
 )
 
@@ -225,10 +227,9 @@ func (d *Deduper) Claim(ctx context.Context, key string, lease time.Duration) (p
 	if err != nil {
 		return paygate.ClaimResult{}, err
 	}
-	var state string
-	err = d.db.QueryRowContext(ctx, d.claimSQL, key, token, lease.Microseconds()).Scan(&state)
+	state, err := d.claimState(ctx, d.claimSQL, key, token, lease.Microseconds())
 	if isUndefinedFunction(err) {
-		err = d.db.QueryRowContext(ctx, d.claimCTESQL, key, token, lease.Microseconds()).Scan(&state)
+		state, err = d.claimState(ctx, d.claimCTESQL, key, token, lease.Microseconds())
 	}
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -237,6 +238,34 @@ func (d *Deduper) Claim(ctx context.Context, key string, lease time.Duration) (p
 		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: claim: %w", err)
 	}
 	return claimResult(state, token), nil
+}
+
+// pgxConn is what a connection of pgx's database/sql driver
+// (github.com/jackc/pgx/v5/stdlib) offers: its native connection.
+type pgxConn interface{ Conn() *pgx.Conn }
+
+// claimState runs a claim statement and returns its answer: on pgx's
+// native connection when d's *sql.DB is pgx's, else through database/sql.
+func (d *Deduper) claimState(ctx context.Context, query string, args ...any) (string, error) {
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	var state string
+	native := false
+	err = conn.Raw(func(dc any) error {
+		pc, ok := dc.(pgxConn)
+		if !ok {
+			return nil
+		}
+		native = true
+		return pc.Conn().QueryRow(ctx, query, args...).Scan(&state)
+	})
+	if !native {
+		err = conn.QueryRowContext(ctx, query, args...).Scan(&state)
+	}
+	return state, err
 }
 
 // claimResult decodes a claim statement's answer: its first letter names

@@ -1,0 +1,122 @@
+package sqldedup
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/dedupetest"
+)
+
+// driverConn is what pgx's database/sql connection offers database/sql,
+// its native connection aside.
+type driverConn interface {
+	driver.Conn
+	driver.ConnBeginTx
+	driver.ExecerContext
+	driver.QueryerContext
+	driver.NamedValueChecker
+	driver.SessionResetter
+}
+
+// countingConn hides pgx's native connection from the Deduper (another
+// driver, as far as it can tell) unless native is set, and counts the
+// queries that go through database/sql.
+type countingConn struct {
+	driverConn
+	queries *atomic.Int64
+}
+
+// QueryContext counts a query run through database/sql.
+func (c countingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	c.queries.Add(1)
+	return c.driverConn.QueryContext(ctx, query, args)
+}
+
+// nativeConn is a countingConn that offers pgx's native connection.
+type nativeConn struct{ countingConn }
+
+// Conn is pgx's native connection.
+func (c nativeConn) Conn() *pgx.Conn { return c.driverConn.(*stdlib.Conn).Conn() }
+
+// countingConnector opens pgx connections wrapped as countingConn or
+// nativeConn.
+type countingConnector struct {
+	driver.Connector
+	native  bool
+	queries *atomic.Int64
+}
+
+// Connect opens a wrapped connection.
+func (c countingConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	dc, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	counted := countingConn{dc.(driverConn), c.queries}
+	if c.native {
+		return nativeConn{counted}, nil
+	}
+	return counted, nil
+}
+
+// openCountingDB opens the test database through countingConnector.
+func openCountingDB(t testing.TB, native bool) (*sql.DB, *atomic.Int64) {
+	t.Helper()
+	connector, err := stdlib.GetDefaultDriver().(driver.DriverContext).OpenConnector(testDSN(t))
+	require.NoError(t, err)
+	queries := new(atomic.Int64)
+	db := sql.OpenDB(countingConnector{Connector: connector, native: native, queries: queries})
+	db.SetMaxOpenConns(20)
+	db.SetMaxIdleConns(20)
+	t.Cleanup(func() { db.Close() })
+	return db, queries
+}
+
+// Claim runs on pgx's native connection when the *sql.DB's driver offers
+// it, and through database/sql otherwise; both keep the contract.
+func TestClaimNativeOrDatabaseSQL(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		native      bool
+		wantQueries func(t *testing.T, n int64)
+	}{
+		{name: "pgx", native: true, wantQueries: func(t *testing.T, n int64) {
+			require.Zero(t, n, "a claim went through database/sql on a pgx connection")
+		}},
+		{name: "other driver", native: false, wantQueries: func(t *testing.T, n int64) {
+			require.EqualValues(t, 3, n, "one query per claim")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dedupetest.Run(t, func(t *testing.T) paygate.Deduper {
+				db, _ := openCountingDB(t, tc.native)
+				d, _ := testDeduperOn(t, db)
+				return d
+			})
+			ctx := context.Background()
+			db, queries := openCountingDB(t, tc.native)
+			d, _ := testDeduperOn(t, db)
+			queries.Store(0)
+			c, err := d.Claim(ctx, "k", time.Minute)
+			require.NoError(t, err)
+			require.Equal(t, paygate.ClaimAcquired, c.State)
+			busy, err := d.Claim(ctx, "k", time.Minute)
+			require.NoError(t, err)
+			require.Equal(t, paygate.ClaimBusy, busy.State)
+			require.NoError(t, d.Complete(ctx, "k", c.Token, "GW1"))
+			done, err := d.Claim(ctx, "k", time.Minute)
+			require.NoError(t, err)
+			require.Equal(t, paygate.ClaimResult{State: paygate.ClaimDone, Result: "GW1"}, done)
+			tc.wantQueries(t, queries.Load())
+		})
+	}
+}
