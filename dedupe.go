@@ -97,8 +97,8 @@ const DefaultRetention = 30 * 24 * time.Hour
 // The store holds no pointer per key, so the garbage collector does not
 // scan it: each key is a chunk of bytes in 256 KiB pages (its expiry, its
 // token's number, the key and the result), found through a hash index that
-// grows by splitting one table of 1,024 slots at a time, never by
-// rehashing the whole. A key of the handler costs about 95 bytes at a
+// grows by rebuilding one table of at most 1,024 slots at a time, never by
+// rehashing the whole. A key of the handler costs about 90 bytes at a
 // million keys (BENCHMARKS.md); pages are kept for reuse, not returned to
 // the Go heap, when the store shrinks. Keys and results are at most 65,535
 // bytes each (Claim and Complete refuse longer ones), and a store of about

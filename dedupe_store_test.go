@@ -132,8 +132,8 @@ func checkIndex(t *testing.T, s *dedupeStore) {
 			require.Equal(t, tag, s.tag(string(c.key())))
 			require.NotEqual(t, int64(entryGone), c.expires())
 			require.Same(t, tab, s.index.table(tag))
-			for p := tag & tableMask; p != uint32(pos); p = (p + 1) & tableMask {
-				require.NotZero(t, tab.slots[p], "slot %d unreachable from its home %d", pos, tag&tableMask)
+			for p := tab.home(tag); p != uint32(pos); p = tab.next(p) {
+				require.NotZero(t, tab.slots[p], "slot %d unreachable from its home %d", pos, tab.home(tag))
 			}
 		}
 		require.Equal(t, n, tab.n)
@@ -192,4 +192,27 @@ func TestMemoryDeduperFull(t *testing.T) {
 	c, err := d.Claim(ctx, fmt.Sprint("fulfil|INV-", n), time.Hour)
 	require.NoError(t, err)
 	require.Equal(t, ClaimAcquired, c.State, "the released chunk is reused")
+}
+
+// Every table of the index stays between about 2/3 and 7/8 full as the
+// store grows (tables grow through tableSizes before they split), so no
+// number of keys leaves the index mostly empty; and the index stays
+// consistent through the growth.
+func TestDedupeIndexTablesStayFull(t *testing.T) {
+	s := newDedupeStore()
+	for i := range 120_000 {
+		key := fmt.Sprint("fulfil|INV-", i)
+		tag := s.tag(key)
+		tab, pos, ref := s.lookup(key, tag)
+		require.Zero(t, ref)
+		require.NotZero(t, s.add(key, tag, tab, pos))
+		if i%10_000 != 9_999 || i < 2*tableSlots {
+			continue
+		}
+		for _, tab := range s.index.dir {
+			require.LessOrEqual(t, tab.n, len(tab.slots)*7/8, "at %d keys", i+1)
+			require.GreaterOrEqual(t, float64(tab.n)/float64(len(tab.slots)), 0.58, "at %d keys, a table of %d slots", i+1, len(tab.slots))
+		}
+	}
+	checkIndex(t, s)
 }
