@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -93,6 +94,68 @@ func BenchmarkSQLDedup(b *testing.B) {
 			}}, side{"pgx", func() {
 				concurrently(conc, 16*conc, func() {
 					if _, err := pool.Exec(ctx, insert, "INV-2026-000123"); err != nil {
+						b.Error(err)
+					}
+				})
+			}})
+		})
+	}
+}
+
+// BenchmarkSQLDedupNew: sqldedup's Claim of a key never seen (a new
+// event's first delivery) against the floor, a hand-written pgx INSERT ...
+// ON CONFLICT DO NOTHING of a fresh key on a pool, with 1 and 16 callers
+// at once. Both insert a row and commit it (a WAL flush each). Every call
+// uses a key of its own: at most 16*16*b.N rows a side, dropped after. It
+// needs PAYGATE_TEST_POSTGRES_DSN and is skipped without it.
+func BenchmarkSQLDedupNew(b *testing.B) {
+	dsn := os.Getenv("PAYGATE_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		b.Skip("PAYGATE_TEST_POSTGRES_DSN is not set")
+	}
+	ctx := context.Background()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	db.SetMaxIdleConns(32)
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pool.Close)
+	table := fmt.Sprintf("bench_dedup_new_%d", time.Now().UnixNano())
+	d, err := sqldedup.New(db, sqldedup.WithTable(table))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := d.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	floor := table + "_floor"
+	if _, err := pool.Exec(ctx, "CREATE TABLE "+floor+" (key text PRIMARY KEY)"); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_, _ = pool.Exec(ctx, "DROP TABLE IF EXISTS "+floor)
+		_, _ = pool.Exec(ctx, "DROP TABLE IF EXISTS "+table)
+		_, _ = pool.Exec(ctx, "DROP FUNCTION IF EXISTS "+table+"_claim(text, text, bigint)")
+	})
+	var seq atomic.Int64
+	fresh := func() string { return fmt.Sprint("INV-NEW-", seq.Add(1)) }
+	insert := "INSERT INTO " + floor + " (key) VALUES ($1) ON CONFLICT DO NOTHING"
+	for _, conc := range []int{1, 16} {
+		b.Run(fmt.Sprintf("c=%d", conc), func(b *testing.B) {
+			interleave(b, 1, side{"sqldedup", func() {
+				concurrently(conc, 16*conc, func() {
+					if c, err := d.Claim(ctx, fresh(), time.Minute); err != nil || c.State != paygate.ClaimAcquired {
+						b.Error(c.State, err)
+					}
+				})
+			}}, side{"pgx", func() {
+				concurrently(conc, 16*conc, func() {
+					if _, err := pool.Exec(ctx, insert, fresh()); err != nil {
 						b.Error(err)
 					}
 				})
