@@ -86,8 +86,8 @@ func New(db *sql.DB, opts ...Option) (*Deduper, error) {
 	// One statement, one round trip. A live row (a claim within its lease,
 	// a completed key within retention) is only read, by a plain index
 	// lookup: no row lock, so a duplicate commits without a WAL flush, and
-	// nothing but the lookup is planned or run, since COALESCE evaluates
-	// its second argument only when the first is NULL. Otherwise (no row,
+	// nothing but the lookup runs, since COALESCE evaluates its second
+	// argument only when the first is NULL. Otherwise (no row,
 	// or a lapsed one) the claim function Migrate creates inserts the key
 	// or takes the lapsed row over. The answer is one text: the state's
 	// letter (claimResult), then a completed key's result.
@@ -96,8 +96,9 @@ func New(db *sql.DB, opts ...Option) (*Deduper, error) {
 	WHERE key = $1::text AND expires_at > now()
 ), CASE WHEN ` + d.claimFunc + `($1::text, $2::text, $3::bigint) THEN 'A' ELSE 'B' END)`
 	// The claim function: insert the key, or take it over when the
-	// existing row has lapsed; true when the claim is acquired. A row the
-	// statement's snapshot could not see (a concurrent first claim) makes
+	// existing row has lapsed; true when the claim is acquired. A live row
+	// the statement's lookup could not see (a concurrent first claim,
+	// committed since or still in flight: the insert waits for it) makes
 	// the insert conflict without taking over, and false comes back, which
 	// Claim reports as busy: the safe direction. PL/pgSQL, so that its
 	// INSERT is planned once per connection.
@@ -282,8 +283,8 @@ func claimResult(state, token string) paygate.ClaimResult {
 }
 
 // isUndefinedFunction reports whether err is PostgreSQL's undefined_function
-// (SQLSTATE 42883), as a driver that exposes SQLState (pgx, lib/pq)
-// reports it: the claim function does not exist.
+// (SQLSTATE 42883), as a driver whose errors have a SQLState method (pgx's
+// do) reports it: the claim function does not exist.
 func isUndefinedFunction(err error) bool {
 	var pg interface{ SQLState() string }
 	return errors.As(err, &pg) && pg.SQLState() == "42883"

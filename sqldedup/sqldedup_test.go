@@ -65,7 +65,20 @@ func TestClaimWithoutClaimFunction(t *testing.T) {
 		require.NoError(t, err)
 		return d
 	}
-	dedupetest.Run(t, func(t *testing.T) paygate.Deduper { return newUnmigrated(t, openDB(t, testDSN(t))) })
+	for _, tc := range []struct {
+		name   string
+		native bool
+	}{
+		{name: "pgx", native: true},
+		{name: "other driver", native: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dedupetest.Run(t, func(t *testing.T) paygate.Deduper {
+				db, _ := openCountingDB(t, tc.native)
+				return newUnmigrated(t, db)
+			})
+		})
+	}
 
 	ctx := context.Background()
 	proxy, dsn := newCountingProxy(t, testDSN(t))
