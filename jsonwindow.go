@@ -111,8 +111,8 @@ func (w *windowReader) scan() {
 
 // inString scans buf[i] inside a string, or the run of plain bytes it
 // starts, at once, and returns the index of the last byte it scanned. A
-// window may end inside the run past the string's first keep bytes, never
-// inside an escape.
+// window may end inside the run or after an escape past the string's first
+// keep bytes, never inside an escape.
 func (w *windowReader) inString(i int) int {
 	l := &w.lex
 	switch c := w.buf[i]; {
@@ -121,8 +121,10 @@ func (w *windowReader) inString(i int) int {
 		if c == 'u' {
 			l.esc = 4
 		}
+		w.escapeEnd(i)
 	case l.esc > 0:
 		l.esc--
+		w.escapeEnd(i)
 	case c == '\\':
 		l.esc = -1
 	case c == '"':
@@ -138,6 +140,15 @@ func (w *windowReader) inString(i int) int {
 		return j - 1
 	}
 	return i
+}
+
+// escapeEnd notes, when buf[i] ends an escape past the string's first keep
+// bytes, that a window may end after it: a string of escapes alone has no
+// plain run to end one in.
+func (w *windowReader) escapeEnd(i int) {
+	if l := &w.lex; l.esc == 0 && i+1-l.start > w.keep {
+		w.cut, w.cutLex = i+1, *l
+	}
 }
 
 // inBare scans buf[i] inside a number, literal or run of other bytes, where

@@ -104,6 +104,7 @@ func TestValidateBatchReaderMatchesJSON(t *testing.T) {
 func longValueBodies() [][]byte {
 	long := strings.Repeat("abcdefgh", 20)
 	digits := strings.Repeat("1234567890", 20)
+	escapes := strings.Repeat(`\n\u00e9\"\ud83d\ude00\\`, 20) // no plain byte in it
 	var out [][]byte
 	for _, s := range []string{
 		`{"transactions":[{"orderno":"` + long + `","name":"` + long + `"}]}`,
@@ -122,6 +123,12 @@ func longValueBodies() [][]byte {
 		`{"transactions":[{"orderno":"x","data":{"zakat_name":"` + long,
 		`{"transactions":[{"orderno":"x","data":{"zakat_name":"` + long + "é" + long,
 		`{"transactions":[{"orderno":"x","data":{"zakat_name":"` + long + "\x01" + long + `"}}]}`,
+		`{"transactions":[{"orderno":"x","data":{"zakat_name":"` + escapes + `"}}]}`,
+		`{"transactions":[{"orderno":"x","data":{"zakat_name":"` + escapes + `\ud83d\u12zz"}}]}`,
+		`{"transactions":[{"orderno":"x","data":{"zakat_name":"` + escapes + `\q"}}]}`,
+		`{"transactions":[{"orderno":"x","data":{"zakat_name":"` + escapes + `\u12`,
+		`{"transactions":[{"orderno":"x","data":{"zakat_name":"` + escapes,
+		`{"` + escapes + `":[1,2],"transactions":[]}`,
 		`{"` + long + `":[1,2],"transactions":[]}`,
 		`{"x":{"a/b~c":["` + long + `",` + digits + `]},"transactions":[]}`,
 		`{"$schema":"` + long + `","transactions":[]}`,
