@@ -7,7 +7,7 @@
 // PL/pgSQL function per table, <table>_claim, that Migrate creates: a claim
 // reads the key's live row with a plain index lookup and only when there is
 // none calls the function, which inserts the key or takes a lapsed claim
-// over, so a duplicate costs PostgreSQL what a lookup costs. A table
+// over, so a duplicate costs PostgreSQL little more than a lookup. A table
 // without its function (made by hand, or not migrated since an upgrade)
 // still works, at one more round trip per claim.
 //
