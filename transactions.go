@@ -23,8 +23,9 @@ func (h *TransactionHistory) Decode(v any) error { return json.Unmarshal(h.Raw, 
 // the public PHP client's GetTransactionHistory (docs/assumptions.md
 // A-transactions), authenticated like the reports (Bearer AuthToken, else
 // signed with the API key and agency). The e-mail must pass ValidEmail; an
-// answer that is not JSON, or a JSON object whose status is present and not
-// "OK", is an error (the latter matching ErrReportStatus).
+// answer that is not JSON, or a JSON object whose status is present (not
+// null) and not the string "OK", is an error (the latter matching
+// ErrReportStatus).
 func (c *Client) Transactions(ctx context.Context, email string) (*TransactionHistory, error) {
 	switch {
 	case email == "":
@@ -41,12 +42,29 @@ func (c *Client) Transactions(ctx context.Context, email string) (*TransactionHi
 		return nil, fmt.Errorf("paygate: transactions: the answer is not JSON")
 	}
 	var a struct {
-		Status *string `json:"status"`
+		Status json.RawMessage `json:"status"`
 	}
-	if json.Unmarshal([]byte(body), &a) == nil && a.Status != nil && *a.Status != "OK" {
-		return nil, fmt.Errorf("%w: transactions: status %q", ErrReportStatus, resp.scrub(*a.Status))
+	// Any JSON type, so that a status that is not a string is refused, not
+	// an answer whose status went unread; an answer that is not an object
+	// has none.
+	_ = json.Unmarshal([]byte(body), &a)
+	if status, ok := historyStatus(a.Status); !ok {
+		return nil, fmt.Errorf("%w: transactions: status %q", ErrReportStatus, resp.scrub(status))
 	}
 	return &TransactionHistory{Raw: json.RawMessage(body)}, nil
+}
+
+// historyStatus reads the status member of a history answer: ok when it
+// is absent, null or the string OK. Otherwise it returns the status, or
+// its JSON text when it is not a string.
+func historyStatus(raw json.RawMessage) (status string, ok bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", true
+	}
+	if json.Unmarshal(raw, &status) != nil {
+		return string(raw), false
+	}
+	return status, status == "OK"
 }
 
 // Payments decodes the history's rows into PaymentRecords, by the rules of

@@ -48,6 +48,10 @@ func TestTransactions(t *testing.T) {
 		{name: "no e-mail", email: "", msg: "email"},
 		{name: "not an e-mail", email: "buyer.example.com", msg: "email"},
 		{name: "status not OK", email: "a@example.com", body: `{"status":"ERROR","error":"no such user"}`, want: ErrReportStatus},
+		{name: "status a number", email: "a@example.com", body: `{"status":500,"data":[]}`, want: ErrReportStatus, msg: "500"},
+		{name: "status false", email: "a@example.com", body: `{"status":false,"data":[]}`, want: ErrReportStatus},
+		{name: "status an object", email: "a@example.com", body: `{"status":{"code":"ERROR"},"data":[]}`, want: ErrReportStatus},
+		{name: "status an array holding OK", email: "a@example.com", body: `{"status":["OK"],"data":[]}`, want: ErrReportStatus},
 		{name: "not JSON", email: "a@example.com", body: `<html>`, msg: "not JSON"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
