@@ -3,6 +3,7 @@ package paygate
 import (
 	"fmt"
 	"io"
+	"math"
 )
 
 // ValidateBatchReader is ValidateBatchJSON for a body read from r, a window
@@ -30,7 +31,7 @@ func ValidateBatchReader(r io.Reader) (int, error) {
 // (tests use tiny ones, to put window ends everywhere) and the agency codes
 // and value cap of rules.
 func validateStream(r io.Reader, chunk int, rules WebhookValidator) (int, error) {
-	src := &windowReader{r: r, chunk: chunk, keep: max(rules.maxValueBytes()+1, minTokenKeep)}
+	src := &windowReader{r: r, chunk: chunk, keep: tokenKeep(rules.maxValueBytes())}
 	p := &byteScanner{src: src, head: maxErrorValue + 1}
 	var v ValidationError
 	_, count := decodeBatch(p, &v, false, rules)
@@ -43,6 +44,15 @@ func validateStream(r io.Reader, chunk int, rules WebhookValidator) (int, error)
 		return 0, &v
 	}
 	return count, v.err()
+}
+
+// tokenKeep is how much of a token the stream keeps before a window may end
+// inside it: more than the value cap, so that only a token too long to
+// keep is cut, and at least minTokenKeep. It saturates, so that a cap of
+// math.MaxInt (no cap) does not wrap to a keep of minTokenKeep, which cut
+// valid values in two.
+func tokenKeep(maxValue int) int {
+	return max(min(maxValue, math.MaxInt-1)+1, minTokenKeep)
 }
 
 // longValueProblem reports, into v, a value or key longer than the cap max

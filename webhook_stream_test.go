@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,6 +182,25 @@ func TestValidateBatchValueCap(t *testing.T) {
 			}
 			require.Equal(t, []FieldError{{Field: tc.field, Rule: tc.rule}}, problemsOf(t, err), tc.name)
 		}
+	}
+}
+
+// A cap too large to reach (math.MaxInt as "no cap") streams as
+// ValidateBatchJSON reads: the stream keeps a token's first cap+1 bytes
+// before it may end a window inside it, a sum that must not wrap.
+func TestValidateBatchReaderLargestCaps(t *testing.T) {
+	body := benchBatch(50)
+	for _, tc := range []struct {
+		name     string
+		maxValue int
+	}{
+		{name: "math.MaxInt", maxValue: math.MaxInt},
+		{name: "math.MaxInt - 1", maxValue: math.MaxInt - 1},
+		{name: "1 TiB", maxValue: 1 << 40},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			requireSameAsJSONWith(t, WebhookValidator{}.WithMaxValueBytes(tc.maxValue), body, 16, 1000, windowChunk)
+		})
 	}
 }
 
