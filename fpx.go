@@ -51,8 +51,10 @@ var fpxReasons = sync.OnceValue(func() map[FPXCode]string {
 
 // parseFPXCodes reads the table: after the header line "code\tmeaning",
 // every line is a code and its meaning; an empty field, a repeated code or a
-// line without a tab is an error naming the line.
+// line without a tab is an error naming the line. Lines end in LF or CRLF
+// (a checkout by Git for Windows' core.autocrlf embeds CRLF).
 func parseFPXCodes(tsv string) (map[FPXCode]string, error) {
+	tsv = strings.ReplaceAll(tsv, "\r\n", "\n")
 	lines := strings.Split(strings.TrimSuffix(tsv, "\n"), "\n")
 	if lines[0] != "code\tmeaning" {
 		return nil, fmt.Errorf("line 1: header %q, want \"code\\tmeaning\"", lines[0])

@@ -96,3 +96,25 @@ func TestParseFPXCodesRefuses(t *testing.T) {
 	require.NoError(t, err, "the embedded table parses")
 	require.Len(t, m, 77)
 }
+
+// The embedded table reads the same whatever its line ends: a checkout
+// whose Git turns LF into CRLF (Git for Windows' core.autocrlf) embeds
+// CRLF, and a table refused there would panic the first Reason.
+func TestParseFPXCodesLineEnds(t *testing.T) {
+	want, err := parseFPXCodes(fpxCodesTSV)
+	require.NoError(t, err)
+	tests := []struct {
+		name, tsv string
+	}{
+		{name: "LF without the last", tsv: strings.TrimSuffix(fpxCodesTSV, "\n")},
+		{name: "CRLF", tsv: strings.ReplaceAll(fpxCodesTSV, "\n", "\r\n")},
+		{name: "CRLF without the last", tsv: strings.TrimSuffix(strings.ReplaceAll(fpxCodesTSV, "\n", "\r\n"), "\r\n")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseFPXCodes(tt.tsv)
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+		})
+	}
+}
