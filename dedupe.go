@@ -166,7 +166,7 @@ func (m *MemoryDeduper) Claim(_ context.Context, key string, lease time.Duration
 	}
 	s := m.store
 	tag := s.tag(key)
-	s.index.prefetch(tag)
+	s.prefetch(tag)
 	s.expire(m.at(now))
 	t, pos, ref := s.lookup(key, tag)
 	if ref == 0 {

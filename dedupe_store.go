@@ -218,12 +218,24 @@ func (t *indexTable) next(pos uint32) uint32 {
 // full reports whether t holds as many keys as its size allows.
 func (t *indexTable) full() bool { return t.n >= len(t.slots)*7/8 }
 
-// prefetch reads the slot where a lookup of tag starts (into hint, so that
-// the read is not optimised away): a claim does so before expire, so that
-// the cache miss of its lookup overlaps those of the expiry.
-func (x *dedupeIndex) prefetch(tag uint32) {
-	t := x.table(tag)
-	x.hint = t.slots[t.home(tag)]
+// prefetch reads (into the index's hint, so that the reads are not
+// optimised away) the slot where a lookup of tag starts, and the slot and
+// chunk of each queue's next record to expire: a claim does so before
+// expire and its lookup, so that their cache misses at a million keys
+// overlap. Its own lookup's miss then overlaps the expiry's; and a claim
+// of a stored key (a duplicate), which drops nothing but waits for its
+// slot and then its chunk, brings in the next lapsing key's slot and chunk
+// meanwhile, for the claim that drops it.
+func (s *dedupeStore) prefetch(tag uint32) {
+	t := s.index.table(tag)
+	hint := t.slots[t.home(tag)]
+	for _, q := range s.order {
+		if r, ok := q.peek(); ok {
+			t = s.index.table(r.tag)
+			hint += t.slots[t.home(r.tag)] + uint64(s.arena.chunk(r.ref).expires())
+		}
+	}
+	s.index.hint = hint
 }
 
 // tag is key's hash.
