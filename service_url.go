@@ -8,7 +8,8 @@ import (
 )
 
 // serviceURL parses a service base URL: absolute, https (or http to a
-// loopback host, for a local sandbox), no query or fragment.
+// loopback host, for a local sandbox), no query (not even an empty one) or
+// fragment.
 func serviceURL(opt, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	switch {
@@ -16,7 +17,8 @@ func serviceURL(opt, raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("paygate: %s %q: want an absolute http(s) URL", opt, redactURL(raw))
 	case u.Scheme == "http" && !isLoopback(u.Hostname()):
 		return nil, fmt.Errorf("paygate: %s %q: plain http is allowed only to a loopback host", opt, redactURL(raw))
-	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.User != nil:
+		// An empty query too: the endpoint paths would follow its '?'.
 		return nil, fmt.Errorf("paygate: %s %q: no query, fragment or user information", opt, redactURL(raw))
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")

@@ -45,6 +45,9 @@ func TestServiceURL(t *testing.T) {
 		{raw: "ftp://pay.example.my"},
 		{raw: "pay.example.my"},
 		{raw: "https://pay.example.my?x=1"},
+		{raw: "https://pay.example.my?"}, // an empty query: the paths would follow the '?'
+		{raw: "https://pay.example.my/base/?"},
+		{raw: "https://pay.example.my#", want: "https://pay.example.my"},
 		{raw: "https://pay.example.my#f"},
 		{raw: "https://user:pw@pay.example.my"},
 		{raw: "https://"},
