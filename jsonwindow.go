@@ -178,19 +178,26 @@ func (w *windowReader) between(i int) {
 	}
 }
 
-// fill reads up to one more chunk.
+// fill reads up to one more chunk. Only io.EOF ends the input cleanly: not
+// io.ReadFull, whose io.ErrUnexpectedEOF for a short last chunk cannot be
+// told from the reader's own (a body cut short, as net/http reports it).
 func (w *windowReader) fill() {
 	if cap(w.buf)-len(w.buf) < w.chunk { // a window longer than a chunk: grow geometrically
 		grown := make([]byte, len(w.buf), max(len(w.buf)+w.chunk, 2*cap(w.buf)))
 		copy(grown, w.buf)
 		w.buf = grown
 	}
-	n, err := io.ReadFull(w.r, w.buf[len(w.buf):cap(w.buf)][:w.chunk])
-	w.buf = w.buf[:len(w.buf)+n]
-	switch {
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		w.eof = true
-	case err != nil:
-		w.eof, w.err = true, err
+	room := w.buf[len(w.buf):cap(w.buf)][:w.chunk]
+	n := 0
+	for n < len(room) && !w.eof {
+		m, err := w.r.Read(room[n:])
+		n += m
+		switch {
+		case errors.Is(err, io.EOF):
+			w.eof = true
+		case err != nil:
+			w.eof, w.err = true, err
+		}
 	}
+	w.buf = w.buf[:len(w.buf)+n]
 }

@@ -185,6 +185,35 @@ func TestValidateBatchValueCap(t *testing.T) {
 	}
 }
 
+// An error reading the body is returned as it is, never a *ValidationError
+// of the bytes read before it, io.ErrUnexpectedEOF included (what net/http
+// gives for a body shorter than its Content-Length), whether the bytes
+// before it are a prefix of the batch or all of it.
+func TestValidateBatchReaderReadErrors(t *testing.T) {
+	body := benchBatch(20)
+	for _, tc := range []struct {
+		name   string
+		cause  error
+		before []byte
+	}{
+		{name: "a reset mid-body", cause: errors.New("connection reset by peer"), before: body[:len(body)/2]},
+		{name: "unexpected EOF mid-body", cause: io.ErrUnexpectedEOF, before: body[:len(body)/2]},
+		{name: "unexpected EOF inside a string", cause: io.ErrUnexpectedEOF, before: body[:bytes.IndexByte(body, '@')]},
+		{name: "unexpected EOF after the whole batch", cause: io.ErrUnexpectedEOF, before: body},
+		{name: "unexpected EOF before any byte", cause: io.ErrUnexpectedEOF},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, chunk := range []int{16, windowChunk} {
+				r := io.MultiReader(bytes.NewReader(tc.before), iotest.ErrReader(tc.cause))
+				_, err := validateStream(r, chunk, WebhookValidator{})
+				require.ErrorIs(t, err, tc.cause, "chunk %d", chunk)
+				var ve *ValidationError
+				require.False(t, errors.As(err, &ve), "chunk %d: a read error reported as %v", chunk, err)
+			}
+		})
+	}
+}
+
 // A cap too large to reach (math.MaxInt as "no cap") streams as
 // ValidateBatchJSON reads: the stream keeps a token's first cap+1 bytes
 // before it may end a window inside it, a sum that must not wrap.
