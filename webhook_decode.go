@@ -90,14 +90,25 @@ type batchDecoder struct {
 	count int
 }
 
+// minTransactionJSON is less than the JSON text of any valid transaction
+// (the smallest is 119 bytes: {"agency":"A","orderno":"1","amount":0,
+// "name":"a","email":"a@b","time":"0000-01-01T00:00Z","status":"failed",
+// "data":{}}), so that body length / minTransactionJSON bounds how many a
+// valid body holds.
+const minTransactionJSON = 100
+
 // newBatchDecoder sizes the batch and the orderno set for the likely number
 // of transactions when they are kept, to grow neither while reading a large
-// batch. (Counting one byte is far cheaper than counting a key.)
+// batch. (Counting one byte is far cheaper than counting a key.) The count
+// of '{' is capped by what the body's length can hold of valid
+// transactions: braces inside strings cost nothing to write, and sized from
+// them alone a 4 MB body allocated 640 MB.
 func newBatchDecoder(p *byteScanner, v *ValidationError, keep bool, rules WebhookValidator) *batchDecoder {
 	d := &batchDecoder{p: p, v: v, keep: keep, rules: rules, batch: &Batch{}}
 	hint := 0
 	if keep {
 		hint = bytes.Count(p.s, []byte{'{'}) / 2 // a transaction and its data object
+		hint = min(hint, len(p.s)/minTransactionJSON)
 		d.batch.Transactions = make([]Transaction, 0, hint)
 	}
 	d.seen = newOrderNoSet(hint)
@@ -113,19 +124,31 @@ func (d *batchDecoder) transactions() {
 	}
 	p.eachElement(func(i int) {
 		d.count++
-		tx := &d.one
-		if d.keep {
-			d.batch.Transactions = append(d.batch.Transactions, Transaction{})
-			tx = &d.batch.Transactions[i]
-		} else {
-			d.one = Transaction{}
-		}
+		tx := d.next()
 		if p.peek() != '{' {
 			v.add("/transactions/"+strconv.Itoa(i), ruleObject, p.skipText())
 			return
 		}
 		decodeTransaction(p, i, tx, v, d.seen, d.rules)
 	})
+}
+
+// next returns where the next transaction is read: a new element of the
+// batch while the batch has no problem, else the one scratch transaction.
+// A batch with a problem is not returned, so its transactions are dropped
+// at the first: an invalid body of many tiny transactions ([{},{},...], 3
+// bytes for a 320-byte Transaction) costs what the stream costs, not a
+// hundred times its size.
+func (d *batchDecoder) next() *Transaction {
+	if d.keep && len(d.v.Problems) > 0 {
+		d.keep, d.batch.Transactions = false, nil
+	}
+	if d.keep {
+		d.batch.Transactions = append(d.batch.Transactions, Transaction{})
+		return &d.batch.Transactions[len(d.batch.Transactions)-1]
+	}
+	d.one = Transaction{}
+	return &d.one
 }
 
 // schema reads the value of `$schema`, kept only with the transactions.

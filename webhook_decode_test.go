@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -238,6 +240,37 @@ func TestValidateBatchJSONOwnsWhatItReturns(t *testing.T) {
 			require.Equal(t, tc.valid, wantErr == nil, "%v", wantErr)
 			require.Equal(t, wantBatch, gotBatch)
 			require.Equal(t, wantErr, gotErr)
+		})
+	}
+}
+
+// ValidateBatchJSON's memory is bounded by its body's size, whatever the
+// bytes: braces inside a string do not size the batch (4 MB of them sized
+// it for 2 million transactions, 640 MB), and the transactions of a batch
+// with a problem are not kept (3 bytes of [{},{},...] kept a 320-byte
+// Transaction each). The bound counts every byte allocated, garbage
+// included: past the 1,000 problems listed, the pointers of those dropped
+// are built and thrown away.
+func TestValidateBatchJSONMemoryBoundedByBody(t *testing.T) {
+	const n = 1 << 20
+	for _, tc := range []struct {
+		name string
+		body string
+	}{
+		{name: "braces in a string", body: `{"transactions":[],"x":"` + strings.Repeat("{", 4*n) + `"}`},
+		{name: "elements that are not objects", body: `{"transactions":[` + strings.Repeat(`1,`, n) + `1]}`},
+		{name: "empty transactions", body: `{"transactions":[` + strings.Repeat(`{},`, n) + `{}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := []byte(tc.body)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			_, err := ValidateBatchJSON(body)
+			runtime.ReadMemStats(&after)
+			require.Error(t, err)
+			allocated := after.TotalAlloc - before.TotalAlloc
+			require.Less(t, allocated, uint64(150*len(body)), "%d bytes allocated for a body of %d (%.0fx)", allocated, len(body), float64(allocated)/float64(len(body)))
 		})
 	}
 }
