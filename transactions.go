@@ -71,7 +71,8 @@ func historyStatus(raw json.RawMessage) (status string, ok bool) {
 // ReportRow.Payment (docs/assumptions.md A-transactions, A-payment-record).
 // The rows are the answer itself when it is an array, else its "data" or
 // "transactions" array. Rows that decode are returned even when others do
-// not; the error then names each row that did not (by index), joined. An
+// not; the error then names each row that did not (by index), joined, the
+// first 100 of them, and counts the rest. An
 // answer with anything but white space after its value is an error, with
 // no rows: it is not the JSON it claims to be.
 func (h *TransactionHistory) Payments() ([]PaymentRecord, error) {
@@ -103,13 +104,26 @@ func (h *TransactionHistory) Payments() ([]PaymentRecord, error) {
 	}
 	out := make([]PaymentRecord, 0, len(rows))
 	var errs []error
+	unlisted := 0
 	for i, raw := range rows {
 		p, err := decodePaymentRecord(raw, "transaction")
-		if err != nil {
+		switch {
+		case err == nil:
+			out = append(out, p)
+		case len(errs) < maxRowErrors:
 			errs = append(errs, fmt.Errorf("row %d: %w", i, err))
-			continue
+		default:
+			unlisted++
 		}
-		out = append(out, p)
+	}
+	if unlisted > 0 {
+		errs = append(errs, fmt.Errorf("paygate: transactions: %d more rows did not decode, not listed: only the first %d are", unlisted, maxRowErrors))
 	}
 	return out, errors.Join(errs...)
 }
+
+// maxRowErrors is how many rows that did not decode the error of
+// TransactionHistory.Payments names; one more error counts the rest, so
+// that the error stays small whatever the answer (64 MiB of [1,1,...]
+// named 32 million rows in an error of gigabytes).
+const maxRowErrors = 100

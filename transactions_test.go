@@ -2,6 +2,7 @@ package paygate
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -122,4 +123,31 @@ func FuzzTransactionHistory(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The error of Payments stays small whatever the answer: it names the
+// first rows that did not decode and counts the rest, and the rows that
+// decode are returned all the same.
+func TestTransactionHistoryPaymentsErrorBounded(t *testing.T) {
+	const bad = 1 << 20
+	for _, tc := range []struct {
+		name, row string
+	}{
+		{name: "numbers", row: `1`},
+		{name: "objects without a reference", row: `{}`},
+		{name: "two references", row: `{"refno":"A","refNo":"B"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := `{"data":[` + strings.Repeat(tc.row+",", bad) + `{"refno":"OK-1","status":"success"}]}`
+			ps, err := (&TransactionHistory{Raw: []byte(raw)}).Payments()
+			require.Len(t, ps, 1)
+			require.Equal(t, "OK-1", ps[0].RefNo)
+			msg := err.Error()
+			require.Less(t, len(msg), 32<<10, "the error holds %d bytes", len(msg))
+			require.Contains(t, msg, "row 0: ")
+			require.Contains(t, msg, "row 99: ")
+			require.NotContains(t, msg, "row 100: ")
+			require.Contains(t, msg, fmt.Sprintf("%d more rows did not decode", bad-100))
+		})
+	}
 }
