@@ -177,6 +177,14 @@ func (v WebhookValidator) Schema() []byte {
 	if v.agencies == nil {
 		return WebhookSchema()
 	}
+	return v.schemaFrom(webhookSchema)
+}
+
+// schemaFrom is Schema over base, the embedded schema, its line ends made
+// LF first: a checkout by Git for Windows (core.autocrlf) embeds CRLF,
+// where the enum was not found and the document's codes came back as this
+// validator's.
+func (v WebhookValidator) schemaFrom(base []byte) []byte {
 	var b bytes.Buffer
 	b.WriteString(`"enum": [`)
 	for i, a := range v.agencies {
@@ -188,5 +196,6 @@ func (v WebhookValidator) Schema() []byte {
 		b.Write(code)
 	}
 	b.WriteString("\n          ]")
-	return bytes.Replace(webhookSchema, []byte(defaultAgencyEnum), b.Bytes(), 1)
+	base = bytes.ReplaceAll(base, []byte("\r\n"), []byte("\n"))
+	return bytes.Replace(base, []byte(defaultAgencyEnum), b.Bytes(), 1)
 }

@@ -134,3 +134,25 @@ func TestWebhookValidatorSchema(t *testing.T) {
 	require.Equal(t, want, doc, "only the enum differs")
 	require.Contains(t, string(WebhookSchema()), defaultAgencyEnum, "the embedded schema holds the enum Schema replaces")
 }
+
+// A validator's schema holds its codes whatever the line ends of the
+// embedded schema: a checkout by Git for Windows (core.autocrlf) embeds
+// CRLF, where the enum went unreplaced and the document's codes came back.
+func TestWebhookValidatorSchemaLineEnds(t *testing.T) {
+	adb, err := NewWebhookValidator(BrandAgencies("ADB")...)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		base []byte
+	}{
+		{name: "LF", base: WebhookSchema()},
+		{name: "CRLF", base: bytes.ReplaceAll(WebhookSchema(), []byte("\n"), []byte("\r\n"))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var doc map[string]any
+			require.NoError(t, json.Unmarshal(adb.schemaFrom(tc.base), &doc))
+			agency := doc["$defs"].(map[string]any)["transaction"].(map[string]any)["properties"].(map[string]any)["agency"].(map[string]any)
+			require.Equal(t, []any{"ADBLZS", "ADBPPZ", "ADB"}, agency["enum"])
+		})
+	}
+}
