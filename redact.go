@@ -28,17 +28,49 @@ func redactedURL(u *url.URL) string {
 	if c.User != nil {
 		c.User = url.User(redacted)
 	}
-	if c.RawQuery != "" {
-		parts := strings.Split(c.RawQuery, "&")
-		for i, part := range parts {
-			k, _, _ := strings.Cut(part, "=")
-			if name, err := url.QueryUnescape(k); err != nil || secretParam(name) {
-				parts[i] = k + "=" + redacted
-			}
-		}
-		c.RawQuery = strings.Join(parts, "&")
+	if c.Host == "" {
+		// User information may sit where the host should be, after a
+		// mistyped "//" (https:user:pw@host, https:///user:pw@host).
+		c.Opaque = redactBeforeAt(c.Opaque)
+		c.Path, c.RawPath = redactBeforeAt(c.Path), ""
+	}
+	c.RawQuery = redactParams(c.RawQuery)
+	if c.Fragment != "" {
+		c.Fragment, c.RawFragment = redactParams(c.Fragment), ""
 	}
 	return c.String()
+}
+
+// redactBeforeAt redacts what comes before the last '@' of s (after its
+// leading slashes): user information in a URL without a host.
+func redactBeforeAt(s string) string {
+	at := strings.LastIndexByte(s, '@')
+	if at < 0 {
+		return s
+	}
+	slashes := at - len(strings.TrimLeft(s[:at], "/"))
+	return s[:slashes] + redacted + s[at:]
+}
+
+// redactParams redacts the value of every secret parameter (secretParam)
+// of a query or fragment, and of any whose name does not unescape; pairs
+// end at '&' or ';' (url.ParseQuery refuses the ';', a server may not).
+func redactParams(q string) string {
+	var b strings.Builder
+	for q != "" {
+		part, sep := q, ""
+		if i := strings.IndexAny(q, "&;"); i >= 0 {
+			part, sep = q[:i], q[i:i+1]
+		}
+		q = q[len(part)+len(sep):]
+		k, _, _ := strings.Cut(part, "=")
+		if name, err := url.QueryUnescape(k); err != nil || secretParam(name) {
+			part = k + "=" + redacted
+		}
+		b.WriteString(part)
+		b.WriteString(sep)
+	}
+	return b.String()
 }
 
 // secretParam reports whether a query parameter carries a credential: its
