@@ -28,6 +28,11 @@ const AllItems = -1
 // maxReportPage caps the body of one report page.
 const maxReportPage = 64 << 20
 
+// maxRowsHint caps the rows a page is sized for before its answer comes:
+// the page size asked for is the caller's number (math.MaxInt panicked in
+// make), and a page may hold fewer rows; more grow the slice.
+const maxRowsHint = 1024
+
 // MalaysiaTime is the gateway's time zone, UTC+08:00 (Malaysia has kept no
 // daylight saving since 1982), as a fixed zone that needs no tzdata.
 func MalaysiaTime() *time.Location { return time.FixedZone("MYT", 8*60*60) }
@@ -229,7 +234,7 @@ func (c *Client) PaymentReportPage(ctx context.Context, q ReportQuery, page int)
 	if err != nil {
 		return nil, err
 	}
-	p := &ReportPage{Page: page, Items: items, Rows: make([]ReportRow, 0, max(items, 0))}
+	p := &ReportPage{Page: page, Items: items, Rows: make([]ReportRow, 0, min(max(items, 0), maxRowsHint))}
 	status, err := parseReport(resp.Body, p)
 	if err != nil {
 		var qv *quotedValueError

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -218,6 +220,32 @@ func TestLookupOrder(t *testing.T) {
 			}
 			require.NoError(t, rec.Decode(&r))
 			require.Equal(t, FPXCode("00"), r.Code)
+		})
+	}
+}
+
+// A page size the caller asks for sizes nothing before the answer comes:
+// ItemsPerPage of math.MaxInt panicked (makeslice) and 1e9 allocated 16 GB
+// for a page of two rows.
+func TestPaymentReportPageLargeItems(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		items int
+	}{
+		{name: "a billion", items: 1e9},
+		{name: "math.MaxInt", items: math.MaxInt},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newTestClient(t)
+			f.mt.RegisterResponder(http.MethodGet, testReports+PaymentReportPath, func(req *http.Request) (*http.Response, error) {
+				require.Equal(t, strconv.Itoa(tc.items), req.URL.Query().Get("items"))
+				return httpmock.NewStringResponse(200, reportBody(0, 2, 1)), nil
+			})
+			p, err := f.c.PaymentReportPage(context.Background(), ReportQuery{ItemsPerPage: tc.items}, 0)
+			require.NoError(t, err)
+			require.Len(t, p.Rows, 2)
+			require.Equal(t, tc.items, p.Items)
+			require.LessOrEqual(t, cap(p.Rows), 1024, "the rows are sized from the answer, not the page size asked for")
 		})
 	}
 }
