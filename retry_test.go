@@ -1,6 +1,7 @@
 package paygate
 
 import (
+	"math"
 	"net/http"
 	"testing"
 	"time"
@@ -42,4 +43,30 @@ func TestRetryPolicyWait(t *testing.T) {
 	big := RetryPolicy{MaxAttempts: 100, BaseDelay: time.Second, MaxDelay: time.Minute}
 	d, _ = big.wait(80, 0)
 	require.LessOrEqual(t, d, time.Minute, "no overflow at high attempt numbers")
+}
+
+// The backoff never wraps, whatever the policy: with a base of minutes,
+// BaseDelay<<(n-1) overflows before the 30th attempt, and a negative
+// wait panicked in rand.N (a minute's base at attempt 29).
+func TestRetryPolicyWaitNeverWraps(t *testing.T) {
+	for _, p := range []RetryPolicy{
+		{MaxAttempts: 64, BaseDelay: time.Minute, MaxDelay: time.Hour},
+		{MaxAttempts: 64, BaseDelay: 5 * time.Minute, MaxDelay: 24 * time.Hour},
+		{MaxAttempts: 64, BaseDelay: time.Hour, MaxDelay: math.MaxInt64},
+		{MaxAttempts: 64, BaseDelay: math.MaxInt64, MaxDelay: math.MaxInt64},
+		{MaxAttempts: 64, BaseDelay: time.Nanosecond, MaxDelay: time.Nanosecond},
+	} {
+		for n := 1; n < p.MaxAttempts; n++ {
+			var d time.Duration
+			var ok bool
+			require.NotPanics(t, func() { d, ok = p.wait(n, 0) }, "%+v, attempt %d", p, n)
+			require.True(t, ok)
+			ceil := p.MaxDelay
+			if n-1 < 30 && p.BaseDelay <= math.MaxInt64>>(n-1) {
+				ceil = min(p.BaseDelay<<(n-1), p.MaxDelay)
+			}
+			require.GreaterOrEqual(t, d, ceil/2, "%+v, attempt %d", p, n)
+			require.LessOrEqual(t, d, ceil, "%+v, attempt %d", p, n)
+		}
+	}
 }
