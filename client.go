@@ -46,7 +46,12 @@ type clientOption func(*Client) error
 func (o clientOption) applyClient(c *Client) error { return o(c) }
 
 // applyClient makes a TransportOption an Option: it sets the Client's transport.
-func (o TransportOption) applyClient(c *Client) error { return o(&c.transport) }
+func (o TransportOption) applyClient(c *Client) error {
+	if o == nil {
+		return errNilOption
+	}
+	return o(&c.transport)
+}
 
 // WithAgency sets the agency identifier sent with every API-key request
 // (docs/protocol.md A1 and Authentication: the key is fixed to one agency).
@@ -164,6 +169,9 @@ func WithPOSTSignedWithPath() Option {
 func NewClient(opts ...Option) (*Client, error) {
 	c := &Client{now: time.Now, transport: defaultTransport(), endpoints: DefaultEndpoints()}
 	for _, o := range opts {
+		if o == nil {
+			return nil, errNilOption
+		}
 		if err := o.applyClient(c); err != nil {
 			return nil, err
 		}

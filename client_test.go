@@ -265,3 +265,22 @@ func TestClientOptionErrorsNameTheOption(t *testing.T) {
 	_, err = NewClientFromEnv(WithReportsURL(testReports))
 	require.NoError(t, err)
 }
+
+// A nil option, untyped or a nil TransportOption, is an error of
+// NewClient, not a panic.
+func TestNewClientNilOption(t *testing.T) {
+	var transport TransportOption
+	for _, tc := range []struct {
+		name string
+		opts []Option
+	}{
+		{name: "a nil Option", opts: []Option{WithAgency("A"), nil}},
+		{name: "a nil TransportOption", opts: []Option{transport}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			require.NotPanics(t, func() { _, err = NewClient(tc.opts...) })
+			require.ErrorContains(t, err, "nil option")
+		})
+	}
+}

@@ -13,6 +13,11 @@ import (
 // attempt. It serves as an Option and as a SenderOption.
 type TransportOption func(*transport) error
 
+// errNilOption is NewClient's and NewWebhookSender's error for a nil
+// option (a nil Option, SenderOption or TransportOption), which would
+// otherwise panic when applied.
+var errNilOption = errors.New("paygate: a nil option")
+
 // WithHTTPClient sets the HTTP client. The SDK uses a copy that never
 // follows a redirect (every request carries a credential): a 3xx answer is
 // an *APIError matching ErrRedirect, except for CreateOrder, which returns

@@ -41,7 +41,12 @@ func (o senderOption) applySender(s *WebhookSender) error { return o(s) }
 
 // applySender makes a TransportOption a SenderOption: it sets the sender's
 // transport.
-func (o TransportOption) applySender(s *WebhookSender) error { return o(&s.transport) }
+func (o TransportOption) applySender(s *WebhookSender) error {
+	if o == nil {
+		return errNilOption
+	}
+	return o(&s.transport)
+}
 
 // WithBatchSize sets how many transactions go in one request (at least 1).
 func WithBatchSize(n int) SenderOption {
@@ -89,6 +94,9 @@ func NewWebhookSender(webhookURL, password string, opts ...SenderOption) (*Webho
 		transport: defaultTransport(),
 	}
 	for _, o := range opts {
+		if o == nil {
+			return nil, errNilOption
+		}
 		if err := o.applySender(s); err != nil {
 			return nil, err
 		}

@@ -551,3 +551,22 @@ func TestWebhookSenderReportMatrix(t *testing.T) {
 		})
 	}
 }
+
+// A nil option, untyped or a nil TransportOption, is an error of
+// NewWebhookSender, not a panic.
+func TestNewWebhookSenderNilOption(t *testing.T) {
+	var transport TransportOption
+	for _, tc := range []struct {
+		name string
+		opts []SenderOption
+	}{
+		{name: "a nil SenderOption", opts: []SenderOption{WithBatchSize(10), nil}},
+		{name: "a nil TransportOption", opts: []SenderOption{transport}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			require.NotPanics(t, func() { _, err = NewWebhookSender("https://bank.example.my", "pw", tc.opts...) })
+			require.ErrorContains(t, err, "nil option")
+		})
+	}
+}
