@@ -161,7 +161,7 @@ type ReportPage struct {
 }
 
 // parseReport reads the answer of docs/protocol.md A3 in one pass: status, the rows of
-// data as slices of body, and stats.total_pages.
+// data as slices of body (readRows), and stats.total_pages.
 func parseReport(body string, p *ReportPage) (status string, err error) {
 	sc := &jsonScanner{s: body}
 	if sc.peek() != '{' {
@@ -171,10 +171,10 @@ func parseReport(body string, p *ReportPage) (status string, err error) {
 		switch {
 		case key == "status" && sc.peek() == '"':
 			status = sc.str()
-		case key == "data" && sc.peek() == '[':
-			sc.eachElement(func(int) {
-				p.Rows = append(p.Rows, ReportRow{raw: sc.skip()})
-			})
+		case key == "data":
+			if e := readRows(sc, p); e != nil {
+				err = e
+			}
 		case key == "stats" && sc.peek() == '{':
 			sc.eachMember(func(key string) {
 				if key != "total_pages" {
@@ -194,6 +194,24 @@ func parseReport(body string, p *ReportPage) (status string, err error) {
 		return "", sc.err
 	}
 	return status, err
+}
+
+// readRows reads data into p.Rows: an array of rows (docs/protocol.md A3),
+// or null (none). Anything else is an error, not a page of no rows, which
+// would end a walk as complete (a PHP server encodes an array whose keys
+// have gaps as an object).
+func readRows(sc *jsonScanner, p *ReportPage) error {
+	switch sc.peek() {
+	case '[':
+		sc.eachElement(func(int) {
+			p.Rows = append(p.Rows, ReportRow{raw: sc.skip()})
+		})
+	case 'n':
+		sc.literal("null")
+	default:
+		return newQuotedValueError("data", sc.skip(), "an array of rows")
+	}
+	return nil
 }
 
 // readTotalPages reads stats.total_pages into p: a whole number of pages,

@@ -249,3 +249,34 @@ func TestPaymentReportPageLargeItems(t *testing.T) {
 		})
 	}
 }
+
+// data is an array of rows (docs/protocol.md A3): any other value is an
+// error, never a page of no rows, which ends a walk as complete (a PHP
+// server encodes an array with gaps in its keys as an object); null counts
+// as absent, as for total_pages.
+func TestParseReportDataShape(t *testing.T) {
+	for _, tc := range []struct {
+		name, data string
+		rows       int
+		err        string
+	}{
+		{name: "an array", data: `[{"id":1},{"id":2}]`, rows: 2},
+		{name: "null", data: `null`},
+		{name: "an object keyed by index", data: `{"0":{"id":1},"2":{"id":2}}`, err: `data is {"0":{"id":1},"2":{"id":2}}, want an array of rows`},
+		{name: "a string", data: `"none"`, err: "want an array of rows"},
+		{name: "a number", data: `0`, err: "want an array of rows"},
+		{name: "false", data: `false`, err: "want an array of rows"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p ReportPage
+			status, err := parseReport(`{"status":"OK","data":`+tc.data+`,"stats":{"total_pages":1}}`, &p)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, "OK", status)
+			require.Len(t, p.Rows, tc.rows)
+		})
+	}
+}
