@@ -52,7 +52,8 @@ var (
 	// walked to its end truthfully: a page that repeats an earlier one (a server
 	// that ignores page, or pages that cycle, would otherwise be read for
 	// ever), a short page before the last page stats.total_pages announced (the
-	// report would be cut short silently), or more pages than
+	// report would be cut short silently), a stats.total_pages that is not a
+	// whole number (a count the walk cannot check), or more pages than
 	// ReportQuery.MaxPages.
 	ErrReportPaging = errors.New("paygate: payment report paging is inconsistent")
 	// ErrReportPastTotalPages matches (errors.Is) the error that ends a walk

@@ -225,13 +225,22 @@ func readTotalPages(sc *jsonScanner, p *ReportPage) error {
 		num := sc.number()
 		n, err := strconv.Atoi(num)
 		if err != nil || n < 0 || n > 1e9 {
-			return fmt.Errorf("stats.total_pages is %s, want a whole number of pages", num)
+			return pagingValueError(num, "a whole number of pages")
 		}
 		p.TotalPages, p.HasTotalPages = n, true
 	default:
-		return newQuotedValueError("stats.total_pages", sc.skip(), "a number")
+		return pagingValueError(sc.skip(), "a number")
 	}
 	return nil
+}
+
+// pagingValueError is the error of a stats.total_pages the walk cannot
+// check: it matches ErrReportPaging (docs/protocol.md "Payment report"),
+// and quotes the value cut, however long the answer made it.
+func pagingValueError(value, want string) error {
+	e := newQuotedValueError("stats.total_pages", value, want)
+	e.kind = ErrReportPaging
+	return e
 }
 
 // PaymentReportPage fetches one page (from 0) of the payment report
@@ -262,7 +271,7 @@ func (c *Client) PaymentReportPage(ctx context.Context, q ReportQuery, page int)
 		return nil, fmt.Errorf("paygate: payment report page %d: %w", page, err)
 	}
 	if status != "OK" {
-		return nil, fmt.Errorf("%w: page %d: status %q", ErrReportStatus, page, resp.scrub(status))
+		return nil, fmt.Errorf("%w: page %d: status %.40q", ErrReportStatus, page, resp.scrub(status))
 	}
 	return p, nil
 }
@@ -316,7 +325,7 @@ func (c *Client) lookup(ctx context.Context, param, ref string) (*OrderRecord, e
 		return nil, fmt.Errorf("paygate: order lookup: %w", err)
 	}
 	if a.Status != "OK" {
-		return nil, fmt.Errorf("%w: order lookup %s %q: status %q", ErrReportStatus, param, ref, resp.scrub(a.Status))
+		return nil, fmt.Errorf("%w: order lookup %s %q: status %.40q", ErrReportStatus, param, ref, resp.scrub(a.Status))
 	}
 	switch string(bytes.TrimSpace(a.FPXRequest)) {
 	case "", "null", "{}", "[]":

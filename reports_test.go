@@ -280,3 +280,45 @@ func TestParseReportDataShape(t *testing.T) {
 		})
 	}
 }
+
+// A value of an answer quoted in an error is cut, however long the answer
+// made it (a page may be 64 MiB), and an error of stats.total_pages
+// matches ErrReportPaging (docs/protocol.md "Payment report").
+func TestAnswerValuesQuotedCut(t *testing.T) {
+	long := strings.Repeat("Z", 1<<20)
+	digits := strings.Repeat("9", 1<<20)
+	report := func(f clientFixture) error {
+		_, err := f.c.PaymentReportPage(context.Background(), ReportQuery{}, 0)
+		return err
+	}
+	lookup := func(f clientFixture) error {
+		_, err := f.c.LookupOrder(context.Background(), "INV-1")
+		return err
+	}
+	history := func(f clientFixture) error {
+		_, err := f.c.Transactions(context.Background(), "buyer@example.com")
+		return err
+	}
+	for _, tc := range []struct {
+		name, path, body string
+		call             func(clientFixture) error
+		want             error
+		quoted           string
+	}{
+		{name: "report status", path: PaymentReportPath, body: `{"status":"` + long + `","data":[]}`, call: report, want: ErrReportStatus, quoted: `"ZZZZ`},
+		{name: "total_pages a long number", path: PaymentReportPath, body: `{"status":"OK","data":[],"stats":{"total_pages":` + digits + `}}`, call: report, want: ErrReportPaging, quoted: "is 9999"},
+		{name: "total_pages negative", path: PaymentReportPath, body: `{"status":"OK","data":[],"stats":{"total_pages":-1}}`, call: report, want: ErrReportPaging, quoted: "is -1, want a whole number of pages"},
+		{name: "total_pages a long string", path: PaymentReportPath, body: `{"status":"OK","data":[],"stats":{"total_pages":"` + long + `"}}`, call: report, want: ErrReportPaging, quoted: `is "ZZZZ`},
+		{name: "lookup status", path: "/api/report/v1/fpxrequest", body: `{"status":"` + long + `"}`, call: lookup, want: ErrReportStatus, quoted: `"ZZZZ`},
+		{name: "transactions status", path: TransactionsPath, body: `{"status":"` + long + `"}`, call: history, want: ErrReportStatus, quoted: `"ZZZZ`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newTestClient(t, WithAuthToken(testAuthToken))
+			f.mt.RegisterResponder(http.MethodGet, testReports+tc.path, httpmock.NewStringResponder(200, tc.body))
+			err := tc.call(f)
+			require.ErrorIs(t, err, tc.want)
+			require.ErrorContains(t, err, tc.quoted)
+			require.Less(t, len(err.Error()), 300, "the value is cut")
+		})
+	}
+}

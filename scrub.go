@@ -205,6 +205,7 @@ func (r *response) scrub(s string) string {
 // credential.
 type quotedValueError struct {
 	field, value, want string
+	kind               error // what it matches (errors.Is), or nil
 }
 
 // newQuotedValueError keeps up to maxErrorBody bytes of value, copied.
@@ -219,6 +220,9 @@ func newQuotedValueError(field, value, want string) *quotedValueError {
 func (e *quotedValueError) Error() string {
 	return fmt.Sprintf("%s is %.40s, want %s", e.field, e.value, e.want)
 }
+
+// Unwrap is the sentinel the error matches, if any.
+func (e *quotedValueError) Unwrap() error { return e.kind }
 
 // longest is the length of the longest of secrets (0 for none): how far past
 // a cut an occurrence that starts before it can reach.

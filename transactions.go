@@ -49,7 +49,7 @@ func (c *Client) Transactions(ctx context.Context, email string) (*TransactionHi
 	// has none.
 	_ = json.Unmarshal([]byte(body), &a)
 	if status, ok := historyStatus(a.Status); !ok {
-		return nil, fmt.Errorf("%w: transactions: status %q", ErrReportStatus, resp.scrub(status))
+		return nil, fmt.Errorf("%w: transactions: status %.40q", ErrReportStatus, resp.scrub(status))
 	}
 	return &TransactionHistory{Raw: json.RawMessage(body)}, nil
 }
