@@ -382,7 +382,8 @@ type PayLink struct {
 
 // PayURL builds {checkout_url}/pay/{agency}/{category}/{refNo}/{amount} with
 // each segment path-escaped, validated like an order, and signed when
-// l.Signed is set. Nothing is sent.
+// l.Signed is set. Nothing is sent. A segment may not be "." or "..",
+// which url.PathEscape keeps and a browser resolves away.
 func (c *Client) PayURL(l PayLink) (string, error) {
 	base, err := c.checkoutHost(c.endpoints.Pay)
 	if err != nil {
@@ -392,6 +393,7 @@ func (c *Client) PayURL(l PayLink) (string, error) {
 	l.Agency = c.checkPayment(&v, "PayLink", l.Agency, l.Category, l.RefNo, l.ExtraData, l.Amount)
 	ref := composeRef(l.RefNo, l.ExtraData)
 	checkWireFields(&v, url.Values{"agency": {l.Agency}, "paymentCategory": {l.Category}, "refNo": {ref}})
+	checkPathSegments(&v, [][2]string{{"agency", l.Agency}, {"paymentCategory", l.Category}, {"refNo", ref}})
 	if err := v.err(); err != nil {
 		return "", err
 	}
@@ -403,6 +405,21 @@ func (c *Client) PayURL(l PayLink) (string, error) {
 		return "", err
 	}
 	return SignURL(c.key, u, c.now())
+}
+
+// rulePathSegment is the rule of a field a PayURL puts in its path.
+const rulePathSegment = `must not be "." or ".." (a segment of the pay URL's path, which browsers and servers resolve away)`
+
+// checkPathSegments records the fields, name and value, that would be a
+// dot segment of a PayURL's path: url.PathEscape keeps "." and "..", and
+// the browser would resolve them (/pay/AG/fpx/../1.00 is /pay/AG/1.00),
+// sending the buyer to another page than the order's.
+func checkPathSegments(v *ValidationError, fields [][2]string) {
+	for _, f := range fields {
+		if f[1] == "." || f[1] == ".." {
+			v.add(f[0], rulePathSegment, f[1])
+		}
+	}
 }
 
 // checkPayment records the rules a pay link and a QR request share: an

@@ -197,6 +197,42 @@ func TestPayURL(t *testing.T) {
 	require.NoError(t, err, "an unsigned pay URL needs no key")
 }
 
+// A field that would be a dot segment of the pay URL's path is refused,
+// naming the field: the browser would resolve it away and open another
+// page than the order's. Dots inside a segment are kept.
+func TestPayURLDotSegments(t *testing.T) {
+	f := newTestClient(t)
+	for _, tc := range []struct {
+		name  string
+		link  PayLink
+		field string
+	}{
+		{name: "refNo ..", link: PayLink{Category: "fpx", RefNo: "..", Amount: 100}, field: "refNo"},
+		{name: "refNo .", link: PayLink{Category: "fpx", RefNo: ".", Amount: 100}, field: "refNo"},
+		{name: "category ..", link: PayLink{Category: "..", RefNo: "R1", Amount: 100}, field: "paymentCategory"},
+		{name: "agency .", link: PayLink{Agency: ".", Category: "fpx", RefNo: "R1", Amount: 100}, field: "agency"},
+		{name: "dots inside a refNo", link: PayLink{Category: "fpx", RefNo: "INV..1.", Amount: 100}},
+		{name: "refNo .. with extraData", link: PayLink{Category: "fpx", RefNo: "..", ExtraData: "x", Amount: 100}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u, err := f.c.PayURL(tc.link)
+			if tc.field == "" {
+				require.NoError(t, err)
+				pu, err := url.Parse(u)
+				require.NoError(t, err)
+				require.Equal(t, pu.EscapedPath(), pu.JoinPath().EscapedPath(), "no segment the URL's own resolution changes")
+				return
+			}
+			var ve *ValidationError
+			require.ErrorAs(t, err, &ve)
+			require.Len(t, ve.Problems, 1)
+			require.Equal(t, tc.field, ve.Problems[0].Field)
+			require.Equal(t, rulePathSegment, ve.Problems[0].Rule)
+			require.Zero(t, f.mt.GetTotalCallCount())
+		})
+	}
+}
+
 // Without an API key an order is unsigned: no exp, no signature (the
 // protocol asks for a signature only when using an API key).
 func TestUnsignedOrder(t *testing.T) {
