@@ -32,11 +32,17 @@ func concurrently(c, n int, fn func()) {
 	wg.Wait()
 }
 
-// BenchmarkSQLDedup: sqldedup's Claim of a completed key (a duplicate
-// callback) against the floor, a hand-written pgx INSERT ... ON CONFLICT DO
-// NOTHING of an existing key on a pool, with 1 and 16 callers at once. It
-// needs PAYGATE_TEST_POSTGRES_DSN and is skipped without it.
-func BenchmarkSQLDedup(b *testing.B) {
+// sqlBench is what both sqldedup benchmarks stand on: a migrated
+// sqldedup table on a *sql.DB of pgx's driver, pgx's own pool, and the
+// floor's table, a bare (key text PRIMARY KEY); all dropped after. It
+// skips without PAYGATE_TEST_POSTGRES_DSN.
+type sqlBench struct {
+	d      *sqldedup.Deduper
+	pool   *pgxpool.Pool
+	insert string // the floor: INSERT ... ON CONFLICT DO NOTHING of $1
+}
+
+func newSQLBench(b *testing.B, name string) *sqlBench {
 	dsn := os.Getenv("PAYGATE_TEST_POSTGRES_DSN")
 	if dsn == "" {
 		b.Skip("PAYGATE_TEST_POSTGRES_DSN is not set")
@@ -53,28 +59,37 @@ func BenchmarkSQLDedup(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(pool.Close)
-	table := fmt.Sprintf("bench_dedup_%d", time.Now().UnixNano())
+	table := fmt.Sprintf("%s_%d", name, time.Now().UnixNano())
 	d, err := sqldedup.New(db, sqldedup.WithTable(table))
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := d.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
 	floor := table + "_floor"
-	for _, q := range []string{
-		"CREATE TABLE " + floor + " (key text PRIMARY KEY)",
-		"INSERT INTO " + floor + " VALUES ('INV-2026-000123')",
-	} {
-		if _, err := pool.Exec(ctx, q); err != nil {
-			b.Fatal(err)
-		}
-	}
 	b.Cleanup(func() {
 		_, _ = pool.Exec(ctx, "DROP TABLE IF EXISTS "+floor)
 		_, _ = pool.Exec(ctx, "DROP TABLE IF EXISTS "+table)
 		_, _ = pool.Exec(ctx, "DROP FUNCTION IF EXISTS "+table+"_claim(text, text, bigint)")
 	})
+	if err := d.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, "CREATE TABLE "+floor+" (key text PRIMARY KEY)"); err != nil {
+		b.Fatal(err)
+	}
+	return &sqlBench{d: d, pool: pool, insert: "INSERT INTO " + floor + " (key) VALUES ($1) ON CONFLICT DO NOTHING"}
+}
+
+// BenchmarkSQLDedup: sqldedup's Claim of a completed key (a duplicate
+// callback) against the floor, a hand-written pgx INSERT ... ON CONFLICT DO
+// NOTHING of an existing key on a pool, with 1 and 16 callers at once. It
+// needs PAYGATE_TEST_POSTGRES_DSN and is skipped without it.
+func BenchmarkSQLDedup(b *testing.B) {
+	ctx := context.Background()
+	sb := newSQLBench(b, "bench_dedup")
+	d, pool, insert := sb.d, sb.pool, sb.insert
+	if _, err := pool.Exec(ctx, insert, "INV-2026-000123"); err != nil {
+		b.Fatal(err)
+	}
 	c, err := d.Claim(ctx, "INV-2026-000123", time.Minute)
 	if err != nil {
 		b.Fatal(err)
@@ -82,7 +97,6 @@ func BenchmarkSQLDedup(b *testing.B) {
 	if err := d.Complete(ctx, "INV-2026-000123", c.Token, "GW20261122000123"); err != nil {
 		b.Fatal(err)
 	}
-	insert := "INSERT INTO " + floor + " (key) VALUES ($1) ON CONFLICT DO NOTHING"
 	for _, conc := range []int{1, 16} {
 		b.Run(fmt.Sprintf("c=%d", conc), func(b *testing.B) {
 			interleave(b, 1, side{"sqldedup", func() {
@@ -109,42 +123,11 @@ func BenchmarkSQLDedup(b *testing.B) {
 // uses a key of its own: at most 16*16*b.N rows a side, dropped after. It
 // needs PAYGATE_TEST_POSTGRES_DSN and is skipped without it.
 func BenchmarkSQLDedupNew(b *testing.B) {
-	dsn := os.Getenv("PAYGATE_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		b.Skip("PAYGATE_TEST_POSTGRES_DSN is not set")
-	}
 	ctx := context.Background()
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	db.SetMaxIdleConns(32)
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(pool.Close)
-	table := fmt.Sprintf("bench_dedup_new_%d", time.Now().UnixNano())
-	d, err := sqldedup.New(db, sqldedup.WithTable(table))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := d.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
-	floor := table + "_floor"
-	if _, err := pool.Exec(ctx, "CREATE TABLE "+floor+" (key text PRIMARY KEY)"); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_, _ = pool.Exec(ctx, "DROP TABLE IF EXISTS "+floor)
-		_, _ = pool.Exec(ctx, "DROP TABLE IF EXISTS "+table)
-		_, _ = pool.Exec(ctx, "DROP FUNCTION IF EXISTS "+table+"_claim(text, text, bigint)")
-	})
+	sb := newSQLBench(b, "bench_dedup_new")
+	d, pool, insert := sb.d, sb.pool, sb.insert
 	var seq atomic.Int64
 	fresh := func() string { return fmt.Sprint("INV-NEW-", seq.Add(1)) }
-	insert := "INSERT INTO " + floor + " (key) VALUES ($1) ON CONFLICT DO NOTHING"
 	for _, conc := range []int{1, 16} {
 		b.Run(fmt.Sprintf("c=%d", conc), func(b *testing.B) {
 			interleave(b, 1, side{"sqldedup", func() {
