@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The money path's mutation check (TESTING.md "Mutation check"): plants each
 # defect of scripts/mutation/mutants.go in a scratch copy, one at a time, and
-# runs the tests that must catch it under a hard time limit. Not in CI: it
+# runs the tests that must catch it under a hard time limit. Not in CI (CI
+# runs -check: every defect still applies to the current text): it
 # takes several minutes. Needs PAYGATE_TEST_POSTGRES_DSN for the sqldedup
 # mutants (or pass -no-postgres to skip them).
 #

@@ -56,12 +56,12 @@ const handMadeTable = ` (key text PRIMARY KEY, token text, done boolean NOT NULL
 // A table with no claim function (Migrate not run since the upgrade)
 // keeps the whole contract, at one more round trip per claim.
 func TestClaimWithoutClaimFunction(t *testing.T) {
-	newUnmigrated := func(t *testing.T, db *sql.DB) *Deduper {
+	newUnmigrated := func(t *testing.T, db *sql.DB, opts ...Option) *Deduper {
 		table := fmt.Sprintf("paygate_dedupe_hand_%d", rand.Uint32())
 		_, err := db.Exec(`CREATE TABLE ` + table + handMadeTable)
 		require.NoError(t, err)
 		t.Cleanup(func() { dropTable(db, table) })
-		d, err := New(db, WithTable(table))
+		d, err := New(db, append([]Option{WithTable(table)}, opts...)...)
 		require.NoError(t, err)
 		return d
 	}
@@ -81,11 +81,21 @@ func TestClaimWithoutClaimFunction(t *testing.T) {
 	}
 
 	ctx := context.Background()
+	// A key completed with a retention of an hour is done for that hour
+	// on this path too (as TestDeduperRetentionAndPurge checks with the
+	// function).
+	hour := newUnmigrated(t, openDB(t, testDSN(t)), WithRetention(time.Hour))
+	c, err := hour.Claim(ctx, "k", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, hour.Complete(ctx, "k", c.Token, "GW1"))
+	c, err = hour.Claim(ctx, "k", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, paygate.ClaimResult{State: paygate.ClaimDone, Result: "GW1"}, c, "done within its retention, however short")
+
 	proxy, dsn := newCountingProxy(t, testDSN(t))
 	d := newUnmigrated(t, openDB(t, dsn))
-	_, err := d.Claim(ctx, "warm", time.Minute) // warms the connection and pgx's statement cache
+	_, err = d.Claim(ctx, "warm", time.Minute) // warms the connection and pgx's statement cache
 	require.NoError(t, err)
-	var c paygate.ClaimResult
 	require.EqualValues(t, 2, proxy.roundTrips(func() { c, err = d.Claim(ctx, "k", time.Minute) }), "the failed call of the missing function, then the claim")
 	require.NoError(t, err)
 	require.Equal(t, paygate.ClaimAcquired, c.State)

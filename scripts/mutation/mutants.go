@@ -101,15 +101,21 @@ var mutants = []mutant{
 	{"memory-split-loses-keys", false, "dedupe_store.go",
 		"for i := first + span; i < first+2*span; i++ {", "for i := first + span; i < first+span; i++ {", root},
 	{"memory-split-wrong-half", false, "dedupe_store.go",
-		"if uint32(slot>>32)&bit != 0 {", "if uint32(slot>>32)&bit == 0 {", root},
+		"if uint32(slot>>32)&bit != 0 {\n\t\t\t\tto = up", "if uint32(slot>>32)&bit == 0 {\n\t\t\t\tto = up", root},
 	{"memory-remove-breaks-probe-path", false, "dedupe_store.go",
-		"if (next-home)&tableMask >= (next-pos)&tableMask {", "if (next-home)&tableMask > (next-pos)&tableMask {", root},
+		"if t.dist(home, next) >= t.dist(pos, next) {", "if t.dist(home, next) > t.dist(pos, next) {", root},
 
 	// sqldedup (needs PAYGATE_TEST_POSTGRES_DSN).
 	{"sql-lapsed-claim-kept", false, "sqldedup/sqldedup.go",
-		"WHERE t.expires_at <= now()", "WHERE t.expires_at <= now() - interval '1 day'", sqlPkg},
+		"WHERE t.expires_at <= now();", "WHERE t.expires_at <= now() - interval '1 day';", sqlPkg},
 	{"sql-done-within-a-day-busy", false, "sqldedup/sqldedup.go",
-		"WHERE key = $1::text AND expires_at > now()", "WHERE key = $1::text AND expires_at > now() + interval '1 day'", sqlPkg},
+		"WHERE key = $1::text AND expires_at > now()\n), CASE", "WHERE key = $1::text AND expires_at > now() + interval '1 day'\n), CASE", sqlPkg},
+	// The same two in the one-statement claim of a table Migrate has not
+	// given its claim function.
+	{"sql-fallback-lapsed-claim-kept", false, "sqldedup/sqldedup.go",
+		"WHERE t.expires_at <= now()\n\tRETURNING", "WHERE t.expires_at <= now() - interval '1 day'\n\tRETURNING", sqlPkg},
+	{"sql-fallback-done-within-a-day-busy", false, "sqldedup/sqldedup.go",
+		"WHERE key = $1::text AND expires_at > now()\n), claimed AS", "WHERE key = $1::text AND expires_at > now() + interval '1 day'\n), claimed AS", sqlPkg},
 	{"sql-complete-not-done", false, "sqldedup/sqldedup.go",
 		"SET done = true, token = NULL", "SET done = false, token = NULL", sqlPkg},
 	{"sql-release-any-token", false, "sqldedup/sqldedup.go",
