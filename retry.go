@@ -2,6 +2,8 @@ package paygate
 
 import (
 	"context"
+	"errors"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -74,15 +76,20 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // retryAfter reads a Retry-After header (delay-seconds or an HTTP date) into
-// a duration; 0 when absent or unreadable.
+// a duration; 0 when absent or unreadable. Seconds past what a Duration
+// holds (int64 included) saturate, so that they end the retries as any
+// wait over MaxDelay does, rather than wrap to a short one.
 func retryAfter(h http.Header, now time.Time) time.Duration {
 	v := h.Get("Retry-After")
 	if v == "" {
 		return 0
 	}
-	if secs, err := strconv.Atoi(v); err == nil {
-		if secs < 0 {
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		switch {
+		case secs < 0:
 			return 0
+		case secs > int64(math.MaxInt64/time.Second):
+			return math.MaxInt64
 		}
 		return time.Duration(secs) * time.Second
 	}

@@ -70,3 +70,29 @@ func TestRetryPolicyWaitNeverWraps(t *testing.T) {
 		}
 	}
 }
+
+// A Retry-After of more seconds than a Duration holds asks for a pause
+// longer than any MaxDelay: it ends the retries. Multiplied as it was, it
+// wrapped to a short wait (18446744074 s to 0.29 s) or to a negative one
+// read as none, and a value past int64 did not parse: each time the request
+// was retried at once.
+func TestRetryAfterHugeSeconds(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	p := RetryPolicy{MaxAttempts: 5, BaseDelay: 100 * time.Millisecond, MaxDelay: time.Hour}
+	for _, tc := range []struct {
+		name, value string
+	}{
+		{name: "wraps to a short wait", value: "18446744074"},
+		{name: "wraps negative", value: "9223372037"},
+		{name: "largest int64", value: "9223372036854775807"},
+		{name: "past int64", value: "99999999999999999999999"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.Header{"Retry-After": {tc.value}}
+			ra := retryAfter(h, now)
+			require.Greater(t, ra, time.Hour, "Retry-After %s read as %v", tc.value, ra)
+			_, ok := p.wait(1, ra)
+			require.False(t, ok, "a Retry-After of %s s must end the retries", tc.value)
+		})
+	}
+}
