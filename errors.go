@@ -176,8 +176,9 @@ type APIError struct {
 	// request's credentials (Bearer token, webhook password, signature,
 	// user information) in any echoed form replaced by [REDACTED].
 	Body []byte
-	// Location is, for a redirect (3xx), the scheme and host it pointed to;
-	// the redirect was not followed (ErrRedirect).
+	// Location is, for a redirect (3xx), the scheme and host it pointed to,
+	// scrubbed of the request's credentials as Body is; the redirect was
+	// not followed (ErrRedirect).
 	Location string
 }
 

@@ -170,7 +170,8 @@ func (t *transport) once(ctx context.Context, x exchange, n int) (*response, tim
 		}
 		apiErr := &APIError{Method: req.Method, Path: req.URL.Path, StatusCode: resp.StatusCode, Body: []byte(body)}
 		if redirect {
-			apiErr.Location = redirectHost(req, resp.Header.Get("Location"))
+			// Scrubbed as the body is: a server may echo a secret into it.
+			apiErr.Location = scrubSecrets(redirectHost(req, resp.Header.Get("Location")), secrets)
 		}
 		return nil, retryAfter(resp.Header, t.now()), apiErr
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -182,4 +183,35 @@ func TestClientRetryAfterAndCancel(t *testing.T) {
 	_, err = g.c.PaymentReportPage(ctx, ReportQuery{}, 0)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Equal(t, 1, g.mt.GetTotalCallCount(), "nothing after cancel")
+}
+
+// A redirect's Location is scrubbed of the request's secrets as an error
+// body is: a server that echoes the X-API-Password into the host it
+// redirects to does not put it in the error, its %v or the report.
+func TestRedirectLocationScrubbed(t *testing.T) {
+	for _, tc := range []struct {
+		name, location string
+	}{
+		{name: "host", location: "https://" + testPassword + ".elsewhere.example/x"},
+		{name: "host, upper case", location: "https://" + strings.ToUpper(testPassword) + ".elsewhere.example/"},
+		{name: "scheme", location: "x" + testPassword + "://elsewhere.example/"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, mt, logs := newTestSender(t)
+			mt.RegisterResponder(http.MethodPost, testWebhookURL, func(*http.Request) (*http.Response, error) {
+				resp := httpmock.NewStringResponse(http.StatusFound, "")
+				resp.Header.Set("Location", tc.location)
+				return resp, nil
+			})
+			report, err := s.Send(context.Background(), validTxs(1))
+			require.ErrorIs(t, err, ErrRedirect)
+			require.Len(t, report.Unconfirmed, 1)
+			var apiErr *APIError
+			require.ErrorAs(t, err, &apiErr)
+			for _, txt := range []string{err.Error(), apiErr.Location, fmt.Sprintf("%+v", report), logs.String()} {
+				require.NotContains(t, strings.ToLower(txt), strings.ToLower(testPassword))
+			}
+			require.Contains(t, err.Error(), "elsewhere.example", "the redirect still names where it pointed")
+		})
+	}
 }
