@@ -45,6 +45,7 @@ type Server struct {
 	requests int      // webhook requests received
 	pending  inflight // deliveries and late settlements under way (Settle, Close)
 	closed   chan struct{}
+	closing  sync.Once                // Close's work, done once however often it is called
 	settling map[string]chan struct{} // late settlements due, by orderNo; closed when completed (WithLateSettlement)
 }
 
@@ -155,11 +156,15 @@ func Start(opts ...Option) (*Server, error) {
 	return s, nil
 }
 
-// Close stops the server and any callback retries in flight.
+// Close stops the server and any callback retries in flight. Calling it
+// again, or from several goroutines, waits for the same stop, as
+// httptest.Server's Close may be called again.
 func (s *Server) Close() {
-	close(s.closed)
-	s.pending.Wait()
-	s.srv.Close()
+	s.closing.Do(func() {
+		close(s.closed)
+		s.pending.Wait()
+		s.srv.Close()
+	})
 }
 
 // Client returns a paygate.Client configured for this sandbox with both

@@ -412,3 +412,30 @@ func TestWebhookFaults(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, retried, 3, "half the requests failed and were retried")
 }
+
+// Close may be called more than once, as httptest.Server's may (a deferred
+// Close after an explicit one): the second closed the closed channel again
+// and panicked.
+func TestServerCloseTwice(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		close func(s *Server)
+	}{
+		{name: "twice in a row", close: func(s *Server) { s.Close(); s.Close() }},
+		{name: "at once", close: func(s *Server) {
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Add(1)
+				go func() { defer wg.Done(); s.Close() }()
+			}
+			wg.Wait()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewServer()
+			require.NotPanics(t, func() { tc.close(s) })
+			_, err := http.Get(s.URL + paygate.VersionPath)
+			require.Error(t, err, "the server is closed")
+		})
+	}
+}
