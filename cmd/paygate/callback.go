@@ -68,7 +68,10 @@ func runCallbackSend(e env, args []string) int {
 	if err != nil {
 		return fail(e, "%v", err)
 	}
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req.WithContext(e.ctx))
+	// A redirect is answered, never followed: the callback goes to the
+	// loopback -url only.
+	noRedirects := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := (&http.Client{Timeout: 30 * time.Second, CheckRedirect: noRedirects}).Do(req.WithContext(e.ctx))
 	if err != nil {
 		return failed(e, "callback send", err)
 	}
