@@ -52,12 +52,14 @@ type transport struct {
 }
 
 // exchange is one logical request: how to make each attempt, when another is
-// safe, how much of a successful body to keep, and whether a 3xx answer
-// counts as success (CreateOrder does not follow redirects).
+// safe, how much of a successful body to keep, whether a longer one is cut
+// (its status alone is the answer) rather than an error, and whether a 3xx
+// answer counts as success (CreateOrder does not follow redirects).
 type exchange struct {
 	attempt   attemptFunc
 	retryable retryRule
 	maxBody   int64
+	cutBody   bool
 	accept3xx bool
 }
 
@@ -158,7 +160,7 @@ func (t *transport) once(ctx context.Context, x exchange, n int) (*response, tim
 		secrets = requestSecrets(req)
 		limit += int64(longest(secrets))
 	}
-	body, err := readBody(resp, limit, ok)
+	body, err := readBody(resp, limit, ok && !x.cutBody)
 	if err != nil {
 		return nil, 0, &transportError{method: req.Method, path: req.URL.Path, err: err}
 	}

@@ -356,13 +356,14 @@ func attemptsOf(err error) int {
 	return 1
 }
 
-// post sends one batch with retries.
+// post sends one batch with retries. A 2xx is the answer whatever its body
+// (docs/assumptions.md A-webhook-answers), which is cut, never an error.
 func (s *WebhookSender) post(ctx context.Context, chunk []Transaction) (*response, error) {
 	body, err := json.Marshal(Batch{Transactions: chunk})
 	if err != nil {
 		return nil, fmt.Errorf("paygate: encoding the batch: %w", err)
 	}
-	return s.transport.do(ctx, exchange{retryable: retryTransient, maxBody: maxErrorBody, attempt: func(ctx context.Context) (*http.Request, error) {
+	return s.transport.do(ctx, exchange{retryable: retryTransient, maxBody: maxErrorBody, cutBody: true, attempt: func(ctx context.Context) (*http.Request, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
 		if err != nil {
 			return nil, err

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -567,6 +568,37 @@ func TestNewWebhookSenderNilOption(t *testing.T) {
 			var err error
 			require.NotPanics(t, func() { _, err = NewWebhookSender("https://bank.example.my", "pw", tc.opts...) })
 			require.ErrorContains(t, err, "nil option")
+		})
+	}
+}
+
+// A 2xx is Accepted whatever its body (docs/assumptions.md
+// A-webhook-answers: 2xx, stored): a body past the 4 KiB the sender kept of
+// a success was read as no answer, so a stored batch was retried and
+// reported Unconfirmed.
+func TestWebhookSender2xxWithAnyBody(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		resp func() *http.Response
+	}{
+		{name: "long body", resp: func() *http.Response {
+			return httpmock.NewStringResponse(http.StatusOK, "<html>"+strings.Repeat("stored ", 4096)+"</html>")
+		}},
+		{name: "long body, no Content-Length", resp: func() *http.Response {
+			r := httpmock.NewStringResponse(http.StatusAccepted, strings.Repeat("x", 1<<20))
+			r.ContentLength = -1
+			return r
+		}},
+		{name: "garbage", resp: func() *http.Response { return httpmock.NewBytesResponse(http.StatusOK, []byte{0xff, 0, '{'}) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, mt, _ := newTestSender(t)
+			mt.RegisterResponder(http.MethodPost, testWebhookURL, func(*http.Request) (*http.Response, error) { return tc.resp(), nil })
+			report, err := s.Send(context.Background(), validTxs(2))
+			require.NoError(t, err)
+			require.Len(t, report.Accepted, 2)
+			require.Empty(t, report.Unconfirmed)
+			require.Equal(t, 1, mt.GetTotalCallCount(), "an accepted batch is not sent again")
 		})
 	}
 }
