@@ -114,7 +114,7 @@ func Start(opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	if !validWebhookPath(cfg.webhookPath) {
-		return nil, fmt.Errorf("webhook path %q: want an absolute path, other than /, without query, fragment or pattern characters", cfg.webhookPath)
+		return nil, fmt.Errorf("webhook path %q: want a clean absolute path (no //, /./ or ..), other than /, with valid escapes, without query, fragment or pattern characters", cfg.webhookPath)
 	}
 	if cfg.faults.Rand == nil {
 		cfg.faults.Rand = cryptoFloat

@@ -3,6 +3,8 @@ package gatewaytest
 import (
 	"io"
 	"net/http"
+	"net/url"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,9 +83,19 @@ func WithWebhookValidator(v paygate.WebhookValidator) Option {
 
 // validWebhookPath reports whether p can be the webhook's path: absolute,
 // not the root (orders are taken there), with no query, fragment, ".." or
-// character the router reads as a pattern.
+// character the router reads as a pattern, clean as http.ServeMux wants it
+// (no //, no /./; it panics on a pattern that is not) and with valid
+// escapes (a URL a sender takes).
 func validWebhookPath(p string) bool {
-	return len(p) > 1 && p[0] == '/' && !strings.ContainsAny(p, "?#{} \t\r\n") && !strings.Contains(p, "..")
+	if len(p) <= 1 || p[0] != '/' || strings.ContainsAny(p, "?#{} \t\r\n") || strings.Contains(p, "..") {
+		return false
+	}
+	clean := path.Clean(p)
+	if strings.HasSuffix(p, "/") {
+		clean += "/"
+	}
+	_, err := url.PathUnescape(p)
+	return clean == p && err == nil
 }
 
 // WebhookURL is the URL of the sandbox's webhook endpoint (URL plus its

@@ -158,3 +158,42 @@ func TestWebhookFitrahRuleHoldsBackOnlyItsRecord(t *testing.T) {
 	require.Empty(t, report.Rejected)
 	require.Empty(t, report.Unconfirmed)
 }
+
+// A webhook path the router cannot serve, or that is no URL path, is
+// refused with Start's error: an unclean one (//, /./, a trailing /.)
+// made http.ServeMux panic inside Start, which promises an error, and in
+// paygate sandbox -webhook-path; one with a bad escape started a sandbox
+// whose WebhookURL no sender takes.
+func TestWebhookPathUnroutable(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		ok   bool
+	}{
+		{path: "/a//b"},
+		{path: "/a/./b"},
+		{path: "/a/."},
+		{path: "//a"},
+		{path: "/a%zz"},
+		{path: "/a%"},
+		{path: "/api/adb/webhook", ok: true},
+		{path: "/api/adb/webhook/", ok: true},
+		{path: "/a%20b", ok: true},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			var sb *Server
+			var err error
+			require.NotPanics(t, func() { sb, err = Start(WithWebhookPath(tc.path)) })
+			if !tc.ok {
+				require.ErrorContains(t, err, "webhook path")
+				return
+			}
+			require.NoError(t, err)
+			defer sb.Close()
+			sender, err := sb.WebhookSender()
+			require.NoError(t, err)
+			report, err := sender.Send(context.Background(), testTxs(1))
+			require.NoError(t, err)
+			require.Len(t, report.Accepted, 1)
+		})
+	}
+}
