@@ -127,11 +127,11 @@ func runSandboxOrderSettle(e env, args []string) int {
 func sandboxURL(e env, flagValue string) (string, int) {
 	raw := envOr(flagValue, paygate.EnvCheckoutURL)
 	if raw == "" {
-		return "", fail(e, "%s (or -checkout-url) is not set: run paygate sandbox and export what it prints", paygate.EnvCheckoutURL)
+		return "", fail(e, "%s is not set: run paygate sandbox and export what it prints", paygate.EnvCheckoutURL) // cliText names the flag
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !isLoopbackHost(u.Hostname()) {
-		return "", fail(e, "%s (or -checkout-url) %q: want the sandbox's loopback URL (these commands are for the sandbox only)", paygate.EnvCheckoutURL, raw)
+		return "", fail(e, "%s %q: want the sandbox's loopback URL (these commands are for the sandbox only)", paygate.EnvCheckoutURL, raw)
 	}
 	return strings.TrimSuffix(u.Scheme+"://"+u.Host+u.Path, "/"), exitOK
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/paygate-go/paygate"
 	"github.com/stretchr/testify/require"
 )
 
@@ -64,4 +65,31 @@ func TestSandboxOrder(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	require.Contains(t, errOut, "usage: paygate sandbox order create")
 	require.Contains(t, errOut, "usage: paygate sandbox order settle")
+}
+
+// The sandbox order commands name the URL's setting once: their messages
+// named it with its flag, and cliText, which adds the flag to the
+// variable's name, doubled it ("PAYGATE_CHECKOUT_URL (or -checkout-url)
+// (or -checkout-url)").
+func TestSandboxOrderURLErrorsNameTheSettingOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name, url, want string
+	}{
+		{name: "unset", url: "", want: "is not set"},
+		{name: "not loopback", url: "https://pay.example", want: "for the sandbox only"},
+		{name: "not http", url: "file:///etc/passwd", want: "for the sandbox only"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(paygate.EnvCheckoutURL, tc.url)
+			for _, args := range [][]string{
+				{"sandbox", "order", "create", "-refno", "R-1", "-amount", "1.00", "-return-url", "http://127.0.0.1:9/r"},
+				{"sandbox", "order", "settle", "-refno", "R-1", "-status", "success"},
+			} {
+				code, _, errOut := runCLI(t, "", args...)
+				require.Equal(t, exitUsage, code, errOut)
+				require.Contains(t, errOut, tc.want)
+				require.Equal(t, 1, strings.Count(errOut, "(or -checkout-url)"), errOut)
+			}
+		})
+	}
 }
