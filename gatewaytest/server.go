@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -103,12 +104,18 @@ func NewServer(opts ...Option) *Server {
 	return s
 }
 
-// Start is NewServer with an error instead of a panic (a busy WithAddr, or
-// an address that is not loopback).
+// Start is NewServer with an error instead of a panic (a busy WithAddr, an
+// address that is not loopback, a nil Option or WithClock(nil)).
 func Start(opts ...Option) (*Server, error) {
 	cfg := config{retryInterval: 30 * time.Second, maxAttempts: 10, now: time.Now, webhookPath: paygate.WebhookPath}
 	for _, o := range opts {
+		if o == nil {
+			return nil, errors.New("a nil Option")
+		}
 		o(&cfg)
+	}
+	if cfg.now == nil {
+		return nil, errors.New("WithClock: a nil clock")
 	}
 	if err := cfg.recovery.validate(); err != nil {
 		return nil, err

@@ -439,3 +439,29 @@ func TestServerCloseTwice(t *testing.T) {
 		})
 	}
 }
+
+// Start refuses a nil Option and WithClock(nil) with an error, as
+// paygate.NewClient does its nil options: the first panicked inside Start
+// (which promises an error), the second started a sandbox that panicked on
+// the first order it stamped.
+func TestStartNilOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opt  Option
+		want string
+	}{
+		{name: "nil option", opt: nil, want: "nil Option"},
+		{name: "nil clock", opt: WithClock(nil), want: "WithClock"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			require.NotPanics(t, func() {
+				var s *Server
+				if s, err = Start(tc.opt); err == nil {
+					s.Close()
+				}
+			})
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
