@@ -443,7 +443,7 @@ func TestServerCloseTwice(t *testing.T) {
 // Start refuses a nil Option and WithClock(nil) with an error, as
 // paygate.NewClient does its nil options: the first panicked inside Start
 // (which promises an error), the second started a sandbox that panicked on
-// the first order it stamped.
+// the first signed request (its exp is checked against the clock).
 func TestStartNilOptions(t *testing.T) {
 	for _, tc := range []struct {
 		name string
