@@ -18,10 +18,10 @@ type escapeVectors struct {
 	formMask     uint64   // 0xffff under a form encoding (a space is not escaped), else 0
 	_            uint64
 	// shuffles[m] picks, from four bytes laid out as b % H L each, b for
-	// a byte whose bit in m is clear and % H L for one whose bit is set;
-	// lengths[m] is how many bytes that makes.
+	// a byte whose bit in m is clear and % H L for one whose bit is set,
+	// at most 12 bytes; its last byte is how many (the byte it picks
+	// lands past them).
 	shuffles [16][16]byte
-	lengths  [16]byte
 }
 
 // escapeVectorTables holds one escapeVectors per queryEncoding. The tables
@@ -62,7 +62,7 @@ var escapeVectorTables = func() (t [4]escapeVectors) {
 				s[n], s[n+1], s[n+2] = byte(4*b+1), byte(4*b+2), byte(4*b+3)
 				n += 3
 			}
-			v.lengths[m] = byte(n)
+			s[15] = byte(n)
 		}
 	}
 	return t

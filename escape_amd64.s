@@ -30,7 +30,6 @@ TEXT ·escapeBlocks(SB), NOSPLIT, $0-56
 	MOVOU 96(R8), X14  // ' '^'+' in every byte (form encodings), or 0
 	MOVQ 112(R8), R12  // 0xffff (form encodings), or 0
 	LEAQ 128(R8), R10  // shuffles[16][16]
-	LEAQ 384(R8), R11  // lengths[16]
 	PXOR X15, X15
 
 loop:
@@ -84,47 +83,41 @@ escape:
 	PUNPCKLWL X5, X4   // bytes 8-11
 	PUNPCKHWL X5, X2   // bytes 12-15
 
-	MOVQ BX, DX
-	ANDQ $15, DX
-	MOVQ DX, AX
+	// Four bytes at a time: AX = their bits of BX times 16, the offset of
+	// their shuffle, whose last byte is how many bytes they make.
+	MOVQ BX, AX
 	SHLQ $4, AX
+	ANDQ $0xf0, AX
 	MOVOU (R10)(AX*1), X6
 	PSHUFB X6, X0
 	MOVOU X0, (DI)
-	MOVBQZX (R11)(DX*1), AX
+	MOVBQZX 15(R10)(AX*1), AX
 	ADDQ AX, DI
 
-	MOVQ BX, DX
-	SHRQ $4, DX
-	ANDQ $15, DX
-	MOVQ DX, AX
-	SHLQ $4, AX
+	MOVQ BX, AX
+	ANDQ $0xf0, AX
 	MOVOU (R10)(AX*1), X6
 	PSHUFB X6, X1
 	MOVOU X1, (DI)
-	MOVBQZX (R11)(DX*1), AX
+	MOVBQZX 15(R10)(AX*1), AX
 	ADDQ AX, DI
 
-	MOVQ BX, DX
-	SHRQ $8, DX
-	ANDQ $15, DX
-	MOVQ DX, AX
-	SHLQ $4, AX
+	MOVQ BX, AX
+	SHRQ $4, AX
+	ANDQ $0xf0, AX
 	MOVOU (R10)(AX*1), X6
 	PSHUFB X6, X4
 	MOVOU X4, (DI)
-	MOVBQZX (R11)(DX*1), AX
+	MOVBQZX 15(R10)(AX*1), AX
 	ADDQ AX, DI
 
-	MOVQ BX, DX
-	SHRQ $12, DX
-	ANDQ $15, DX
-	MOVQ DX, AX
-	SHLQ $4, AX
+	MOVQ BX, AX
+	SHRQ $8, AX
+	ANDQ $0xf0, AX
 	MOVOU (R10)(AX*1), X6
 	PSHUFB X6, X2
 	MOVOU X2, (DI)
-	MOVBQZX (R11)(DX*1), AX
+	MOVBQZX 15(R10)(AX*1), AX
 	ADDQ AX, DI
 
 	ADDQ $16, SI
