@@ -28,11 +28,6 @@ type canonicaliser struct {
 	ends []int
 }
 
-// field is one key and its single value, as signed.
-type field struct {
-	key, value string
-}
-
 // shape is the sorted keys of a field set, copied into one string the
 // canonicaliser owns, so that a remembered key never holds on to the caller's
 // memory (a key parsed from a request body is a substring of the whole
@@ -201,6 +196,10 @@ func isPlain(k string) bool {
 // s.ends where each field ends in dst. Keys that s.plain marks are copied
 // as they are.
 func (s *canonicaliser) appendQuery(dst []byte, enc queryEncoding) []byte {
+	out, ends, ok := appendFieldsVector(dst, s.fields, s.ends, enc)
+	if s.ends = ends; ok {
+		return out
+	}
 	s.ends = s.ends[:0]
 	for i, f := range s.fields {
 		if i > 0 {

@@ -41,6 +41,12 @@ func (e queryEncoding) String() string {
 	}
 }
 
+// field is one key and its single value, as a query writes it and as
+// signed.
+type field struct {
+	key, value string
+}
+
 // escapeWords[e][c] is byte c as written under encoding e, packed
 // little-endian into the low bytes of a word (c itself, + for a space in form
 // encodings, or %XX with upper-case hex), with the number of bytes written, 1
@@ -69,13 +75,14 @@ var escapeWords = func() (t [4][256]uint32) {
 }()
 
 // appendEscaped appends s to dst encoded under e: 16 bytes a step with
-// vector instructions where the CPU has them (escapeVector), the rest by
+// vector instructions where the CPU has them (appendEscapedVector), else by
 // appendEscapedWords. Both write the same bytes (TestEscapeVectorEveryByte,
 // FuzzAppendEscaped).
 func appendEscaped(dst []byte, s string, e queryEncoding) []byte {
-	dst = slices.Grow(dst, 3*len(s)+16)
-	w, r := escapeVector(dst[len(dst):cap(dst)], s, e)
-	return appendEscapedWords(dst[:len(dst)+w], s[r:], e)
+	if out, ok := appendEscapedVector(dst, s, e); ok {
+		return out
+	}
+	return appendEscapedWords(dst, s, e)
 }
 
 // appendEscapedWords appends s to dst encoded under e. Each input byte costs one

@@ -2,6 +2,8 @@
 
 package paygate
 
+import "slices"
+
 // escapeVectors is what escapeBlocks (escape_amd64.s) needs to escape 16
 // bytes at a time under one encoding with SSSE3, built from escapeWords so
 // that both ways write the same bytes. Its layout is read by offset in the
@@ -22,6 +24,7 @@ type escapeVectors struct {
 	// at most 12 bytes; its last byte is how many (the byte it picks
 	// lands past them).
 	shuffles [16][16]byte
+	words    *[256]uint32 // escapeWords of the encoding, for the end of a page
 }
 
 // escapeVectorTables holds one escapeVectors per queryEncoding. The tables
@@ -29,6 +32,7 @@ type escapeVectors struct {
 var escapeVectorTables = func() (t [4]escapeVectors) {
 	for e := range t {
 		v := &t[e]
+		v.words = &escapeWords[e]
 		for c := 0; c < 0x80; c++ {
 			if escapeWords[e][c] == uint32(c)|1<<24 {
 				v.lutLo[c&15] |= 1 << (c >> 4)
@@ -68,25 +72,49 @@ var escapeVectorTables = func() (t [4]escapeVectors) {
 	return t
 }()
 
-// haveSSSE3 reports whether the CPU runs escapeBlocks (CPUID leaf 1, ECX
+// haveSSSE3 reports whether the CPU runs escapeFields (CPUID leaf 1, ECX
 // bit 9). Read-only after package initialisation.
 var haveSSSE3 = cpuidECX1()&(1<<9) != 0
 
 // cpuidECX1 returns ECX of CPUID leaf 1, the feature bits.
 func cpuidECX1() uint32
 
-// escapeBlocks escapes the whole 16-byte blocks of src into dst with the
-// tables of one encoding and returns the bytes written (escape_amd64.s).
+// escapeFields writes fields as a query, or one value, escaped with the
+// tables of one encoding (escape_amd64.s).
 //
 //go:noescape
-func escapeBlocks(dst []byte, src string, t *escapeVectors) int
+func escapeFields(dst []byte, base int, fields []field, ends []int, t *escapeVectors, pairs bool) int
 
-// escapeVector escapes the leading whole 16-byte blocks of s into dst
-// under e, as appendEscaped does, when the CPU has SSSE3, and returns the
-// bytes written and read. dst must have room for 3*len(s)+16 bytes.
-func escapeVector(dst []byte, s string, e queryEncoding) (written, read int) {
-	if !haveSSSE3 || len(s) < 16 || cap(dst) < 3*len(s)+16 {
-		return 0, 0
+// appendFieldsVector appends `k=v&k=v...` for fields under e, as
+// canonicaliser.appendQuery does, and sets ends[i] to where fields[i] ends
+// in dst, when the CPU has SSSE3; ok is false, and nothing written, when it
+// has not.
+func appendFieldsVector(dst []byte, fields []field, ends []int, e queryEncoding) (_ []byte, _ []int, ok bool) {
+	if !haveSSSE3 || len(fields) == 0 {
+		return dst, ends, false
 	}
-	return escapeBlocks(dst[:cap(dst)], s, &escapeVectorTables[e]), len(s) &^ 15
+	need := vectorSlack
+	for _, f := range fields {
+		need += 3*(len(f.key)+len(f.value)) + 2
+	}
+	dst = slices.Grow(dst, need)
+	ends = slices.Grow(ends[:0], len(fields))[:len(fields)]
+	n := escapeFields(dst[len(dst):cap(dst)], len(dst), fields, ends, &escapeVectorTables[e], true)
+	return dst[:len(dst)+n], ends, true
 }
+
+// appendEscapedVector appends s under e, as appendEscapedWords does, when
+// the CPU has SSSE3; ok is false, and nothing written, when it has not.
+func appendEscapedVector(dst []byte, s string, e queryEncoding) (_ []byte, ok bool) {
+	if !haveSSSE3 {
+		return dst, false
+	}
+	dst = slices.Grow(dst, 3*len(s)+vectorSlack)
+	f := [1]field{{value: s}}
+	n := escapeFields(dst[len(dst):cap(dst)], 0, f[:], nil, &escapeVectorTables[e], false)
+	return dst[:len(dst)+n], true
+}
+
+// vectorSlack is the room escapeFields needs past the bytes it keeps: a
+// block's four 16-byte stores reach up to 52 bytes past its start.
+const vectorSlack = 64

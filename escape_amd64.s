@@ -10,31 +10,80 @@ TEXT ·cpuidECX1(SB), NOSPLIT, $0-4
 	MOVL CX, ret+0(FP)
 	RET
 
-// func escapeBlocks(dst []byte, src string, t *escapeVectors) int
+// func escapeFields(dst []byte, base int, fields []field, ends []int, t *escapeVectors, pairs bool) int
 //
-// Escapes src 16 bytes at a time into dst (see escapeVectors) and returns
-// the number of bytes written. It reads len(src)&^15 bytes of src; dst must
-// have room for three bytes a byte read plus 16.
-TEXT ·escapeBlocks(SB), NOSPLIT, $0-56
+// With pairs, writes key=value&key=value... for fields into dst, each key
+// and value escaped, and ends[i] = base + the bytes written up to the end
+// of fields[i]; without, writes fields[0].value escaped and nothing else.
+// Returns the bytes written. dst must have room for three bytes a byte of
+// the strings, two a field, and 64 (see appendFieldsVector).
+//
+// A string goes 16 bytes a step: a block of bytes all kept is stored as it
+// is; otherwise each four bytes are laid out as b % H L and a shuffle picks
+// what each makes. The last block of fewer than 16 bytes is loaded whole
+// when the 16 bytes lie in one page (the page holds the string's byte, so
+// it is mapped), its extra bytes counted as kept and the bytes they make
+// dropped again; at the end of a page it goes a byte at a time through
+// escapeWords.
+TEXT ·escapeFields(SB), NOSPLIT, $24-104
 	MOVQ dst_base+0(FP), DI
-	MOVQ src_base+24(FP), SI
-	MOVQ src_len+32(FP), CX
-	MOVQ t+40(FP), R8
 	MOVQ DI, R9
-	MOVOU 0(R8), X8    // lutLo
-	MOVOU 16(R8), X9   // lutHi
-	MOVOU 32(R8), X10  // hex digits
-	MOVOU 48(R8), X11  // 0x0f in every byte
-	MOVOU 64(R8), X12  // '%' in every byte
-	MOVOU 80(R8), X13  // ' ' in every byte
-	MOVOU 96(R8), X14  // ' '^'+' in every byte (form encodings), or 0
-	MOVQ 112(R8), R12  // 0xffff (form encodings), or 0
-	LEAQ 128(R8), R10  // shuffles[16][16]
+	SUBQ base+24(FP), R9 // DI - R9 = base + bytes written
+	MOVQ fields_base+32(FP), R8
+	MOVQ fields_len+40(FP), AX
+	MOVQ AX, cnt-8(SP)
+	MOVQ ends_base+56(FP), AX
+	MOVQ AX, endp-16(SP)
+	MOVQ t+80(FP), AX
+	MOVOU 0(AX), X8    // lutLo
+	MOVOU 16(AX), X9   // lutHi
+	MOVOU 32(AX), X10  // hex digits
+	MOVOU 48(AX), X11  // 0x0f in every byte
+	MOVOU 64(AX), X12  // '%' in every byte
+	MOVOU 80(AX), X13  // ' ' in every byte
+	MOVOU 96(AX), X14  // ' '^'+' in every byte (form encodings), or 0
+	MOVQ 112(AX), R12  // 0xffff (form encodings), or 0
+	LEAQ 128(AX), R10  // shuffles[16][16], then words
 	PXOR X15, X15
+	CMPQ cnt-8(SP), $0
+	JEQ fin
+	MOVBQZX pairs+88(FP), AX
+	TESTQ AX, AX
+	JNZ first
+	MOVQ $2, phase-24(SP) // the value alone
+	MOVQ 16(R8), SI
+	MOVQ 24(R8), CX
+	JMP next_block
 
-loop:
+field:
+	MOVB $0x26, (DI) // '&'
+	INCQ DI
+first:
+	MOVQ $0, phase-24(SP)
+	MOVQ 0(R8), SI
+	MOVQ 8(R8), CX
+
+next_block:
 	CMPQ CX, $16
-	JLT done
+	JGE full
+	CMPQ CX, $0
+	JLE str_done
+	MOVQ SI, AX
+	ANDQ $4095, AX
+	CMPQ AX, $4080
+	JA tail
+	MOVQ $16, R11      // bytes loaded past the string
+	SUBQ CX, R11
+	MOVQ $1, R13
+	SHLQ CX, R13
+	DECQ R13           // the string's bytes of the block
+	JMP block
+
+full:
+	XORQ R11, R11
+	MOVQ $0xffff, R13
+
+block:
 	MOVOU (SI), X0
 	MOVOU X0, X1
 	PAND X11, X1       // low nibbles
@@ -53,16 +102,15 @@ loop:
 	PMOVMSKB X4, DX
 	ANDQ R12, DX
 	NOTQ DX
-	ANDQ DX, BX        // bit i: byte i becomes %XX
+	ANDQ DX, BX
+	ANDQ R13, BX       // bit i: byte i becomes %XX
 	PAND X14, X4
 	PXOR X4, X0        // spaces made '+' under form encodings
 	TESTQ BX, BX
 	JNZ escape
 	MOVOU X0, (DI)
 	ADDQ $16, DI
-	ADDQ $16, SI
-	SUBQ $16, CX
-	JMP loop
+	JMP after
 
 escape:
 	MOVOU X10, X5
@@ -120,11 +168,49 @@ escape:
 	MOVBQZX 15(R10)(AX*1), AX
 	ADDQ AX, DI
 
+after:
+	SUBQ R11, DI       // drop what the bytes past the string made
 	ADDQ $16, SI
 	SUBQ $16, CX
-	JMP loop
+	JMP next_block
 
-done:
-	SUBQ R9, DI
-	MOVQ DI, ret+48(FP)
+tail:
+	MOVQ 256(R10), R13 // words
+tail_loop:
+	MOVBQZX (SI), AX
+	MOVL (R13)(AX*4), AX
+	MOVL AX, (DI)
+	SHRL $24, AX
+	ADDQ AX, DI
+	INCQ SI
+	DECQ CX
+	JNZ tail_loop
+
+str_done:
+	MOVQ phase-24(SP), AX
+	CMPQ AX, $1
+	JEQ value_done
+	JGT fin
+	MOVB $0x3d, (DI) // '='
+	INCQ DI
+	MOVQ $1, phase-24(SP)
+	MOVQ 16(R8), SI
+	MOVQ 24(R8), CX
+	JMP next_block
+
+value_done:
+	MOVQ endp-16(SP), AX
+	MOVQ DI, DX
+	SUBQ R9, DX
+	MOVQ DX, (AX)
+	ADDQ $8, AX
+	MOVQ AX, endp-16(SP)
+	ADDQ $32, R8
+	DECQ cnt-8(SP)
+	JNZ field
+
+fin:
+	MOVQ DI, AX
+	SUBQ dst_base+0(FP), AX
+	MOVQ AX, ret+96(FP)
 	RET

@@ -1,26 +1,113 @@
-//go:build !purego
+//go:build !purego && unix
 
 package paygate
 
 import (
+	"math/rand/v2"
 	"strings"
+	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
 
+// TestEscapeVectorLayout holds escapeVectors to the offsets escape_amd64.s
+// reads.
+func TestEscapeVectorLayout(t *testing.T) {
+	var v escapeVectors
+	for _, c := range []struct {
+		name        string
+		got, offset uintptr
+	}{
+		{"lutLo", unsafe.Offsetof(v.lutLo), 0}, {"lutHi", unsafe.Offsetof(v.lutHi), 16},
+		{"hex", unsafe.Offsetof(v.hex), 32}, {"nibble", unsafe.Offsetof(v.nibble), 48},
+		{"percent", unsafe.Offsetof(v.percent), 64}, {"space", unsafe.Offsetof(v.space), 80},
+		{"spaceToPlus", unsafe.Offsetof(v.spaceToPlus), 96}, {"formMask", unsafe.Offsetof(v.formMask), 112},
+		{"shuffles", unsafe.Offsetof(v.shuffles), 128}, {"words", unsafe.Offsetof(v.words), 384},
+	} {
+		require.Equal(t, c.offset, c.got, c.name)
+	}
+}
+
 // TestEscapeVectorRuns makes sure the vector path is the one the tests of
-// appendEscaped exercise on a CPU with SSSE3, and that it leaves a block it
-// has no room for to appendEscapedWords.
+// appendEscaped and appendQuery exercise on a CPU with SSSE3.
 func TestEscapeVectorRuns(t *testing.T) {
 	if !haveSSSE3 {
 		t.Skip("no SSSE3: appendEscaped escapes a byte at a time")
 	}
-	s := strings.Repeat(`{"a":"b c"}~`, 3) // 36 bytes: two blocks and a tail
-	dst := make([]byte, 0, 3*len(s)+16)
-	w, r := escapeVector(dst, s, encFormGo)
-	require.Equal(t, 32, r)
-	require.Equal(t, referenceEscape(s[:32], encFormGo), string(dst[:w]))
-	w, r = escapeVector(make([]byte, 0, 3*len(s)+15), s, encFormGo)
-	require.Zero(t, w+r)
+	s := strings.Repeat(`{"a":"b c"}~`, 3) // two blocks and a tail
+	out, ok := appendEscapedVector([]byte("pre"), s, encFormGo)
+	require.True(t, ok)
+	require.Equal(t, "pre"+referenceEscape(s, encFormGo), string(out))
+}
+
+// TestEscapeVectorPageEdge puts every string of 1 to 40 bytes at the very
+// end of a page whose next page is unmapped (PROT_NONE), and at every
+// offset before it: a load past the string's page would crash the test.
+// The bytes written must be appendEscapedWords's, keys and values alike.
+func TestEscapeVectorPageEdge(t *testing.T) {
+	page := syscall.Getpagesize()
+	mem, err := syscall.Mmap(-1, 0, 2*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	require.NoError(t, err)
+	defer syscall.Munmap(mem)
+	require.NoError(t, syscall.Mprotect(mem[page:], syscall.PROT_NONE))
+	src := "a~ *é\x00Zz09-._+%&="
+	for n := 1; n <= 40; n++ {
+		for back := 0; back < 20; back++ {
+			end := page - back
+			buf := mem[end-n : end]
+			for i := range buf {
+				buf[i] = src[(i*7+n)%len(src)]
+			}
+			s := unsafe.String(&buf[0], n) // the page's bytes, not a copy
+			for enc := range queryEncoding(4) {
+				want := appendEscapedWords([]byte("p"), s, enc)
+				require.Equal(t, string(want), string(appendEscaped([]byte("p"), s, enc)), "%d bytes %d before the page's end", n, back)
+				var c canonicaliser
+				c.fields = []field{{key: s, value: s}, {key: "k", value: s}}
+				got := c.appendQuery([]byte("p"), enc)
+				wantQ := "p" + string(want[1:]) + "=" + string(want[1:]) + "&k=" + string(want[1:])
+				require.Equal(t, wantQ, string(got))
+			}
+		}
+	}
+}
+
+// TestAppendQueryVectorMatchesWords compares appendQuery's vector path with
+// the word path, bytes and ends, on random field sets.
+func TestAppendQueryVectorMatchesWords(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte("aZ9-._~* +%&=é\x00\xff{\"")
+	str := func() string {
+		b := make([]byte, rng.IntN(70))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	for range 2000 {
+		var c canonicaliser
+		for range rng.IntN(14) {
+			c.fields = append(c.fields, field{key: str(), value: str()})
+		}
+		for enc := range queryEncoding(4) {
+			got := c.appendQuery([]byte("pre"), enc)
+			gotEnds := append([]int(nil), c.ends...)
+			want := []byte("pre")
+			var wantEnds []int
+			for i, f := range c.fields {
+				if i > 0 {
+					want = append(want, '&')
+				}
+				want = appendEscapedWords(want, f.key, enc)
+				want = append(want, '=')
+				want = appendEscapedWords(want, f.value, enc)
+				wantEnds = append(wantEnds, len(want))
+			}
+			require.Equal(t, string(want), string(got))
+			require.Equal(t, wantEnds, gotEnds[:len(wantEnds)])
+			require.Len(t, gotEnds, len(wantEnds))
+		}
+	}
 }

@@ -2,6 +2,14 @@
 
 package paygate
 
-// escapeVector is escape_amd64.go's vector path, absent on this platform:
-// appendEscaped escapes every byte itself.
-func escapeVector([]byte, string, queryEncoding) (written, read int) { return 0, 0 }
+// appendFieldsVector is escape_amd64.go's vector path, absent on this
+// platform: canonicaliser.appendQuery escapes every byte itself.
+func appendFieldsVector(dst []byte, _ []field, ends []int, _ queryEncoding) (_ []byte, _ []int, ok bool) {
+	return dst, ends, false
+}
+
+// appendEscapedVector is escape_amd64.go's vector path, absent on this
+// platform: appendEscaped escapes every byte itself.
+func appendEscapedVector(dst []byte, _ string, _ queryEncoding) (_ []byte, ok bool) {
+	return dst, false
+}
