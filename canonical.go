@@ -52,7 +52,9 @@ const (
 // that take part in the message (docs/protocol.md "Signature algorithm", steps 1-3): all but
 // signature, keys with no value left out, and exp (with the value exp) when
 // exp is not empty (outbound). A key with several values is an error naming
-// it (the first in sorted order, when there are more).
+// it (the first in sorted order, when there are more). signed tells that
+// form holds a signature field, which the caller has read: the shapes then
+// need no lookup of it.
 //
 // A merchant's requests and the gateway's callbacks repeat a few field sets,
 // so each canonicaliser remembers the sorted keys of the last few sets it
@@ -62,9 +64,9 @@ const (
 // remembered key holds one value, and form has no other key than those,
 // signature, and (outbound) exp, which its length shows. Otherwise the
 // general path runs and remembers the new shape.
-func (s *canonicaliser) collect(form url.Values, exp string) error {
+func (s *canonicaliser) collect(form url.Values, exp string, signed bool) error {
 	for i := range s.shapes {
-		if s.collectShaped(&s.shapes[i], form, exp) {
+		if s.collectShaped(&s.shapes[i], form, exp, signed) {
 			s.plain = s.shapes[i].plain
 			return nil
 		}
@@ -97,7 +99,7 @@ func (s *canonicaliser) collect(form url.Values, exp string) error {
 
 // collectShaped fills s.fields from form in the order of sh, and reports
 // whether form has exactly that shape.
-func (s *canonicaliser) collectShaped(sh *shape, form url.Values, exp string) bool {
+func (s *canonicaliser) collectShaped(sh *shape, form url.Values, exp string, signed bool) bool {
 	outbound := exp != ""
 	fromForm := len(sh.keys) // the keys of sh that form must hold
 	others := 1              // and the keys it may hold besides: signature
@@ -126,7 +128,9 @@ func (s *canonicaliser) collectShaped(sh *shape, form url.Values, exp string) bo
 	if len(form) == fromForm {
 		return true
 	}
-	if _, ok := form[fieldSignature]; ok {
+	if signed {
+		fromForm++
+	} else if _, ok := form[fieldSignature]; ok {
 		fromForm++
 	}
 	if outbound {

@@ -45,8 +45,8 @@ func TestCollectShape(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(first.name+" then "+tt.name, func(t *testing.T) {
 				var s signState
-				_ = s.collect(first.form, first.exp)
-				require.NoError(t, s.collect(order, "1800000060"))
+				_ = s.collect(first.form, first.exp, false)
+				require.NoError(t, s.collect(order, "1800000060", false))
 				requireCollectsAsFresh(t, &s, tt.form, tt.exp)
 			})
 		}
@@ -54,13 +54,16 @@ func TestCollectShape(t *testing.T) {
 }
 
 // requireCollectsAsFresh checks that s, whatever shapes it remembers,
-// collects form as a state that remembers none does, and builds the query
+// collects form (told whether it holds a signature, as the verifiers tell
+// it) as a state that remembers none does, and builds the query
 // that url.QueryEscape gives under every encoding.
 func requireCollectsAsFresh(t *testing.T, s *signState, form url.Values, exp string) {
 	t.Helper()
-	errShaped := s.collect(form, exp)
+	// signed as VerifyCallback passes it: the form holds a signature.
+	_, signed := form[fieldSignature]
+	errShaped := s.collect(form, exp, signed)
 	var fresh signState
-	errFresh := fresh.collect(form, exp)
+	errFresh := fresh.collect(form, exp, false)
 	require.Equal(t, errFresh, errShaped)
 	if errFresh != nil {
 		return
@@ -83,8 +86,8 @@ func TestShapesTakeTurns(t *testing.T) {
 	callback := url.Values{"status": {"success"}, "refNo": {"R1"}, "amount": {"1.00"}, "signature": {"0123456789abcdef"}}
 	order := url.Values{"agency": {"A1"}, "refNo": {"R1"}, "amount": {"1.00"}}
 	var s signState
-	require.NoError(t, s.collect(callback, ""))
-	require.NoError(t, s.collect(order, "1800000060"))
+	require.NoError(t, s.collect(callback, "", false))
+	require.NoError(t, s.collect(order, "1800000060", false))
 	require.Equal(t, 2, s.next)
 	for i := range 10 {
 		order.Set("amount", fmt.Sprintf("%d.00", i+1))
@@ -95,7 +98,7 @@ func TestShapesTakeTurns(t *testing.T) {
 	require.Equal(t, 2, s.next, "no shape remembered after the first two")
 
 	for i := range maxShapes - 1 {
-		require.NoError(t, s.collect(url.Values{fmt.Sprint("k", i): {"v"}}, ""))
+		require.NoError(t, s.collect(url.Values{fmt.Sprint("k", i): {"v"}}, "", false))
 	}
 	require.Equal(t, []string{"k2"}, s.shapes[0].keys, "the oldest shape, the callback's, is replaced")
 	require.Equal(t, []string{"agency", "amount", "exp", "refNo"}, s.shapes[1].keys)
@@ -110,7 +113,7 @@ func TestRememberShapeOwnsKeys(t *testing.T) {
 	form, err := url.ParseQuery(body)
 	require.NoError(t, err)
 	var s signState
-	require.NoError(t, s.collect(form, ""))
+	require.NoError(t, s.collect(form, "", false))
 	require.Equal(t, []string{"agency", "refNo"}, s.shapes[0].keys)
 	start := uintptr(unsafe.Pointer(unsafe.StringData(body)))
 	for _, k := range s.shapes[0].keys {
@@ -124,7 +127,7 @@ func TestRememberShapeOwnsKeys(t *testing.T) {
 	}
 	long := url.Values{strings.Repeat("k", maxShapeBytes+1): {"v"}}
 	for _, form := range []url.Values{big, long, {}} {
-		require.NoError(t, s.collect(form, ""))
+		require.NoError(t, s.collect(form, "", false))
 		require.Equal(t, 1, s.next)
 		require.Empty(t, s.shapes[1].keys)
 	}

@@ -122,7 +122,7 @@ func signForm(key Key, prefix string, form url.Values, now time.Time) (url.Value
 	}
 	s := key.get()
 	defer key.put(s)
-	if err := s.collect(form, s.expValue(now)); err != nil {
+	if err := s.collect(form, s.expValue(now), false); err != nil {
 		return nil, err
 	}
 	s.buf = append(s.buf[:0], prefix...)
@@ -148,7 +148,7 @@ func signFormBody(key Key, prefix string, form url.Values, now time.Time) (strin
 	}
 	s := key.get()
 	defer key.put(s)
-	if err := s.collect(form, s.expValue(now)); err != nil {
+	if err := s.collect(form, s.expValue(now), false); err != nil {
 		return "", err
 	}
 	s.buf = append(s.buf[:0], prefix...)
@@ -202,7 +202,7 @@ func SignCallback(key Key, form url.Values) (url.Values, error) {
 	}
 	s := key.get()
 	defer key.put(s)
-	if err := s.collect(form, ""); err != nil {
+	if err := s.collect(form, "", false); err != nil {
 		return nil, err
 	}
 	s.buf = s.appendQuery(s.buf[:0], encFormGo)
@@ -240,7 +240,7 @@ func VerifyCallback(form url.Values, keys ...Key) error {
 	}
 	s := keys[0].get()
 	defer keys[0].put(s)
-	if err := s.collect(form, ""); err != nil {
+	if err := s.collect(form, "", true); err != nil {
 		return fmt.Errorf("%w: %w", ErrSignatureMismatch, err)
 	}
 	s.buf = s.appendQuery(s.buf[:0], encFormGo)
@@ -325,7 +325,7 @@ func verifyOutbound(prefix string, form url.Values, now time.Time, keys []Key) e
 	}
 	s := keys[0].get()
 	defer keys[0].put(s)
-	if err := s.collect(form, ""); err != nil {
+	if err := s.collect(form, "", true); err != nil {
 		return fmt.Errorf("%w: %w", ErrSignatureMismatch, err)
 	}
 	s.buf = s.appendQuery(append(s.buf[:0], prefix...), encRFC3986)
@@ -378,7 +378,7 @@ func URLMessage(rawURL string, now time.Time) (SignedMessage, error) {
 // FormMessage returns the exact message SignForm signs for form at now.
 func FormMessage(form url.Values, now time.Time) (SignedMessage, error) {
 	var s signState
-	if err := s.collect(form, s.expValue(now)); err != nil {
+	if err := s.collect(form, s.expValue(now), false); err != nil {
 		return SignedMessage{}, err
 	}
 	return SignedMessage{Encoding: encRFC3986.String(), Message: string(s.appendQuery(nil, encRFC3986))}, nil
@@ -396,7 +396,7 @@ func FormMessageWithPath(path string, form url.Values, now time.Time) (SignedMes
 // when a field contains ~ or *.
 func CallbackMessages(form url.Values) ([]SignedMessage, error) {
 	var s signState
-	if err := s.collect(form, ""); err != nil {
+	if err := s.collect(form, "", false); err != nil {
 		return nil, err
 	}
 	canonical := s.appendQuery(nil, encFormGo)
@@ -443,7 +443,7 @@ func parseSignURL(rawURL string) (*url.URL, url.Values, error) {
 
 // appendURLMessage appends the GET message `<path>?<query>` to dst.
 func (s *signState) appendURLMessage(dst []byte, u *url.URL, q url.Values, exp string) ([]byte, error) {
-	if err := s.collect(q, exp); err != nil {
+	if err := s.collect(q, exp, false); err != nil {
 		return dst, err
 	}
 	path := u.EscapedPath()

@@ -109,7 +109,7 @@ func TestSignURLSortedPath(t *testing.T) {
 			q, err := url.ParseQuery(tt.query)
 			require.NoError(t, err)
 			var s signState
-			require.NoError(t, s.collect(q, exp))
+			require.NoError(t, s.collect(q, exp, false))
 			require.Equal(t, string(s.appendQuery(nil, encRFC3986)), string(got))
 		})
 	}
