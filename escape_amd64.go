@@ -90,8 +90,11 @@ func escapeFields(dst []byte, base int, fields []field, ends []int, t *escapeVec
 // in dst, when the CPU has SSSE3; ok is false, and nothing written, when it
 // has not.
 func appendFieldsVector(dst []byte, fields []field, ends []int, e queryEncoding) (_ []byte, _ []int, ok bool) {
-	if !haveSSSE3 || len(fields) == 0 {
+	if !haveSSSE3 {
 		return dst, ends, false
+	}
+	if len(fields) == 0 {
+		return dst, ends[:0], true
 	}
 	need := vectorSlack
 	for _, f := range fields {
