@@ -2,7 +2,10 @@
 
 package paygate
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // escapeVectors is what escapeBlocks (escape_amd64.s) needs to escape 16
 // bytes at a time under one encoding with SSSE3, built from escapeWords so
@@ -25,6 +28,12 @@ type escapeVectors struct {
 	// lands past them).
 	shuffles [16][16]byte
 	words    *[256]uint32 // escapeWords of the encoding, for the end of a page
+	// For rawVectors alone (raw is 1): the bytes that send a raw query
+	// value to the exact way, and the tables that check its escapes.
+	raw            uint64
+	lowCtl, del    [16]byte  // 0x1f, 0x7f in every byte
+	semi, hash     [16]byte  // ';', '#' in every byte
+	hexUpper, kept [256]byte // an upper-case hex digit's value (else 0xff); 1 for a byte RFC 3986 keeps
 }
 
 // escapeVectorTables holds one escapeVectors per queryEncoding. The tables
@@ -72,6 +81,30 @@ var escapeVectorTables = func() (t [4]escapeVectors) {
 	return t
 }()
 
+// rawVectors escapes a raw query value as its RFC 3986 message writes it
+// (rawQueryWords): as encRFC3986, but '%' is kept and '+' is made a space
+// first, so written %20; escapeFields returns -1 for a value that needs the
+// exact way. Read-only after package initialisation.
+var rawVectors = func() (v escapeVectors) {
+	v = escapeVectorTables[encRFC3986]
+	v.lutLo['%'&15] |= 1 << ('%' >> 4)
+	for i := range 16 {
+		v.space[i], v.spaceToPlus[i] = '+', '+'^' '
+		v.lowCtl[i], v.del[i], v.semi[i], v.hash[i] = 0x1f, 0x7f, ';', '#'
+	}
+	v.formMask, v.raw = 0, 1 // at the end of a page, the exact way
+	for c := range 256 {
+		v.hexUpper[c] = 0xff
+		if d := strings.IndexByte("0123456789ABCDEF", byte(c)); d >= 0 {
+			v.hexUpper[c] = byte(d)
+		}
+		if escapeWords[encRFC3986][c]>>24 == 1 {
+			v.kept[c] = 1
+		}
+	}
+	return v
+}()
+
 // haveSSSE3 reports whether the CPU runs escapeFields (CPUID leaf 1, ECX
 // bit 9). Read-only after package initialisation.
 var haveSSSE3 = cpuidECX1()&(1<<9) != 0
@@ -115,6 +148,23 @@ func appendEscapedVector(dst []byte, s string, e queryEncoding) (_ []byte, ok bo
 	dst = slices.Grow(dst, 3*len(s)+vectorSlack)
 	f := [1]field{{value: s}}
 	n := escapeFields(dst[len(dst):cap(dst)], 0, f[:], nil, &escapeVectorTables[e], false)
+	return dst[:len(dst)+n], true
+}
+
+// appendRawVector appends s, a raw query value, as appendRawEscaped does,
+// when the CPU has SSSE3 and s has no byte or escape that needs its flags
+// (a stop byte; an escape cut short, not in upper-case hex, or of a byte
+// RFC 3986 keeps); ok is false, and nothing written, otherwise.
+func appendRawVector(dst []byte, s string) (_ []byte, ok bool) {
+	if !haveSSSE3 {
+		return dst, false
+	}
+	dst = slices.Grow(dst, 3*len(s)+vectorSlack)
+	f := [1]field{{value: s}}
+	n := escapeFields(dst[len(dst):cap(dst)], 0, f[:], nil, &rawVectors, false)
+	if n < 0 {
+		return dst, false
+	}
 	return dst[:len(dst)+n], true
 }
 

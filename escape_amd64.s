@@ -15,7 +15,8 @@ TEXT ·cpuidECX1(SB), NOSPLIT, $0-4
 // With pairs, writes key=value&key=value... for fields into dst, each key
 // and value escaped, and ends[i] = base + the bytes written up to the end
 // of fields[i]; without, writes fields[0].value escaped and nothing else.
-// Returns the bytes written. dst must have room for three bytes a byte of
+// Returns the bytes written, or -1 when t is rawVectors and the value needs
+// the exact way. dst must have room for three bytes a byte of
 // the strings, two a field, and 64 (see appendFieldsVector).
 //
 // A string goes 16 bytes a step: a block of bytes all kept is stored as it
@@ -85,6 +86,13 @@ full:
 
 block:
 	MOVOU (SI), X0
+	MOVOU X0, X4
+	PCMPEQB X13, X4    // 0xff at a byte to substitute (see escapeVectors)
+	PMOVMSKB X4, DX
+	PAND X14, X4
+	PXOR X4, X0        // substituted
+	ANDQ R12, DX
+	NOTQ DX            // the substituted bytes a form encoding keeps
 	MOVOU X0, X1
 	PAND X11, X1       // low nibbles
 	MOVOU X0, X2
@@ -97,15 +105,11 @@ block:
 	PAND X4, X3
 	PCMPEQB X15, X3    // 0xff where the byte is not kept as it is
 	PMOVMSKB X3, BX
-	MOVOU X0, X4
-	PCMPEQB X13, X4    // 0xff at a space
-	PMOVMSKB X4, DX
-	ANDQ R12, DX
-	NOTQ DX
 	ANDQ DX, BX
 	ANDQ R13, BX       // bit i: byte i becomes %XX
-	PAND X14, X4
-	PXOR X4, X0        // spaces made '+' under form encodings
+	CMPQ 264(R10), $0
+	JNE raw
+stored:
 	TESTQ BX, BX
 	JNZ escape
 	MOVOU X0, (DI)
@@ -174,13 +178,67 @@ after:
 	SUBQ $16, CX
 	JMP next_block
 
+// A raw query value (rawVectors): a stop byte, or an escape that is cut
+// short, not upper-case hex, or of a byte RFC 3986 keeps, leaves the value
+// to the exact way (escapeFields returns -1).
+raw:
+	MOVOU 272(R10), X7 // 0x1f in every byte
+	PMINUB X0, X7
+	PCMPEQB X0, X7     // a control byte
+	MOVOU 288(R10), X3 // 0x7f
+	PCMPEQB X0, X3
+	POR X3, X7
+	MOVOU 304(R10), X3 // ';'
+	PCMPEQB X0, X3
+	POR X3, X7
+	MOVOU 320(R10), X3 // '#'
+	PCMPEQB X0, X3
+	POR X3, X7
+	PMOVMSKB X7, AX
+	ANDQ R13, AX
+	JNZ recheck
+	MOVOU X12, X3
+	PCMPEQB X0, X3     // '%'
+	PMOVMSKB X3, AX
+	ANDQ R13, AX
+	JZ stored
+pct:
+	BSFQ AX, DX
+	LEAQ 2(DX), R13
+	CMPQ R13, CX
+	JGE recheck        // fewer than two bytes after it
+	MOVBQZX 1(SI)(DX*1), R13
+	MOVBQZX 336(R10)(R13*1), R13
+	CMPQ R13, $15
+	JA recheck
+	SHLQ $4, R13
+	MOVBQZX 2(SI)(DX*1), DX
+	MOVBQZX 336(R10)(DX*1), DX
+	CMPQ DX, $15
+	JA recheck
+	ORQ DX, R13
+	MOVBQZX 592(R10)(R13*1), DX
+	TESTQ DX, DX
+	JNZ recheck        // an escape of a byte RFC 3986 keeps
+	LEAQ -1(AX), DX
+	ANDQ DX, AX
+	JNZ pct
+	JMP stored
+
+recheck:
+	MOVQ $-1, ret+96(FP)
+	RET
+
 tail:
+	CMPQ 264(R10), $0
+	JNE recheck
 	MOVQ 256(R10), R13 // words
 tail_loop:
 	MOVBQZX (SI), AX
 	MOVL (R13)(AX*4), AX
 	MOVL AX, (DI)
 	SHRL $24, AX
+	ANDL $3, AX
 	ADDQ AX, DI
 	INCQ SI
 	DECQ CX

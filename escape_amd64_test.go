@@ -64,6 +64,12 @@ func TestEscapeVectorPageEdge(t *testing.T) {
 			for enc := range queryEncoding(4) {
 				want := appendEscapedWords([]byte("p"), s, enc)
 				require.Equal(t, string(want), string(appendEscaped([]byte("p"), s, enc)), "%d bytes %d before the page's end", n, back)
+				wantRaw, flags := appendRawEscapedWords([]byte("p"), s)
+				gotRaw, ok := appendRawVector([]byte("p"), s)
+				if ok {
+					require.Zero(t, flags)
+					require.Equal(t, string(wantRaw), string(gotRaw))
+				}
 				var c canonicaliser
 				c.fields = []field{{key: s, value: s}, {key: "k", value: s}}
 				got := c.appendQuery([]byte("p"), enc)
@@ -108,6 +114,54 @@ func TestAppendQueryVectorMatchesWords(t *testing.T) {
 			require.Equal(t, string(want), string(got))
 			require.Equal(t, wantEnds, gotEnds[:len(wantEnds)])
 			require.Len(t, gotEnds, len(wantEnds))
+		}
+	}
+}
+
+// TestRawVectorMatchesWords compares appendRawVector with the word path
+// on random raw query values: where the vector path takes a value, it
+// writes the same bytes, and the word path finds no flag; it leaves every
+// value the word path flags (a stop byte, an escape cut short, in lower
+// case or of a kept byte) to the exact way.
+func TestRawVectorMatchesWords(t *testing.T) {
+	if !haveSSSE3 {
+		t.Skip("no SSSE3")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{"a", "Z", "9", "-", ".", "_", "~", "*", "+", "%20", "%E6", "%2B", "%2b", "%41", "%7E", "%", "%4", "%G1",
+		";", "#", "\x00", "\x1f", "\x7f", "\xff", "é", " ", "&", "=", "!", "'", "(", "/", ":", "@"}
+	taken := 0
+	for range 20000 {
+		var b strings.Builder
+		for range rng.IntN(30) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		s := b.String()
+		want, flags := appendRawEscapedWords([]byte("x="), s)
+		got, ok := appendRawVector([]byte("x="), s)
+		if flags != 0 {
+			require.False(t, ok, "%q has flags %#x", s, flags)
+		}
+		if !ok {
+			continue
+		}
+		taken++
+		require.Zero(t, flags, "%q", s)
+		require.Equal(t, string(want), string(got), "%q", s)
+	}
+	require.Greater(t, taken, 100, "the vector path took too few values to test it")
+	// An escape cut short by the value's end, where the bytes after the
+	// value (read with the block) are hex digits: still the exact way.
+	for _, whole := range []string{"ab%E6CD", "ab%E6%97", strings.Repeat("z", 20) + "%E6%97"} {
+		for cut := 1; cut <= len(whole); cut++ {
+			s := whole[:cut]
+			want, flags := appendRawEscapedWords(nil, s)
+			got, ok := appendRawVector(nil, s)
+			if flags != 0 {
+				require.False(t, ok, "%q", s)
+			} else if ok {
+				require.Equal(t, string(want), string(got), "%q", s)
+			}
 		}
 	}
 }

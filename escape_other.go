@@ -13,3 +13,9 @@ func appendFieldsVector(dst []byte, _ []field, ends []int, _ queryEncoding) (_ [
 func appendEscapedVector(dst []byte, _ string, _ queryEncoding) (_ []byte, ok bool) {
 	return dst, false
 }
+
+// appendRawVector is escape_amd64.go's vector path, absent on this
+// platform: appendRawEscaped reads every byte itself.
+func appendRawVector(dst []byte, _ string) (_ []byte, ok bool) {
+	return dst, false
+}
