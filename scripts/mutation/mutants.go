@@ -82,6 +82,18 @@ var mutants = []mutant{
 	{"exp-repeated-accepted", false, "sign.go",
 		"if err != nil || len(form[fieldExp]) != 1 {", "if err != nil {", root},
 
+	// The vector escaper (escape_amd64.s): a load across a page, an escape
+	// of a kept byte or one cut short copied as it is, the mask of the
+	// bytes to escape inverted.
+	{"vector-load-crosses-page", false, "escape_amd64.s",
+		"CMPQ AX, $4080", "CMPQ AX, $4095", root},
+	{"raw-kept-escape-copied", false, "escape_amd64.s",
+		"JNZ recheck        // an escape of a byte RFC 3986 keeps", "NOP", root},
+	{"raw-short-escape-copied", false, "escape_amd64.s",
+		"JGE recheck        // fewer than two bytes after it", "NOP", root},
+	{"vector-escape-mask-inverted", false, "escape_amd64.s",
+		"NOTQ DX            // the substituted bytes a form encoding keeps", "NOP", root},
+
 	// The handler and the in-memory deduper.
 	{"double-payment-silent", false, "callback_event.go",
 		"case paid == cb.OrderNo:", "case paid != \"\":", root},
