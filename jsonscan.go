@@ -50,6 +50,12 @@ type jsonScan[T jsonText] struct {
 	// is told to onLong with its JSON pointer, sets long and reads as empty.
 	maxValue int
 	long     bool // the last str or number was longer than maxValue
+	// notUTF8 is set when the last str held invalid UTF-8 or a \u escape
+	// of an unpaired surrogate, which it decoded as U+FFFD: two different
+	// texts then read alike, so a caller that keeps the string refuses it
+	// (ruleUTF8). Found while decoding, in the same pass; never set by a
+	// number.
+	notUTF8 bool
 	// onLong, when set, is told of each value longer than maxValue (key
 	// false: pointer is the value's) and each such key (key true: pointer
 	// is its object's).
@@ -435,7 +441,7 @@ func (p *jsonScan[T]) literal(word string) {
 // returns its text, or an empty one (with long set) when it is longer than
 // maxValue.
 func (p *jsonScan[T]) number() T {
-	p.long = false
+	p.long, p.notUTF8 = false, false
 	start, base := p.i, p.base
 	p.optional('-')
 	if !p.intPart() || !p.fraction() || !p.exponent() {
@@ -500,11 +506,12 @@ func (p *jsonScan[T]) inToken() bool {
 // str consumes a string and returns its value: a piece of the input when
 // it holds no escape, decoded otherwise (a copy for a jsonScanner, the
 // scratch buffer for a byteScanner; a key's own copy for either). Invalid
-// UTF-8 and lone surrogates become U+FFFD, as encoding/json does. A string
-// longer than maxValue bytes (quotes excluded) is reported and reads as
-// empty, with long set.
+// UTF-8 and lone surrogates become U+FFFD, as encoding/json does, and set
+// notUTF8. A string longer than maxValue bytes (quotes excluded) is
+// reported and reads as empty, with long set (notUTF8 then says nothing: a
+// stream may cut such a string between the bytes of a rune).
 func (p *jsonScan[T]) str() T {
-	p.long = false
+	p.long, p.notUTF8 = false, false
 	s := p.s
 	start := p.i + 1 // after the opening quote
 	j := start
@@ -606,7 +613,10 @@ func (p *jsonScan[T]) escapedStr(start int, special bool) T {
 		case c >= utf8.RuneSelf:
 			special = true
 			r, size := utf8.DecodeRune([]byte(p.s[p.i:min(len(p.s), p.i+utf8.UTFMax)]))
-			buf = utf8.AppendRune(buf, r) // RuneError for invalid bytes
+			buf = utf8.AppendRune(buf, r)
+			if size == 1 { // RuneError: a byte >= 0x80 that starts no rune
+				p.notUTF8 = true
+			}
 			p.i += size
 		default:
 			buf = append(buf, c)
@@ -666,10 +676,12 @@ func (p *jsonScan[T]) escape(buf []byte) ([]byte, bool) {
 }
 
 // lowSurrogate reads the \u escape that completes the high surrogate hi,
-// and returns the pair's rune; U+FFFD when none follows, leaving an escape
-// that is not a low surrogate to stand alone.
+// and returns the pair's rune; U+FFFD, with notUTF8 set, when none follows
+// (or hi is a low surrogate), leaving an escape that is not a low
+// surrogate to stand alone.
 func (p *jsonScan[T]) lowSurrogate(hi rune) (rune, bool) {
 	if len(p.s)-p.i < 6 || p.s[p.i] != '\\' || p.s[p.i+1] != 'u' {
+		p.notUTF8 = true
 		return utf8.RuneError, true
 	}
 	save := p.i
@@ -682,6 +694,7 @@ func (p *jsonScan[T]) lowSurrogate(hi rune) (rune, bool) {
 		return r, true
 	}
 	p.i = save // not a pair: the next escape stands alone
+	p.notUTF8 = true
 	return utf8.RuneError, true
 }
 

@@ -6,9 +6,12 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -20,7 +23,7 @@ type scanOps struct {
 	peek     func() byte
 	members  func(f func(key string))
 	elements func(f func(i int))
-	str      func() (string, bool) // the value, and whether it was too long
+	str      func() (string, bool, bool) // the value, whether it was too long, and whether it was not UTF-8
 	number   func() (string, bool)
 	skip     func() string
 	failed   func() bool  // a syntax error was found
@@ -33,7 +36,7 @@ func opsOf[T jsonText](p *jsonScan[T]) scanOps {
 		peek:     p.peek,
 		members:  func(f func(string)) { p.eachMember(func(k T) { f(string(k)) }) },
 		elements: p.eachElement,
-		str:      func() (string, bool) { s := p.str(); return string(s), p.long },
+		str:      func() (string, bool, bool) { s := p.str(); return string(s), p.long, p.notUTF8 },
 		number:   func() (string, bool) { s := p.number(); return string(s), p.long },
 		skip:     func() string { return string(p.skip()) },
 		failed:   func() bool { return p.err != nil },
@@ -50,10 +53,14 @@ func refOps(p *refScanner) scanOps {
 		peek:     p.peek,
 		members:  p.eachMember,
 		elements: p.eachElement,
-		str:      func() (string, bool) { s := p.str(); return s, p.long },
-		number:   func() (string, bool) { s := p.number(); return s, p.long },
-		skip:     p.skip,
-		failed:   func() bool { return p.err != nil },
+		str: func() (string, bool, bool) {
+			start := p.i + 1 // after the opening quote
+			s := p.str()
+			return s, p.long, p.err == nil && refNotUTF8(p.s[start:p.i-1])
+		},
+		number: func() (string, bool) { s := p.number(); return s, p.long },
+		skip:   p.skip,
+		failed: func() bool { return p.err != nil },
 		finish: func() error {
 			if p.ws(); p.err == nil && p.i < len(p.s) {
 				p.fail("data after the top-level value")
@@ -61,6 +68,52 @@ func refOps(p *refScanner) scanOps {
 			return p.err
 		},
 	}
+}
+
+// refNotUTF8 is the reference for jsonScan's notUTF8, read from a valid
+// string's JSON text (quotes excluded) apart from the scanner: the plain
+// runs between escapes must be valid UTF-8 (an escape is ASCII, so no rune
+// spans one), and in each run of \u escapes every surrogate must be a high
+// one followed by a low one.
+func refNotUTF8(text string) bool {
+	var units []uint16 // the run of \u escapes being read
+	bad := false
+	unpaired := func() {
+		for k := 0; k < len(units); k++ {
+			if utf16.IsSurrogate(rune(units[k])) {
+				if units[k] < 0xdc00 && k+1 < len(units) && units[k+1] >= 0xdc00 && units[k+1] < 0xe000 {
+					k++
+					continue
+				}
+				bad = true
+			}
+		}
+		units = units[:0]
+	}
+	for i := 0; i < len(text); {
+		switch {
+		case text[i] != '\\':
+			unpaired()
+			j := strings.IndexByte(text[i:], '\\')
+			if j < 0 {
+				j = len(text) - i
+			}
+			bad = bad || !utf8.ValidString(text[i:i+j])
+			i += j
+		case text[i+1] == 'u':
+			u, err := strconv.ParseUint(text[i+2:i+6], 16, 16)
+			if err != nil {
+				panic("refNotUTF8 of a string the scanner found valid: " + text)
+			}
+			units = append(units, uint16(u))
+			i += 6
+		default:
+			unpaired()
+			i += 2
+		}
+	}
+	unpaired()
+	return bad
 }
 
 // walkJSON reads the value at hand the way a caller does, descending into
@@ -97,8 +150,11 @@ func walkJSON(o scanOps, depth, head int, log *[]string) {
 			walkJSON(o, depth+1, head, log)
 		})
 	case c == '"':
-		s, long := o.str()
+		s, long, notUTF8 := o.str()
 		*log = append(*log, "str "+s+map[bool]string{true: " (long)"}[long])
+		if notUTF8 && !long && !o.failed() { // what a caller that keeps the string reads
+			*log = append(*log, "not UTF-8")
+		}
 	case c == '-' || '0' <= c && c <= '9':
 		s, long := o.number()
 		*log = append(*log, "num "+s+map[bool]string{true: " (long)"}[long])
@@ -172,6 +228,11 @@ func scanCorpus(tb testing.TB) [][]byte {
 		"\"\xff\xfe a\"", "\"a\x01\"", `"\x"`, `"\`, `"abc`, `[1.]`, `[-]`, `[01]`, `[1e]`, `[1e+]`, `[.5]`,
 		`[tru]`, `[nul`, `{"a":1,}`, `{,}`, `{"a" 1}`, `{1:2}`, `[1 2]`, `[1,]`, `{"a":1} x`, `{"a/b~c":["x"]}`,
 		`{"k\u0065y":"v\u0061lue","k\ney":1}`,
+		// Text that is not UTF-8 (notUTF8), and near misses that are.
+		"\"\xc3\"", "\"abc\xe2\x82\"", "\"\x80\"", "\"\xc0\xaf\"", "\"\xe0\x80\xaf\"", "\"\xf0\x80\x80\xaf\"",
+		"\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"", "[\"\\n\xff\",\"ok\",\"\xe9\"]", "{\"k\xff\":\"v\"}",
+		`"\udc00"`, `"\ude00\ud83d"`, `"\ud83d\ud83d\ude00"`, `"\ud83d\n"`, `"x\ud83d"`, `["\ud800","a"]`,
+		`"\ufffd\ud83d\ude00"`, "\"\xef\xbf\xbd \xc3\xa9 \xf0\x9f\x98\x80\"",
 	} {
 		out = append(out, []byte(s))
 	}

@@ -1,7 +1,8 @@
 package paygate
 
-// The rules any field of a decoded input can break: presence, JSON type and
-// JSON syntax (docs/protocol.md "Errors"). FieldError.Rule holds one of these
+// The rules any field of a decoded input can break: presence, JSON type,
+// JSON syntax (docs/protocol.md "Errors") and text encoding (ruleUTF8:
+// docs/assumptions.md A-webhook-encoding). FieldError.Rule holds one of these
 // texts; the formats take WebhookValidator.WithMaxValueBytes's cap or counts.
 const (
 	ruleRequired     = "required"
@@ -15,4 +16,5 @@ const (
 	ruleTooLong      = "must be at most %d bytes of JSON text (WebhookValidator.WithMaxValueBytes)"
 	ruleMoreProblems = "%d more problems, not listed: only the first %d are"
 	ruleKeyTooLong   = "must have no key longer than %d bytes of JSON text (WebhookValidator.WithMaxValueBytes)"
+	ruleUTF8         = `must be valid UTF-8: no invalid byte and no \u escape of an unpaired surrogate (either would read as U+FFFD)`
 )

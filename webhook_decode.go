@@ -12,7 +12,11 @@ import (
 // failure of the whole decode, and unknown fields are tolerated. Keys match
 // exactly (not case-insensitively, as encoding/json would), and a known key
 // given twice in one object is a problem rather than a silent choice between
-// two values (docs/assumptions.md A-webhook-keys). It returns the typed batch when there is no problem (its
+// two values (docs/assumptions.md A-webhook-keys). A string it keeps that
+// is not valid UTF-8, or holds a \u escape of an unpaired surrogate, is a
+// problem of its field (ruleUTF8), never read as U+FFFD as encoding/json
+// would, which makes INV-\xff1 and INV-\xfe1 one orderno: an assumption,
+// docs/assumptions.md A-webhook-encoding. It returns the typed batch when there is no problem (its
 // strings are copies: body is not retained), and a *ValidationError
 // otherwise (field "" for a body that is not JSON at all).
 //
@@ -158,7 +162,12 @@ func (d *batchDecoder) schema() {
 		d.v.add("/$schema", ruleString, p.skipText())
 		return
 	}
-	if s := p.str(); d.keep {
+	s := p.str()
+	if p.notUTF8 && !p.long {
+		d.v.add("/$schema", ruleUTF8, "")
+		return
+	}
+	if d.keep {
 		d.batch.Schema = p.keep(s)
 	}
 }
@@ -203,7 +212,7 @@ func decodeTransaction(p *byteScanner, i int, tx *Transaction, v *ValidationErro
 
 // decodeTxField reads the value of field f (bit b) into tx and records in
 // m whether it is there or was reported: a value of the wrong JSON type, too
-// long, or that f.parse refuses.
+// long, not valid UTF-8, or that f.parse refuses.
 func decodeTxField(p *byteScanner, i int, f *txField, b uint16, tx *Transaction, v *ValidationError, m *txMasks) {
 	var raw []byte
 	switch c := p.peek(); {
@@ -223,13 +232,26 @@ func decodeTxField(p *byteScanner, i int, f *txField, b uint16, tx *Transaction,
 		m.reported |= b
 		return
 	}
-	if p.long { // reported as too long
+	keepTxValue(p, i, f, b, tx, v, m, raw)
+}
+
+// keepTxValue keeps raw, the string or number just read as field f (bit
+// b), in tx, unless it is too long (already reported), not valid UTF-8, or
+// f.parse refuses it, and records which in m.
+func keepTxValue(p *byteScanner, i int, f *txField, b uint16, tx *Transaction, v *ValidationError, m *txMasks, raw []byte) {
+	var rule string
+	switch {
+	case p.long: // reported as too long
 		m.reported |= b
 		return
-	}
-	if f.parse == nil {
+	case p.notUTF8: // read as U+FFFD: not the text sent
+		rule, raw = ruleUTF8, nil
+	case f.parse == nil:
 		f.store(tx, p.keep(raw))
-	} else if rule := f.parse(tx, p, raw); rule != "" {
+	default:
+		rule = f.parse(tx, p, raw)
+	}
+	if rule != "" {
 		v.add(txPointer(i, f.name), rule, string(raw))
 		m.reported |= b
 		return
@@ -242,7 +264,8 @@ func decodeTxField(p *byteScanner, i int, f *txField, b uint16, tx *Transaction,
 var kindRules = [...]string{kindString: ruleString, kindNumber: ruleNumber, kindObject: ruleObject}
 
 // decodeZakat reads a data object into d and returns the mask of the fields
-// present as strings; wrong types and repeated keys are reported.
+// present as strings; wrong types, repeated keys and text that is not
+// valid UTF-8 are reported.
 func decodeZakat(p *byteScanner, i int, d *ZakatData, v *ValidationError) uint16 {
 	var present, keys uint16
 	p.eachMember(func(key []byte) {
@@ -259,7 +282,11 @@ func decodeZakat(p *byteScanner, i int, d *ZakatData, v *ValidationError) uint16
 		case p.peek() != '"':
 			v.add(dataPointer(i, zakatFields[bit].name), ruleString, p.skipText())
 		default:
-			if s := p.str(); !p.long {
+			switch s := p.str(); {
+			case p.long: // reported as too long
+			case p.notUTF8:
+				v.add(dataPointer(i, zakatFields[bit].name), ruleUTF8, "")
+			default:
 				*zakatFields[bit].ptr(d) = p.keep(s)
 				present |= b
 			}

@@ -3,6 +3,7 @@ package paygate
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"runtime"
 	"strings"
@@ -173,6 +174,9 @@ func FuzzValidateBatchJSON(f *testing.F) {
 	f.Add([]byte(`{"transactions":[1,"x",null,{}]}`))
 	f.Add([]byte(`{"transactions":{}}`))
 	f.Add([]byte(`[`))
+	for _, tc := range append(notUTF8Texts(), utf8Texts()...) {
+		f.Add(bodyWithText(f, []string{"orderno"}, tc.text))
+	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		batch, err := ValidateBatchJSON(body)
 		if err != nil {
@@ -272,5 +276,179 @@ func TestValidateBatchJSONMemoryBoundedByBody(t *testing.T) {
 			allocated := after.TotalAlloc - before.TotalAlloc
 			require.Less(t, allocated, uint64(150*len(body)), "%d bytes allocated for a body of %d (%.0fx)", allocated, len(body), float64(allocated)/float64(len(body)))
 		})
+	}
+}
+
+// textCase is the JSON text of a string (quotes excluded, put raw in a
+// body) and, when it is UTF-8, the string it reads as.
+type textCase struct {
+	name, text, want string
+}
+
+// notUTF8Texts are string texts that are not UTF-8 once read: invalid
+// bytes, or a \u escape of an unpaired surrogate. encoding/json reads each
+// as U+FFFD in place of the bad part, so that two of them read alike.
+func notUTF8Texts() []textCase {
+	return []textCase{
+		{name: "raw 0xff", text: "INV-\xff1"},
+		{name: "raw 0xfe", text: "INV-\xfe1"},
+		{name: "lone continuation byte", text: "INV-\x801"},
+		{name: "2-byte sequence cut at the end", text: "INV-\xc3"},
+		{name: "3-byte sequence cut at the end", text: "INV-\xe2\x82"},
+		{name: "4-byte sequence cut at the end", text: "INV-\xf0\x9f\x98"},
+		{name: "sequence cut by an escape", text: "INV-\xe2\x82\\n"},
+		{name: "invalid byte after an escape", text: "INV-\\n\xff"},
+		{name: "overlong '/' in 2 bytes", text: "INV-\xc0\xaf"},
+		{name: "overlong '/' in 3 bytes", text: "INV-\xe0\x80\xaf"},
+		{name: "overlong '/' in 4 bytes", text: "INV-\xf0\x80\x80\xaf"},
+		{name: "surrogate encoded in UTF-8", text: "INV-\xed\xa0\x80"},
+		{name: "beyond U+10FFFF", text: "INV-\xf4\x90\x80\x80"},
+		{name: "lone high surrogate escape", text: `INV-\ud800`},
+		{name: "lone high surrogate escape at the end", text: `INV-\ud83d`},
+		{name: "lone low surrogate escape", text: `INV-\udc00`},
+		{name: "pair reversed", text: `INV-\ude00\ud83d`},
+		{name: "high surrogate then a letter's escape", text: `INV-\ud83d\u0041`},
+		{name: "high surrogate then another escape", text: `INV-\ud83d\n`},
+		{name: "high surrogate then a pair", text: `INV-\ud83d\ud83d\ude00`},
+	}
+}
+
+// utf8Texts are string texts near those of notUTF8Texts that are UTF-8,
+// with what they read as.
+func utf8Texts() []textCase {
+	return []textCase{
+		{name: "accented", text: "INV-\xc3\xa9", want: "INV-é"},
+		{name: "escape of an accented letter", text: `INV-\u00e9`, want: "INV-é"},
+		{name: "surrogate pair escape", text: `INV-\ud83d\ude00`, want: "INV-😀"},
+		{name: "surrogate pair escape, upper case", text: `INV-\uD83D\uDE00`, want: "INV-😀"},
+		{name: "4-byte sequence", text: "INV-\xf0\x9f\x98\x80", want: "INV-😀"},
+		{name: "U+FFFD itself", text: "INV-\xef\xbf\xbd", want: "INV-\uFFFD"},
+		{name: "escape of U+FFFD", text: `INV-\ufffd`, want: "INV-\uFFFD"},
+		{name: "noncharacter U+FFFE", text: "INV-\xef\xbf\xbe", want: "INV-\uFFFE"},
+		{name: "last code point", text: "INV-\xf4\x8f\xbf\xbf", want: "INV-\U0010FFFF"},
+	}
+}
+
+// textPaths are the paths (as mutation.path) of every string a batch
+// keeps: $schema, the string fields of a transaction and its data fields.
+func textPaths() [][]string {
+	paths := [][]string{{"", "$schema"}}
+	for _, f := range txFields {
+		if f.kind == kindString {
+			paths = append(paths, []string{f.name})
+		}
+	}
+	for _, f := range zakatFields {
+		paths = append(paths, []string{"data", f.name})
+	}
+	return paths
+}
+
+// textPointer is the JSON pointer of a path of textPaths, in transaction 0.
+func textPointer(path []string) string {
+	if path[0] == "" {
+		return "/" + path[1]
+	}
+	return "/transactions/0/" + strings.Join(path, "/")
+}
+
+// bodyWithText is a valid body of two transactions with the string at path
+// (in transaction 0) given the JSON text text, raw.
+func bodyWithText(t testing.TB, path []string, text string) []byte {
+	t.Helper()
+	const marker = "@text@"
+	body := validBatchMap(2)
+	target, key := body["transactions"].([]any)[0].(map[string]any), path[0]
+	switch path[0] {
+	case "":
+		target, key = body, path[1]
+	case "data":
+		target, key = target["data"].(map[string]any), path[1]
+	}
+	target[key] = marker
+	raw, err := json.Marshal(body)
+	require.NoError(t, err)
+	require.Equal(t, 1, bytes.Count(raw, []byte(marker)))
+	return bytes.Replace(raw, []byte(`"`+marker+`"`), []byte(`"`+text+`"`), 1)
+}
+
+// Every string a batch keeps that is not UTF-8 once read is a problem of
+// its own, ruleUTF8 at its pointer, instead of its field's other rules;
+// the stream reports the same in windows of every size.
+func TestValidateBatchJSONRefusesTextNotUTF8(t *testing.T) {
+	for _, path := range textPaths() {
+		pointer := textPointer(path)
+		want := []FieldError{{Field: pointer, Rule: ruleUTF8}}
+		if pointer == "/transactions/0/data/zakat_type" { // not read: not a fitrah type
+			want = append(want, FieldError{Field: "/transactions/0/data/zakat_rate", Rule: ruleFitrahOnly},
+				FieldError{Field: "/transactions/0/data/zakat_dependant", Rule: ruleFitrahOnly})
+		}
+		for _, tc := range notUTF8Texts() {
+			t.Run(pointer+"/"+tc.name, func(t *testing.T) {
+				body := bodyWithText(t, path, tc.text)
+				batch, err := ValidateBatchJSON(body)
+				require.Nil(t, batch)
+				require.Equal(t, want, problemsOf(t, err))
+				requireSameAsJSON(t, body, 1, 2, 7, 64)
+			})
+		}
+	}
+}
+
+// Text that is UTF-8, escaped or not, is read as it is, U+FFFD included.
+func TestValidateBatchJSONReadsUTF8Text(t *testing.T) {
+	read := map[string]func(b *Batch) string{ // the free-text fields
+		"/$schema":                           func(b *Batch) string { return b.Schema },
+		"/transactions/0/orderno":            func(b *Batch) string { return b.Transactions[0].OrderNo },
+		"/transactions/0/name":               func(b *Batch) string { return b.Transactions[0].Name },
+		"/transactions/0/data/zakat_name":    func(b *Batch) string { return b.Transactions[0].Data.Name },
+		"/transactions/0/data/zakat_address": func(b *Batch) string { return b.Transactions[0].Data.Address },
+		"/transactions/0/data/zakat_city":    func(b *Batch) string { return b.Transactions[0].Data.City },
+	}
+	for _, path := range textPaths() {
+		pointer := textPointer(path)
+		if read[pointer] == nil {
+			continue
+		}
+		for _, tc := range utf8Texts() {
+			t.Run(pointer+"/"+tc.name, func(t *testing.T) {
+				body := bodyWithText(t, path, tc.text)
+				batch, err := ValidateBatchJSON(body)
+				require.NoError(t, err)
+				require.Equal(t, tc.want, read[pointer](batch))
+				requireSameAsJSON(t, body, 1, 2, 7, 64)
+			})
+		}
+	}
+}
+
+// Two ordernos that differ only in bytes that are not UTF-8 are both
+// refused as such, not read as one orderno given twice (encoding/json reads
+// both as INV-\uFFFD1).
+func TestValidateBatchJSONOrdernosNotUTF8AreNotDuplicates(t *testing.T) {
+	for _, pair := range [][2]string{
+		{"INV-\xff1", "INV-\xfe1"},
+		{`INV-\ud8001`, `INV-\udbff1`},
+		{"INV-\xff1", `INV-\udc001`},
+	} {
+		body := validBatchMap(2)
+		for k, txAny := range body["transactions"].([]any) {
+			txAny.(map[string]any)["orderno"] = fmt.Sprintf("@orderno%d@", k)
+		}
+		raw, err := json.Marshal(body)
+		require.NoError(t, err)
+		for k, text := range pair {
+			raw = bytes.Replace(raw, []byte(fmt.Sprintf(`"@orderno%d@"`, k)), []byte(`"`+text+`"`), 1)
+		}
+		var ref Batch
+		require.NoError(t, json.Unmarshal(raw, &ref))
+		require.Equal(t, ref.Transactions[0].OrderNo, ref.Transactions[1].OrderNo, "encoding/json reads %q and %q alike", pair[0], pair[1])
+
+		_, err = ValidateBatchJSON(raw)
+		require.Equal(t, []FieldError{
+			{Field: "/transactions/0/orderno", Rule: ruleUTF8},
+			{Field: "/transactions/1/orderno", Rule: ruleUTF8},
+		}, problemsOf(t, err), "%q and %q", pair[0], pair[1])
+		requireSameAsJSON(t, raw, 1, 2, 7, 64)
 	}
 }

@@ -53,6 +53,9 @@ type txField struct {
 	// absent reports whether a typed transaction leaves the field out
 	// (ValidateTransactions); nil: never.
 	absent func(tx *Transaction) bool
+	// text is a typed transaction's string, which must be valid UTF-8
+	// (ValidateTransactions, ruleUTF8); nil: the field is not a string.
+	text func(tx *Transaction) string
 	// check returns the rule a present value breaks and the value to
 	// show, or "" (it builds neither when the value is good: it runs on
 	// every transaction); nil: no rule beyond reading it.
@@ -64,6 +67,7 @@ type txField struct {
 var txFields = [...]txField{
 	{
 		name:   "agency",
+		text:   func(tx *Transaction) string { return string(tx.Agency) },
 		store:  func(tx *Transaction, s string) { tx.Agency = ZakatAgency(s) },
 		absent: func(tx *Transaction) bool { return tx.Agency == "" },
 		check: func(tx *Transaction, rules WebhookValidator) (string, string) {
@@ -75,6 +79,7 @@ var txFields = [...]txField{
 	},
 	{
 		name:   "orderno",
+		text:   func(tx *Transaction) string { return tx.OrderNo },
 		store:  func(tx *Transaction, s string) { tx.OrderNo = s },
 		absent: func(tx *Transaction) bool { return tx.OrderNo == "" },
 		check: func(tx *Transaction, _ WebhookValidator) (string, string) {
@@ -94,6 +99,7 @@ var txFields = [...]txField{
 	},
 	{
 		name:   "name",
+		text:   func(tx *Transaction) string { return tx.Name },
 		store:  func(tx *Transaction, s string) { tx.Name = s },
 		absent: func(tx *Transaction) bool { return tx.Name == "" },
 		check: func(tx *Transaction, _ WebhookValidator) (string, string) {
@@ -102,6 +108,7 @@ var txFields = [...]txField{
 	},
 	{
 		name:   "email",
+		text:   func(tx *Transaction) string { return tx.Email },
 		store:  func(tx *Transaction, s string) { tx.Email = s },
 		absent: func(tx *Transaction) bool { return tx.Email == "" },
 		check: func(tx *Transaction, _ WebhookValidator) (string, string) {
@@ -115,6 +122,7 @@ var txFields = [...]txField{
 	},
 	{
 		name:   "status",
+		text:   func(tx *Transaction) string { return string(tx.Status) },
 		store:  func(tx *Transaction, s string) { tx.Status = Status(s) },
 		absent: func(tx *Transaction) bool { return tx.Status == "" },
 		check: func(tx *Transaction, _ WebhookValidator) (string, string) {

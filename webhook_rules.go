@@ -5,13 +5,17 @@ import (
 	"math/big"
 	"math/bits"
 	"strconv"
+	"unicode/utf8"
 )
 
 // ValidateTransactions checks typed transactions against every rule of docs/protocol.md
 // B2, B3 and Errors, reporting all problems at once in a *ValidationError
 // whose fields are JSON pointers (/transactions/3/data/zakat_ic_no). An empty
 // string (or zero Time) counts as absent: required fields must be set,
-// optional data fields are checked only when set.
+// optional data fields are checked only when set. A string that is not
+// valid UTF-8 is a problem of its field (json.Marshal would send U+FFFD in
+// place of its bad bytes: an assumption, docs/assumptions.md
+// A-webhook-encoding).
 //
 // It checks the document's agency codes; WebhookValidator.ValidateTransactions
 // checks others.
@@ -41,7 +45,9 @@ func checkTyped(txs []Transaction, rules WebhookValidator) ([]txProblems, error)
 	seen := newOrderNoSet(len(txs))
 	for i := range txs {
 		start := len(v.Problems)
-		checkTransaction(&v, i, &txs[i], typedMasks(&txs[i]), seen, rules)
+		m := typedMasks(&txs[i])
+		checkTypedText(&v, i, &txs[i], &m)
+		checkTransaction(&v, i, &txs[i], m, seen, rules)
 		if end := len(v.Problems); end > start {
 			byTx = append(byTx, txProblems{index: i, problems: v.Problems[start:end:end]})
 		}
@@ -64,6 +70,27 @@ func typedMasks(tx *Transaction) txMasks {
 		}
 	}
 	return m
+}
+
+// checkTypedText reports the string fields of a typed transaction that are
+// not valid UTF-8 (ruleUTF8: json.Marshal would send U+FFFD in place of
+// the bad bytes, so two ordernos would go out as one) and takes them out of
+// m's present fields, so that no other rule reads them: an assumption,
+// docs/assumptions.md A-webhook-encoding.
+func checkTypedText(v *ValidationError, i int, tx *Transaction, m *txMasks) {
+	for bit := range txFields {
+		if f := &txFields[bit]; f.text != nil && m.present&(1<<bit) != 0 && !utf8.ValidString(f.text(tx)) {
+			v.add(txPointer(i, f.name), ruleUTF8, "")
+			m.present &^= 1 << bit
+			m.reported |= 1 << bit
+		}
+	}
+	for bit := range zakatFields {
+		if f := &zakatFields[bit]; m.data&(1<<bit) != 0 && !utf8.ValidString(*f.ptr(&tx.Data)) {
+			v.add(dataPointer(i, f.name), ruleUTF8, "")
+			m.data &^= 1 << bit
+		}
+	}
 }
 
 // txMasks says what was read of one transaction: bit i is txFields[i]

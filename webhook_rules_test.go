@@ -132,3 +132,83 @@ func TestValidateTransactionsDuplicatesAndAll(t *testing.T) {
 	require.Equal(t, "ORD-000000", probs[1].Value)
 	require.NoError(t, ValidateTransactions(nil))
 }
+
+// notUTF8Strings are Go strings that are not UTF-8, which json.Marshal
+// would send with U+FFFD in place of their bad bytes.
+func notUTF8Strings() []textCase {
+	return []textCase{
+		{name: "raw 0xff", text: "INV-\xff1"},
+		{name: "lone continuation byte", text: "INV-\x801"},
+		{name: "sequence cut at the end", text: "INV-\xe2\x82"},
+		{name: "overlong '/'", text: "INV-\xc0\xaf"},
+		{name: "surrogate encoded in UTF-8", text: "INV-\xed\xa0\x80"},
+		{name: "beyond U+10FFFF", text: "INV-\xf4\x90\x80\x80"},
+	}
+}
+
+// setText sets the string at path (a path of textPaths, not $schema) of a
+// typed transaction.
+func setText(tx *Transaction, path []string, s string) {
+	if path[0] == "data" {
+		*zakatFields[bitOf(zakatFields[:], path[1])].ptr(&tx.Data) = s
+		return
+	}
+	txFields[bitOf(txFields[:], path[0])].store(tx, s)
+}
+
+// bitOf is the index of the row named name.
+func bitOf[R interface{ key() string }](rows []R, name string) int {
+	for i, r := range rows {
+		if r.key() == name {
+			return i
+		}
+	}
+	panic(name)
+}
+
+// A typed string that is not UTF-8 is a problem of its own, ruleUTF8 at
+// its pointer, instead of its field's other rules; UTF-8 text, U+FFFD
+// included, is valid.
+func TestValidateTransactionsRefusesTextNotUTF8(t *testing.T) {
+	for _, path := range textPaths() {
+		if path[0] == "" || path[0] == "time" { // not a string of a Transaction
+			continue
+		}
+		pointer := textPointer(path)
+		for _, tc := range notUTF8Strings() {
+			t.Run(pointer+"/"+tc.name, func(t *testing.T) {
+				tx := validTx(0)
+				setText(&tx, path, tc.text)
+				want := []FieldError{{Field: pointer, Rule: ruleUTF8}}
+				if pointer == "/transactions/0/data/zakat_type" { // not a fitrah type
+					want = append(want, FieldError{Field: "/transactions/0/data/zakat_rate", Rule: ruleFitrahOnly, Value: tc.text},
+						FieldError{Field: "/transactions/0/data/zakat_dependant", Rule: ruleFitrahOnly, Value: tc.text})
+				}
+				require.Equal(t, want, problemsOf(t, ValidateTransactions([]Transaction{tx})))
+			})
+		}
+	}
+	for _, s := range []string{"INV-é", "INV-\uFFFD", "INV-\U0010FFFF"} {
+		tx := validTx(0)
+		tx.OrderNo, tx.Name, tx.Data.City = s, s, s
+		require.NoError(t, ValidateTransactions([]Transaction{tx}), "%q", s)
+	}
+}
+
+// Two typed ordernos that differ only in bytes that are not UTF-8, which
+// json.Marshal sends as one orderno, are both refused as such, not as
+// duplicates.
+func TestValidateTransactionsOrdernosNotUTF8AreNotDuplicates(t *testing.T) {
+	a, b := validTx(0), validTx(1)
+	a.OrderNo, b.OrderNo = "INV-\xff1", "INV-\xfe1"
+	ja, err := json.Marshal(a.OrderNo)
+	require.NoError(t, err)
+	jb, err := json.Marshal(b.OrderNo)
+	require.NoError(t, err)
+	require.Equal(t, ja, jb, "json.Marshal sends both as one orderno")
+
+	require.Equal(t, []FieldError{
+		{Field: "/transactions/0/orderno", Rule: ruleUTF8},
+		{Field: "/transactions/1/orderno", Rule: ruleUTF8},
+	}, problemsOf(t, ValidateTransactions([]Transaction{a, b})))
+}

@@ -259,6 +259,54 @@ func TestWebhookSenderStopsOnUnauthorized(t *testing.T) {
 	require.Zero(t, report.Requests[2].Attempts)
 }
 
+// A transaction with a string that is not UTF-8 never reaches the network
+// (json.Marshal would send U+FFFD in place of its bad bytes: two ordernos
+// as one); the others go out byte for byte as given.
+func TestWebhookSenderNeverSendsTextNotUTF8(t *testing.T) {
+	s, mt, _ := newTestSender(t)
+	var bodies [][]byte
+	mt.RegisterResponder(http.MethodPost, testWebhookURL, func(req *http.Request) (*http.Response, error) {
+		raw, err := io.ReadAll(req.Body)
+		require.NoError(t, err)
+		bodies = append(bodies, raw)
+		return httpmock.NewStringResponse(200, ""), nil
+	})
+	txs := validTxs(4)
+	txs[0].OrderNo, txs[1].OrderNo = "INV-\xff1", "INV-\xfe1"
+	txs[2].Data.Name = "Ahmad \xc0\xaf"
+
+	report, err := s.Send(context.Background(), txs[:3])
+	require.Error(t, err)
+	require.Zero(t, mt.GetTotalCallCount(), "nothing is sent")
+	require.Empty(t, report.Requests)
+	require.Len(t, report.Invalid, 3)
+	for k, it := range report.Invalid {
+		require.Equal(t, k, it.Index)
+		require.Len(t, it.Problems, 1)
+		require.Equal(t, ruleUTF8, it.Problems[0].Rule)
+	}
+	require.Equal(t, "/transactions/2/data/zakat_name", report.Invalid[2].Problems[0].Field)
+
+	txs[3].Name = "Siti \xef\xbf\xbd é" // U+FFFD sent as given is UTF-8
+	report, err = s.Send(context.Background(), txs)
+	require.Error(t, err)
+	require.Len(t, report.Invalid, 3)
+	require.Equal(t, []string{"ORD-000003"}, report.Accepted)
+	require.Len(t, bodies, 1)
+	batch, err := ValidateBatchJSON(bodies[0])
+	require.NoError(t, err)
+	require.Equal(t, []Transaction{txs[3]}, normalTimes(batch.Transactions, txs[3].Time.Location()))
+}
+
+// normalTimes puts the times of txs in loc, to compare them with what was
+// sent.
+func normalTimes(txs []Transaction, loc *time.Location) []Transaction {
+	for i := range txs {
+		txs[i].Time = txs[i].Time.In(loc)
+	}
+	return txs
+}
+
 // After the context ends nothing more is sent, and the wait for a retry ends
 // at once.
 func TestWebhookSenderCancel(t *testing.T) {

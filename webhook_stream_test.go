@@ -278,6 +278,9 @@ func FuzzValidateBatchReader(f *testing.F) {
 	for _, b := range longValueBodies() {
 		f.Add(b)
 	}
+	for _, tc := range append(notUTF8Texts(), utf8Texts()...) {
+		f.Add(bodyWithText(f, []string{"data", "zakat_name"}, tc.text))
+	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		done := make(chan struct{})
 		go func() {
