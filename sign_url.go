@@ -586,16 +586,17 @@ func appendSortedQuery(dst []byte, query, exp string) ([]byte, bool) {
 			return dst, false
 		}
 		p, ok := splitPair(query, pos)
-		if pos = p.next; !ok || p.replaced() && !validRawValue(dst[len(dst):], p.value) {
+		replaced := p.replaced()
+		if pos = p.next; !ok || replaced && !validRawValue(dst[len(dst):], p.value) {
 			return dst, false
 		}
-		if p.empty || p.replaced() {
+		if p.empty || replaced {
 			continue
 		}
 		if !sortedAfter(prev, p.key, written) {
 			return dst, false
 		}
-		if !expDone && fieldExp < p.key {
+		if !expDone && keyLess(fieldExp, p.key) {
 			dst, written, expDone = appendExpField(dst, written, exp), written+1, true
 		}
 		if dst, ok = appendRawPair(dst, written, p.key, p.value); !ok {
