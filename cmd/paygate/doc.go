@@ -13,9 +13,12 @@
 //	verify                   verify a callback body; -explain prints the candidate messages
 //	callback send            send a signed (or unsigned) test callback to a local URL
 //	report                   the payment report for a date range, as CSV or JSON lines
+//	                         (CSV: a cell that would run as a spreadsheet formula gets a
+//	                         leading '; -csv-raw: values exactly as sent)
 //	lookup REFNO             one order, for reconciliation
 //	reconcile REFNO...       dry run: each awaited order's gateway state and what a
-//	                         reconciliation would do, fulfilling nothing (table or CSV)
+//	                         reconciliation would do, fulfilling nothing (table or CSV,
+//	                         formula cells made text as report does; -csv-raw)
 //	ping                     check that the service answers (its echo and version), no credential sent
 //	webhook validate FILE... check webhook batch files against docs/protocol.md B1-B3
 //	                         (-agencies or PAYGATE_WEBHOOK_AGENCIES: the agency codes)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,7 +31,8 @@ verdict, one reference at a time, each as if nothing had been fulfilled yet.
 References come from the arguments and from -f (a file, or - for stdin; one a
 line, blank lines skipped); each is looked up once, in order. Lookups are
 paced by -interval; Ctrl-C stops and prints what was checked. The table is
-written at the end; CSV row by row. Exit status: 0 every lookup answered, 1 a
+written at the end; CSV row by row, with a leading ' before any cell a
+spreadsheet would run as a formula (-csv-raw: values exactly as sent). Exit status: 0 every lookup answered, 1 a
 lookup failed (or the run was interrupted), 2 usage or configuration.`
 
 // reconcileColumns are the columns of paygate reconcile, table and CSV.
@@ -56,8 +56,9 @@ var wouldDo = map[paygate.Outcome]string{
 // runReconcile is paygate reconcile: the gateway's state of each awaited
 // order and the reconciliation's verdict, without fulfilling anything.
 func runReconcile(e env, args []string) int {
-	fs := newFlags(e, "reconcile", "[-format table|csv] [-f FILE] [-interval D] [flags] [REFNO...]", reconcileAbout)
+	fs := newFlags(e, "reconcile", "[-format table|csv] [-csv-raw] [-f FILE] [-interval D] [flags] [REFNO...]", reconcileAbout)
 	format := fs.String("format", "table", "table or csv")
+	raw := csvRawFlag(fs)
 	file := fs.String("f", "", "read references from FILE, one a line (- for stdin)")
 	interval := fs.Duration("interval", paygate.DefaultReconcileInterval, "pause between two lookups")
 	cf := addClientFlags(fs)
@@ -82,7 +83,7 @@ func runReconcile(e env, args []string) int {
 	if err != nil {
 		return fail(e, "%v", err)
 	}
-	out := newReconcileWriter(e.stdout, *format)
+	out := newReconcileWriter(e.stdout, *format, *raw)
 	checked, errored, err := dryRunAll(e.ctx, client, tap, refs, *interval, out)
 	if err != nil {
 		return fail(e, "%v", err)
@@ -288,16 +289,17 @@ func (t *recordTap) record() (paygate.PaymentRecord, bool) {
 // reconcileWriter writes the rows as an aligned table (at flush) or as CSV
 // (row by row).
 type reconcileWriter struct {
-	csv   *csv.Writer
+	csv   *csvWriter
 	table *tabwriter.Writer
 	err   error
 }
 
-// newReconcileWriter writes the header in format to w.
-func newReconcileWriter(w io.Writer, format string) *reconcileWriter {
+// newReconcileWriter writes the header in format to w; raw: CSV cells as
+// sent, not spreadsheetSafe.
+func newReconcileWriter(w io.Writer, format string, raw bool) *reconcileWriter {
 	rw := &reconcileWriter{}
 	if format == "csv" {
-		rw.csv = csv.NewWriter(w)
+		rw.csv = newCSVWriter(w, raw)
 	} else {
 		rw.table = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	}

@@ -186,6 +186,42 @@ func TestReconcileHoldBackAndErrors(t *testing.T) {
 	require.NotContains(t, out+errOut, "tok-secret-123")
 }
 
+// The CSV of a dry run puts a ' before every cell a spreadsheet would run
+// as a formula, from the service or the operator alike, and leaves plain
+// numbers as sent; -csv-raw writes every value exactly as sent. The table
+// is for a terminal and is as sent.
+func TestReconcileCSVFormulas(t *testing.T) {
+	const link = `=HYPERLINK("http://evil","x")`
+	fakeReports(t, map[string][2]string{
+		"=EVIL-1": {"200", `{"status":"OK","fpxrequest":{"seller_order_no":"=EVIL-1","order_no":"=HYPERLINK(\"http://evil\",\"x\")","agency":"@SUM(A1)","amount":"10.00","status":"success","fpx_debit_auth_code":"-1"}}`},
+	}, 3, nil)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{name: "safe by default", args: []string{"-format", "csv"}, want: []string{"'=EVIL-1", "'" + link, "success", "10.00", "'@SUM(A1)", "-1"}},
+		{name: "-csv-raw", args: []string{"-format", "csv", "-csv-raw"}, want: []string{"=EVIL-1", link, "success", "10.00", "@SUM(A1)", "-1"}},
+		{name: "table", want: []string{"=EVIL-1", link, "success", "10.00", "@SUM(A1)", "-1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, "", append(append([]string{"reconcile", "-interval", "0"}, tc.args...), "=EVIL-1")...)
+			require.Equal(t, exitOK, code, errOut)
+			rows := tableRows(out)
+			if len(tc.args) > 0 {
+				var err error
+				rows, err = csv.NewReader(strings.NewReader(out)).ReadAll()
+				require.NoError(t, err, out)
+			}
+			require.Len(t, rows, 2, out)
+			require.Equal(t, reconcileColumns, rows[0])
+			require.Equal(t, tc.want, rows[1][:6], out)
+		})
+	}
+	_, _, help := runCLI(t, "", "reconcile", "-h")
+	require.Contains(t, help, "-csv-raw")
+}
+
 // Ctrl-C stops the run between lookups: what was checked is printed, and
 // the exit status says the run is incomplete.
 func TestReconcileStopsOnInterrupt(t *testing.T) {

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,12 +19,13 @@ import (
 // runReport writes the payment report for a date range, from the
 // configuration in PAYGATE_* variables.
 func runReport(e env, args []string) int {
-	fs := newFlags(e, "report", "-from YYYY-MM-DD -to YYYY-MM-DD [-approved] [-format csv|json] [flags]",
+	fs := newFlags(e, "report", "-from YYYY-MM-DD -to YYYY-MM-DD [-approved] [-format csv|json] [-csv-raw] [flags]",
 		"Writes the payment report (docs/protocol.md endpoint 4) for a date range, Malaysian days, to standard output, page by page.")
 	from := fs.String("from", "", "first day, YYYY-MM-DD (required)")
 	to := fs.String("to", "", "last day, YYYY-MM-DD (required)")
 	approved := fs.Bool("approved", false, "approved payments only")
-	format := fs.String("format", "csv", "csv (every row's fields as columns, values as sent) or json (one row per line)")
+	format := fs.String("format", "csv", "csv (every row's fields as columns, values as sent but for -csv-raw) or json (one row per line)")
+	raw := csvRawFlag(fs)
 	items := fs.Int("items", 100, "rows per page (-1: every row in one answer)")
 	cf := addClientFlags(fs)
 	if st, ok := parse(fs, args); !ok {
@@ -61,7 +61,7 @@ func runReport(e env, args []string) int {
 			return err
 		})
 	}
-	return writeCSV(e, client.Payments(e.ctx, q))
+	return writeCSV(e, client.Payments(e.ctx, q), *raw)
 }
 
 // writeRows feeds every row to write, with a progress line on a terminal.
@@ -96,10 +96,12 @@ func writeRows(e env, rows iter.Seq2[paygate.ReportRow, error], write func(payga
 // writeCSV writes the rows as CSV whose header is the union of every row's
 // fields, sorted, and whose values are the JSON values byte for byte: a
 // string's text, any other value (a number such as 10.50 or
-// 2611220346460000017, true, an object) as it was sent, null as empty. The
-// rows are spooled to a temporary file while the header is collected, so
-// memory stays at one page whatever the report's size.
-func writeCSV(e env, rows iter.Seq2[paygate.ReportRow, error]) int {
+// 2611220346460000017, true, an object) as it was sent, null as empty;
+// unless raw, a cell a spreadsheet would run as a formula gets a leading '
+// (spreadsheetSafe). The rows are spooled to a temporary file while the
+// header is collected, so memory stays at one page whatever the report's
+// size.
+func writeCSV(e env, rows iter.Seq2[paygate.ReportRow, error], raw bool) int {
 	spool, err := os.CreateTemp("", "paygate-report-*.jsonl")
 	if err != nil {
 		return fail(e, "spooling the report: %v", err)
@@ -131,7 +133,7 @@ func writeCSV(e env, rows iter.Seq2[paygate.ReportRow, error]) int {
 	if _, err := spool.Seek(0, io.SeekStart); err != nil {
 		return fail(e, "spooling the report: %v", err)
 	}
-	w := csv.NewWriter(e.stdout)
+	w := newCSVWriter(e.stdout, raw)
 	if len(header) > 0 {
 		_ = w.Write(header)
 	}

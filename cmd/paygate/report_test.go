@@ -86,6 +86,41 @@ func TestReportCSVKeepsData(t *testing.T) {
 		"7.00,MB2U0227,2611220346460000019,INV-3,\n", out)
 }
 
+// The CSV report puts a ' before every cell a spreadsheet would run as a
+// formula, header included, and leaves plain numbers as sent; -csv-raw
+// writes every value exactly as sent.
+func TestReportCSVFormulas(t *testing.T) {
+	page := `{"status":"OK","stats":{"total_pages":1},"data":[` +
+		`{"buyer_name":"=HYPERLINK(\"http://evil\",\"x\")","amount":-5.00,"phone":"+60123456789","note":"@SUM(A1:A9)","=k":"-2+3"},` +
+		`{"buyer_name":"Siti","amount":10.50,"phone":"-","note":"\tx","=k":"-1e2"}]}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, page)
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("PAYGATE_REPORTS_URL", srv.URL)
+	t.Setenv("PAYGATE_AUTH_TOKEN", "token")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "safe by default", want: "'=k,amount,buyer_name,note,phone\n" +
+			"'-2+3,-5.00,\"'=HYPERLINK(\"\"http://evil\"\",\"\"x\"\")\",'@SUM(A1:A9),+60123456789\n" +
+			"'-1e2,10.50,Siti,'\tx,'-\n"},
+		{name: "-csv-raw", args: []string{"-csv-raw"}, want: "=k,amount,buyer_name,note,phone\n" +
+			"-2+3,-5.00,\"=HYPERLINK(\"\"http://evil\"\",\"\"x\"\")\",@SUM(A1:A9),+60123456789\n" +
+			"-1e2,10.50,Siti,\"\tx\",-\n"}, // encoding/csv quotes a cell that begins with a TAB
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, "", append([]string{"report", "-from", "2026-11-01", "-to", "2026-11-30"}, tc.args...)...)
+			require.Equal(t, exitOK, code, errOut)
+			require.Equal(t, tc.want, out)
+		})
+	}
+	_, _, help := runCLI(t, "", "report", "-h")
+	require.Contains(t, help, "-csv-raw")
+}
+
 // A report whose stats.total_pages under-reports is written whole, with a
 // warning, and the command succeeds: every row came.
 func TestReportPastTotalPages(t *testing.T) {
