@@ -2,6 +2,7 @@ package paygate
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -123,4 +124,25 @@ func objectKeys(t *testing.T, raw json.RawMessage) []string {
 		require.NoError(t, dec.Decode(&skip))
 	}
 	return slices.Clip(keys)
+}
+
+// Every string of a Transaction has a row whose text reads it (what
+// ValidateTransactions checks for UTF-8: a string field without text would
+// go out unchecked), and text reads what store writes.
+func TestTextReadsEveryTransactionString(t *testing.T) {
+	typ := reflect.TypeFor[Transaction]()
+	for i := range typ.NumField() {
+		sf := typ.Field(i)
+		if sf.Type.Kind() != reflect.String {
+			continue
+		}
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		bit := txIndex(name)
+		require.GreaterOrEqual(t, bit, 0, "%s has no row", sf.Name)
+		f := txFields[bit]
+		require.NotNil(t, f.text, "row %s has no text", name)
+		var tx Transaction
+		f.store(&tx, "x\xff")
+		require.Equal(t, "x\xff", f.text(&tx), name)
+	}
 }

@@ -219,6 +219,13 @@ func TestWebhookSchemaCrossItemRules(t *testing.T) {
 	require.Len(t, probs, 2)
 	require.Contains(t, string(WebhookSchema()), "orderno is unique")
 	require.Contains(t, string(WebhookSchema()), "zakat_rate x zakat_dependant")
+
+	// Text that is not UTF-8 reaches a schema validator decoded, as U+FFFD.
+	bad := bodyWithText(t, []string{"name"}, "Siti \xff")
+	require.True(t, schemaAccepts(sch, bad))
+	_, err = ValidateBatchJSON(bad)
+	require.Equal(t, []FieldError{{Field: "/transactions/0/name", Rule: ruleUTF8}}, problemsOf(t, err))
+	require.Contains(t, string(WebhookSchema()), "valid UTF-8")
 }
 
 // benchBatch builds a body of n valid transactions.
