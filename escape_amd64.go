@@ -105,6 +105,16 @@ var rawVectors = func() (v escapeVectors) {
 	return v
 }()
 
+// rawQueryVectors is rawVectors with '&' and '=' kept too: a whole raw
+// query whose values hold no '=' (see appendRawQueryVector). Read-only
+// after package initialisation.
+var rawQueryVectors = func() (v escapeVectors) {
+	v = rawVectors
+	v.lutLo['&'&15] |= 1 << ('&' >> 4)
+	v.lutLo['='&15] |= 1 << ('=' >> 4)
+	return v
+}()
+
 // haveSSSE3 reports whether the CPU runs escapeFields (CPUID leaf 1, ECX
 // bit 9). Read-only after package initialisation.
 var haveSSSE3 = cpuidECX1()&(1<<9) != 0
@@ -166,6 +176,42 @@ func appendRawVector(dst []byte, s string) (_ []byte, ok bool) {
 		return dst, false
 	}
 	return dst[:len(dst)+n], true
+}
+
+// appendRawQueryVector appends query, a raw query of pairs whose keys
+// are RFC 3986's unreserved bytes and whose values hold no '=', as
+// appendRawEscaped would write each key and value, with '&' and '=' as
+// they are; ok is false, and nothing written, as for appendRawVector.
+func appendRawQueryVector(dst []byte, query string) (_ []byte, ok bool) {
+	if !haveSSSE3 {
+		return dst, false
+	}
+	dst = slices.Grow(dst, 3*len(query)+vectorSlack)
+	f := [1]field{{value: query}}
+	n := escapeFields(dst[len(dst):cap(dst)], 0, f[:], nil, &rawQueryVectors, false)
+	if n < 0 {
+		return dst, false
+	}
+	return dst[:len(dst)+n], true
+}
+
+// queryMarks writes, for each whole 16-byte block of query, the bits of
+// its '&' bytes, of its '=' bytes and of its bytes t does not keep, in
+// marks at 0, stride and 2*stride (escape_amd64.s).
+//
+//go:noescape
+func queryMarks(query string, marks []uint16, stride int, t *escapeVectors)
+
+// queryMarksVector returns the marks of query (see splitMarks) into
+// marks' memory, when the CPU has SSSE3; ok is false otherwise.
+func queryMarksVector(marks []uint16, query string) (_ []uint16, ok bool) {
+	if !haveSSSE3 {
+		return marks, false
+	}
+	stride := (len(query) + 15) / 16
+	marks = slices.Grow(marks[:0], 3*stride)[:3*stride]
+	queryMarks(query, marks, stride, &escapeVectorTables[encRFC3986])
+	return marks, true
 }
 
 // vectorSlack is the room escapeFields needs past the bytes it keeps: a

@@ -272,3 +272,62 @@ fin:
 	SUBQ dst_base+0(FP), AX
 	MOVQ AX, ret+96(FP)
 	RET
+
+// func queryMarks(query string, marks []uint16, stride int, t *escapeVectors)
+//
+// For each whole 16-byte block k of query: marks[k] gets the bits of its
+// '&' bytes, marks[stride+k] of its '=' bytes, and marks[2*stride+k] of
+// its bytes that t does not keep.
+TEXT ·queryMarks(SB), NOSPLIT, $0-56
+	MOVQ query_base+0(FP), SI
+	MOVQ query_len+8(FP), CX
+	MOVQ marks_base+16(FP), DI
+	MOVQ stride+40(FP), R8
+	MOVQ t+48(FP), AX
+	MOVOU 0(AX), X8    // lutLo
+	MOVOU 16(AX), X9   // lutHi
+	MOVOU 48(AX), X11  // 0x0f in every byte
+	PXOR X15, X15
+	MOVQ $0x2626262626262626, AX
+	MOVQ AX, X12
+	PUNPCKLQDQ X12, X12 // '&'
+	MOVQ $0x3d3d3d3d3d3d3d3d, AX
+	MOVQ AX, X13
+	PUNPCKLQDQ X13, X13 // '='
+	LEAQ (DI)(R8*2), R9  // the '=' marks
+	LEAQ (R9)(R8*2), R10 // the others
+
+marks:
+	CMPQ CX, $16
+	JLT marked
+	MOVOU (SI), X0
+	MOVOU X0, X1
+	PCMPEQB X12, X1
+	PMOVMSKB X1, AX
+	MOVW AX, (DI)
+	MOVOU X0, X1
+	PCMPEQB X13, X1
+	PMOVMSKB X1, AX
+	MOVW AX, (R9)
+	MOVOU X0, X1
+	PAND X11, X1
+	MOVOU X0, X2
+	PSRLW $4, X2
+	PAND X11, X2
+	MOVOU X8, X3
+	PSHUFB X1, X3
+	MOVOU X9, X4
+	PSHUFB X2, X4
+	PAND X4, X3
+	PCMPEQB X15, X3
+	PMOVMSKB X3, AX
+	MOVW AX, (R10)
+	ADDQ $16, SI
+	SUBQ $16, CX
+	ADDQ $2, DI
+	ADDQ $2, R9
+	ADDQ $2, R10
+	JMP marks
+
+marked:
+	RET

@@ -165,3 +165,19 @@ func TestRawVectorMatchesWords(t *testing.T) {
 		}
 	}
 }
+
+// TestSortedQueryVectorTakesAnOrder makes sure the vector path of
+// SignURL's sorted query is the one TestSignURLSortedPath and
+// FuzzSignReference exercise on a CPU with SSSE3, for an order as
+// url.Values.Encode writes it and for one whose '&' and '=' fall on the
+// blocks' edges.
+func TestSortedQueryVectorTakesAnOrder(t *testing.T) {
+	if !haveSSSE3 {
+		t.Skip("no SSSE3")
+	}
+	for _, q := range []string{benchOrder().Encode(), strings.Repeat("x", 15) + "=" + strings.Repeat("y", 15) + "&z=1"} {
+		var s signState
+		_, ok := s.appendSortedQueryVector(nil, q, "1800000060")
+		require.True(t, ok, q)
+	}
+}

@@ -19,3 +19,15 @@ func appendEscapedVector(dst []byte, _ string, _ queryEncoding) (_ []byte, ok bo
 func appendRawVector(dst []byte, _ string) (_ []byte, ok bool) {
 	return dst, false
 }
+
+// appendRawQueryVector is escape_amd64.go's vector path, absent on this
+// platform: appendSortedQuery writes pair by pair.
+func appendRawQueryVector(dst []byte, _ string) (_ []byte, ok bool) {
+	return dst, false
+}
+
+// queryMarksVector is escape_amd64.go's vector path, absent on this
+// platform: appendSortedQuery splits pairs a byte at a time.
+func queryMarksVector(marks []uint16, _ string) (_ []uint16, ok bool) {
+	return marks, false
+}

@@ -494,6 +494,9 @@ func (s *signState) appendURLMessageOf(dst []byte, rawURL, exp string) ([]byte, 
 		start := len(dst)
 		dst = append(dst, path...)
 		dst = append(dst, '?')
+		if out, ok := s.appendSortedQueryVector(dst, query, exp); ok {
+			return out, start, nil
+		}
 		if out, ok := appendSortedQuery(dst, query, exp); ok {
 			return out, start, nil
 		}

@@ -132,7 +132,8 @@ func isHostByte(c byte) bool {
 // urlScan is the fast path's scratch space: the fields of the query it
 // read, as offsets. A signState holds one.
 type urlScan struct {
-	scan []scanField
+	scan  []scanField
+	marks []uint16 // see splitMarks
 }
 
 // scanField is one field of a raw query, as offsets into it: the key
@@ -608,6 +609,139 @@ func appendSortedQuery(dst []byte, query, exp string) ([]byte, bool) {
 		dst = appendExpField(dst, written, exp)
 	}
 	return dst, true
+}
+
+// maxMarkedQuery bounds the queries appendSortedQueryVector reads (their
+// marks stay in the pool): longer ones take appendSortedQuery.
+const maxMarkedQuery = 8 << 10
+
+// appendSortedQueryVector is appendSortedQuery for the common query, read
+// by the bits of its '&' and '=' bytes (splitMarks) and escaped whole in
+// two calls of the vector escaper around exp's place, with '&' and '='
+// kept as they are: every pair has a key of RFC 3986's unreserved bytes,
+// '=', and a value without '=', none is empty or replaced, the keys come
+// sorted. It reports false, having appended nothing, for any other query,
+// or where the CPU has no vector escaper.
+func (s *signState) appendSortedQueryVector(dst []byte, query, exp string) ([]byte, bool) {
+	amp, eq, odd, ok := s.splitMarks(query)
+	if !ok {
+		return dst, false
+	}
+	// The '&' and '=' bytes in order must alternate, '=' first: one '='
+	// a pair, none in a value, no empty pair.
+	expAt, pr := len(query), pairReader{odd: odd, query: query, sep: -1}
+	for k := range amp {
+		for m := uint32(amp[k]) | uint32(eq[k]); m != 0; m &= m - 1 {
+			i := k<<4 + bits.TrailingZeros32(m)
+			if eq[k]>>(i&15)&1 != 0 {
+				if pr.sep >= 0 {
+					return dst, false
+				}
+				pr.sep = i
+				continue
+			}
+			if !pr.pair(i, &expAt) {
+				return dst, false
+			}
+		}
+	}
+	if !pr.pair(len(query), &expAt) {
+		return dst, false
+	}
+	start := len(dst)
+	out, ok := appendRawQueryVector(dst, query[:expAt])
+	if !ok {
+		return dst[:start], false
+	}
+	if expAt == len(query) {
+		out = append(out, '&')
+	}
+	out = append(out, fieldExp+"="...)
+	out = append(out, exp...)
+	if expAt < len(query) {
+		out = append(out, '&')
+		if out, ok = appendRawQueryVector(out, query[expAt:]); !ok {
+			return out[:start], false
+		}
+	}
+	return out, true
+}
+
+// pairReader checks the pairs of a query for appendSortedQueryVector, one
+// at each '&' (and at the end).
+type pairReader struct {
+	odd        []uint16 // the marks of bytes other than unreserved ones
+	query      string
+	start, sep int    // where the pair at hand starts, and its '=' (-1: none yet)
+	prev       string // the key before
+	pairs      int
+}
+
+// pair checks the pair that ends at end: it has an '=', a key of
+// unreserved bytes that the signer does not replace and that comes after
+// the last, and at most maxScanFields pairs so far. expAt becomes its
+// start when exp goes before it and nowhere yet.
+func (r *pairReader) pair(end int, expAt *int) bool {
+	if r.sep < 0 || r.pairs >= maxScanFields || nextMark(r.odd, r.start, r.sep) < r.sep {
+		return false
+	}
+	key := r.query[r.start:r.sep]
+	if key == fieldSignature || key == fieldExp || !sortedAfter(r.prev, key, r.pairs) {
+		return false
+	}
+	if *expAt == len(r.query) && keyLess(fieldExp, key) {
+		*expAt = r.start
+	}
+	r.prev, r.pairs, r.start, r.sep = key, r.pairs+1, end+1, -1
+	return true
+}
+
+// splitMarks returns the bits, 16 bytes of query an element, of its '&'
+// bytes, its '=' bytes and its bytes other than RFC 3986's unreserved
+// ones: the whole blocks by the vector escaper's classifier, the last
+// short one here. ok is false for a query longer than maxMarkedQuery, or
+// where the CPU has no vector escaper.
+func (s *signState) splitMarks(query string) (amp, eq, odd []uint16, ok bool) {
+	if len(query) == 0 || len(query) > maxMarkedQuery {
+		return nil, nil, nil, false
+	}
+	if s.marks, ok = queryMarksVector(s.marks, query); !ok {
+		return nil, nil, nil, false
+	}
+	n := len(s.marks) / 3
+	amp, eq, odd = s.marks[:n], s.marks[n:2*n], s.marks[2*n:]
+	if tail := len(query) &^ 15; tail < len(query) {
+		var a, e, o uint16
+		for i := tail; i < len(query); i++ {
+			bit := uint16(1) << (i - tail)
+			switch c := query[i]; {
+			case c == '&':
+				a |= bit
+			case c == '=':
+				e |= bit
+			}
+			if queryClass[query[i]] != qPlain {
+				o |= bit
+			}
+		}
+		amp[n-1], eq[n-1], odd[n-1] = a, e, o
+	}
+	return amp, eq, odd, true
+}
+
+// nextMark is the first byte at or after from, before end, whose bit is
+// set in marks, or end.
+func nextMark(marks []uint16, from, end int) int {
+	for k := from >> 4; k<<4 < end; k++ {
+		m := uint32(marks[k]) >> (from & 15) << (from & 15)
+		if k != from>>4 {
+			m = uint32(marks[k])
+		}
+		if m != 0 {
+			return min(k<<4+bits.TrailingZeros32(m), end)
+		}
+	}
+	return end
 }
 
 // rawPair is one pair of a raw query as splitPair reads it.

@@ -83,6 +83,10 @@ func TestSignURLSortedPath(t *testing.T) {
 		{query: benchOrder().Encode(), taken: true},
 		{query: "", taken: true},
 		{query: "a=1&b=2&z=3", taken: true},
+		{query: "a=1&b=2&z=3&", taken: true}, // an empty pair last
+		{query: "a=1&&b=2", taken: true},     // and between
+		{query: "aa=" + strings.Repeat("x", 13) + "&b=2&exp=1&zz=" + strings.Repeat("%E6", 9), taken: true}, // '&' and '=' across blocks
+		{query: "ab=1&b=2=3&c", taken: true},
 		{query: "a=1&exp=5&signature=x&z=3", taken: true},
 		{query: "=v&a&b=", taken: true},
 		{query: "a=b=c&b=%41%e6%9E&c=%2a+~&d=!*'()%20", taken: true},
@@ -103,6 +107,13 @@ func TestSignURLSortedPath(t *testing.T) {
 		t.Run(tt.query, func(t *testing.T) {
 			got, ok := appendSortedQuery(nil, tt.query, exp)
 			require.Equal(t, tt.taken, ok)
+			// The vector path takes a part of what the one-pass way
+			// takes, and writes the same.
+			var vs signState
+			if vgot, vok := vs.appendSortedQueryVector([]byte("p?"), tt.query, exp); vok {
+				require.True(t, ok, "the vector path took a query the one-pass way refuses")
+				require.Equal(t, "p?"+string(got), string(vgot))
+			}
 			if !ok {
 				return
 			}
