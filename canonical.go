@@ -200,7 +200,7 @@ func isPlain(k string) bool {
 // s.ends where each field ends in dst. Keys that s.plain marks are copied
 // as they are.
 func (s *canonicaliser) appendQuery(dst []byte, enc queryEncoding) []byte {
-	out, ends, ok := appendFieldsVector(dst, s.fields, s.ends, enc)
+	out, ends, ok := appendFieldsVector(dst, s.fields, s.ends, s.plain, enc)
 	if s.ends = ends; ok {
 		return out
 	}

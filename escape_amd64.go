@@ -126,13 +126,14 @@ func cpuidECX1() uint32
 // tables of one encoding (escape_amd64.s).
 //
 //go:noescape
-func escapeFields(dst []byte, base int, fields []field, ends []int, t *escapeVectors, pairs bool) int
+func escapeFields(dst []byte, base int, fields []field, ends []int, t *escapeVectors, pairs bool, plain uint64) int
 
 // appendFieldsVector appends `k=v&k=v...` for fields under e, as
 // canonicaliser.appendQuery does, and sets ends[i] to where fields[i] ends
 // in dst, when the CPU has SSSE3; ok is false, and nothing written, when it
-// has not.
-func appendFieldsVector(dst []byte, fields []field, ends []int, e queryEncoding) (_ []byte, _ []int, ok bool) {
+// has not. The keys plain marks (bit i for fields[i], see plainMask) are
+// copied.
+func appendFieldsVector(dst []byte, fields []field, ends []int, plain uint32, e queryEncoding) (_ []byte, _ []int, ok bool) {
 	if !haveSSSE3 {
 		return dst, ends, false
 	}
@@ -145,7 +146,7 @@ func appendFieldsVector(dst []byte, fields []field, ends []int, e queryEncoding)
 	}
 	dst = slices.Grow(dst, need)
 	ends = slices.Grow(ends[:0], len(fields))[:len(fields)]
-	n := escapeFields(dst[len(dst):cap(dst)], len(dst), fields, ends, &escapeVectorTables[e], true)
+	n := escapeFields(dst[len(dst):cap(dst)], len(dst), fields, ends, &escapeVectorTables[e], true, uint64(plain))
 	return dst[:len(dst)+n], ends, true
 }
 
@@ -157,7 +158,7 @@ func appendEscapedVector(dst []byte, s string, e queryEncoding) (_ []byte, ok bo
 	}
 	dst = slices.Grow(dst, 3*len(s)+vectorSlack)
 	f := [1]field{{value: s}}
-	n := escapeFields(dst[len(dst):cap(dst)], 0, f[:], nil, &escapeVectorTables[e], false)
+	n := escapeFields(dst[len(dst):cap(dst)], 0, f[:], nil, &escapeVectorTables[e], false, 0)
 	return dst[:len(dst)+n], true
 }
 
@@ -171,7 +172,7 @@ func appendRawVector(dst []byte, s string) (_ []byte, ok bool) {
 	}
 	dst = slices.Grow(dst, 3*len(s)+vectorSlack)
 	f := [1]field{{value: s}}
-	n := escapeFields(dst[len(dst):cap(dst)], 0, f[:], nil, &rawVectors, false)
+	n := escapeFields(dst[len(dst):cap(dst)], 0, f[:], nil, &rawVectors, false, 0)
 	if n < 0 {
 		return dst, false
 	}
@@ -188,7 +189,7 @@ func appendRawQueryVector(dst []byte, query string) (_ []byte, ok bool) {
 	}
 	dst = slices.Grow(dst, 3*len(query)+vectorSlack)
 	f := [1]field{{value: query}}
-	n := escapeFields(dst[len(dst):cap(dst)], 0, f[:], nil, &rawQueryVectors, false)
+	n := escapeFields(dst[len(dst):cap(dst)], 0, f[:], nil, &rawQueryVectors, false, 0)
 	if n < 0 {
 		return dst, false
 	}

@@ -10,11 +10,13 @@ TEXT ·cpuidECX1(SB), NOSPLIT, $0-4
 	MOVL CX, ret+0(FP)
 	RET
 
-// func escapeFields(dst []byte, base int, fields []field, ends []int, t *escapeVectors, pairs bool) int
+// func escapeFields(dst []byte, base int, fields []field, ends []int, t *escapeVectors, pairs bool, plain uint64) int
 //
 // With pairs, writes key=value&key=value... for fields into dst, each key
 // and value escaped, and ends[i] = base + the bytes written up to the end
 // of fields[i]; without, writes fields[0].value escaped and nothing else.
+// The key of a field whose bit is set in plain (bit i for fields[i]) is
+// copied as it is: every encoding keeps its bytes.
 // Returns the bytes written, or -1 when t is rawVectors and the value needs
 // the exact way. dst must have room for three bytes a byte of
 // the strings, two a field, and 64 (see appendFieldsVector).
@@ -26,7 +28,7 @@ TEXT ·cpuidECX1(SB), NOSPLIT, $0-4
 // it is mapped), its extra bytes counted as kept and the bytes they make
 // dropped again; at the end of a page it goes a byte at a time through
 // escapeWords.
-TEXT ·escapeFields(SB), NOSPLIT, $24-104
+TEXT ·escapeFields(SB), NOSPLIT, $32-112
 	MOVQ dst_base+0(FP), DI
 	MOVQ DI, R9
 	SUBQ base+24(FP), R9 // DI - R9 = base + bytes written
@@ -35,6 +37,8 @@ TEXT ·escapeFields(SB), NOSPLIT, $24-104
 	MOVQ AX, cnt-8(SP)
 	MOVQ ends_base+56(FP), AX
 	MOVQ AX, endp-16(SP)
+	MOVQ plain+96(FP), AX
+	MOVQ AX, plain-32(SP)
 	MOVQ t+80(FP), AX
 	MOVOU 0(AX), X8    // lutLo
 	MOVOU 16(AX), X9   // lutHi
@@ -63,6 +67,10 @@ first:
 	MOVQ $0, phase-24(SP)
 	MOVQ 0(R8), SI
 	MOVQ 8(R8), CX
+	MOVQ plain-32(SP), AX
+	SHRQ $1, plain-32(SP)
+	TESTQ $1, AX
+	JNZ copy
 
 next_block:
 	CMPQ CX, $16
@@ -226,8 +234,39 @@ pct:
 	JMP stored
 
 recheck:
-	MOVQ $-1, ret+96(FP)
+	MOVQ $-1, ret+104(FP)
 	RET
+
+// A plain key: copied 16 bytes a step, the last short block whole when
+// its 16 bytes lie in one page, else a byte at a time.
+copy:
+	CMPQ CX, $16
+	JLT copy_tail
+	MOVOU (SI), X0
+	MOVOU X0, (DI)
+	ADDQ $16, SI
+	ADDQ $16, DI
+	SUBQ $16, CX
+	JMP copy
+copy_tail:
+	TESTQ CX, CX
+	JZ str_done
+	MOVQ SI, AX
+	ANDQ $4095, AX
+	CMPQ AX, $4080
+	JA copy_bytes
+	MOVOU (SI), X0
+	MOVOU X0, (DI)
+	ADDQ CX, DI
+	JMP str_done
+copy_bytes:
+	MOVB (SI), AX
+	MOVB AX, (DI)
+	INCQ SI
+	INCQ DI
+	DECQ CX
+	JNZ copy_bytes
+	JMP str_done
 
 tail:
 	CMPQ 264(R10), $0
@@ -270,7 +309,7 @@ value_done:
 fin:
 	MOVQ DI, AX
 	SUBQ dst_base+0(FP), AX
-	MOVQ AX, ret+96(FP)
+	MOVQ AX, ret+104(FP)
 	RET
 
 // func queryMarks(query string, marks []uint16, stride int, t *escapeVectors)

@@ -4,7 +4,7 @@ package paygate
 
 // appendFieldsVector is escape_amd64.go's vector path, absent on this
 // platform: canonicaliser.appendQuery escapes every byte itself.
-func appendFieldsVector(dst []byte, _ []field, ends []int, _ queryEncoding) (_ []byte, _ []int, ok bool) {
+func appendFieldsVector(dst []byte, _ []field, ends []int, _ uint32, _ queryEncoding) (_ []byte, _ []int, ok bool) {
 	return dst, ends, false
 }
 

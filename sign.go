@@ -202,7 +202,7 @@ func signFormBody(key Key, prefix string, form url.Values, now time.Time) (strin
 func (s *signState) appendBodyVector(sig *[16]byte) (string, bool) {
 	at, _ := slices.BinarySearchFunc(s.fields, fieldSignature, func(f field, k string) int { return strings.Compare(f.key, k) })
 	start := len(s.buf)
-	body, ends, ok := appendFieldsVector(s.buf, s.fields[:at], s.ends, encFormGo)
+	body, ends, ok := appendFieldsVector(s.buf, s.fields[:at], s.ends, s.plain>>at, encFormGo)
 	if !ok {
 		return "", false
 	}
@@ -213,7 +213,7 @@ func (s *signState) appendBodyVector(sig *[16]byte) (string, bool) {
 	body = append(body, sig[:]...)
 	if at < len(s.fields) {
 		body = append(body, '&')
-		body, ends, _ = appendFieldsVector(body, s.fields[at:], ends, encFormGo)
+		body, ends, _ = appendFieldsVector(body, s.fields[at:], ends, s.plain>>at, encFormGo)
 	}
 	s.buf, s.ends = body, ends
 	return string(body[start:]), true

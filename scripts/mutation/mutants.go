@@ -91,6 +91,8 @@ var mutants = []mutant{
 		"JNZ recheck        // an escape of a byte RFC 3986 keeps", "NOP", root},
 	{"raw-short-escape-copied", false, "escape_amd64.s",
 		"JGE recheck        // fewer than two bytes after it", "NOP", root},
+	{"vector-every-key-copied", false, "escape_amd64.go",
+		"true, uint64(plain))", "true, ^uint64(0))", root},
 	{"vector-escape-mask-inverted", false, "escape_amd64.s",
 		"NOTQ DX            // the substituted bytes a form encoding keeps", "NOP", root},
 
