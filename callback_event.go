@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -99,7 +100,7 @@ func (h *CallbackHandler) process(ctx context.Context, cb *Callback, o origin) v
 			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "paidOrderNo", paid)
 		return verdict{code: http.StatusOK, outcome: OutcomeAlreadyFulfilled, paid: paid}
 	}
-	how, _, v = h.once(ctx, o, cb, event{key: "double|" + cb.RefNo + "|" + cb.OrderNo, hook: func(ctx context.Context, cb *Callback) error {
+	how, _, v = h.once(ctx, o, cb, event{key: eventKey("double", cb.RefNo, cb.OrderNo), hook: func(ctx context.Context, cb *Callback) error {
 		h.logAt(ctx, o, slog.LevelWarn, "second payment for a fulfilled refNo: not fulfilled; refund it",
 			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "paidOrderNo", paid, "amount", cb.Amount.String())
 		if h.OnDoublePayment == nil {
@@ -148,7 +149,7 @@ func (h *CallbackHandler) processStatus(ctx context.Context, cb *Callback, o ori
 		// hook: it gets 503 and comes back after.
 		defer h.releaseHeld(ctx, o, cb, held)
 	}
-	how, _, v := h.once(ctx, o, cb, event{key: "status|" + cb.RefNo + "|" + cb.OrderNo + "|" + string(cb.Status), hook: h.OnStatus, also: held})
+	how, _, v := h.once(ctx, o, cb, event{key: eventKey("status", cb.RefNo, cb.OrderNo, string(cb.Status)), hook: h.OnStatus, also: held})
 	if how != notDone {
 		v = verdict{code: http.StatusOK, outcome: outcome}
 	}
@@ -198,8 +199,30 @@ func (h *CallbackHandler) releaseHeld(ctx context.Context, o origin, cb *Callbac
 	}
 }
 
-// fulfilKey is the Deduper key of a refNo's fulfilment.
+// fulfilKey is the Deduper key of a refNo's fulfilment. Its one part is
+// the last, so it is kept as it is: no other refNo gives the same key.
 func fulfilKey(refNo string) string { return "fulfil|" + refNo }
+
+// eventKey is the Deduper key of an event of kind about several parts
+// (refNo, orderNo, status), joined by '|'. A '|' or '\' within a part is
+// written after a '\', so that two different events never share a key
+// (refNo "A|B" with orderNo "C", and refNo "A" with orderNo "B|C", would);
+// a part with neither, as every gateway identifier seen so far, is as it
+// was, so keys already stored keep their meaning.
+func eventKey(kind string, parts ...string) string {
+	var b strings.Builder
+	b.WriteString(kind)
+	for _, p := range parts {
+		b.WriteByte('|')
+		for i := 0; i < len(p); i++ {
+			if p[i] == '|' || p[i] == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(p[i])
+		}
+	}
+	return b.String()
+}
 
 // event is one thing the handler acts on once: its dedupe key, its hook,
 // what its completion records, a claim held beside it while the hook runs

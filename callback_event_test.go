@@ -353,3 +353,55 @@ func TestCallbackClaimLeaseSaturates(t *testing.T) {
 		})
 	}
 }
+
+// TestEventKeysNeverCollide: the Deduper keys of two different events
+// differ even when a '|' or a backslash within a refNo or an orderNo moves
+// where the parts seem to split; parts with neither give the keys stored
+// before, unchanged.
+func TestEventKeysNeverCollide(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		a, b   []string
+		sameAs string // the key of a, when it must stay as it was
+	}{
+		{name: "a | moves the split", a: []string{"A|B", "C"}, b: []string{"A", "B|C"}},
+		{name: "an escaped | against a backslash", a: []string{`A\|B`}, b: []string{`A\`, "B"}},
+		{name: "a trailing backslash", a: []string{`A\`, "B"}, b: []string{"A", `\B`}},
+		{name: "an empty part", a: []string{"", "A|B"}, b: []string{"|A", "B"}},
+		{name: "plain parts are as before", a: []string{"INV-1", "GW1", "pending"}, b: []string{"INV-1", "GW1", "failed"}, sameAs: "status|INV-1|GW1|pending"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ka, kb := eventKey("status", tc.a...), eventKey("status", tc.b...)
+			require.NotEqual(t, ka, kb)
+			if tc.sameAs != "" {
+				require.Equal(t, tc.sameAs, ka)
+			}
+		})
+	}
+}
+
+// TestDoublePaymentsWithSplitLookingIDsBothReported: two second payments
+// whose refNo and orderNo, joined with '|', read the same ("A|B" + "C" and
+// "A" + "B|C") are each sent to OnDoublePayment: one key for both would
+// have taken the second for a retry of the first and never reported it.
+func TestDoublePaymentsWithSplitLookingIDsBothReported(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	var mu sync.Mutex
+	var doubles []string
+	h := &CallbackHandler{Keys: []Key{key}, Logger: slog.New(slog.DiscardHandler),
+		Fulfil: func(context.Context, *Callback) error { return nil },
+		OnDoublePayment: func(_ context.Context, cb *Callback, _ string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			doubles = append(doubles, cb.RefNo+" "+cb.OrderNo)
+			return nil
+		},
+	}
+	for _, f := range []url.Values{
+		callbackFields("A|B", "P1", StatusSuccess, "00"), callbackFields("A", "P2", StatusSuccess, "00"),
+		callbackFields("A|B", "C", StatusSuccess, "00"), callbackFields("A", "B|C", StatusSuccess, "00"),
+	} {
+		require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, f)).Code)
+	}
+	require.ElementsMatch(t, []string{"A|B C", "A B|C"}, doubles)
+}
