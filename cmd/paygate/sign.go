@@ -76,12 +76,22 @@ func runSign(e env, args []string) int {
 	return exitOK
 }
 
-// readForm parses a URL-encoded form given inline or, for "-", on stdin.
+// maxFormInput bounds the form readForm reads from stdin: an order to sign
+// or a callback body is a few KiB (the CallbackHandler refuses a body over
+// paygate.DefaultCallbackBodyLimit), so more is a mistake (a file piped
+// by accident, an endless stream), refused before it fills memory.
+const maxFormInput = 1 << 20
+
+// readForm parses a URL-encoded form given inline or, for "-", on stdin
+// (at most maxFormInput bytes).
 func readForm(e env, s string) (url.Values, int) {
 	if s == "-" {
-		b, err := io.ReadAll(e.stdin)
+		b, err := io.ReadAll(io.LimitReader(e.stdin, maxFormInput+1))
 		if err != nil {
 			return nil, fail(e, "reading standard input: %v", err)
+		}
+		if len(b) > maxFormInput {
+			return nil, fail(e, "standard input: more than %d bytes, far more than a form (a callback body is at most %d)", maxFormInput, paygate.DefaultCallbackBodyLimit)
 		}
 		s = strings.TrimSpace(string(b))
 	}

@@ -106,3 +106,24 @@ func TestVerify(t *testing.T) {
 	code, _, _ := runCLI(t, "", "verify")
 	require.Equal(t, exitUsage, code)
 }
+
+// TestFormFromStdinIsBounded: sign -form - and verify - read at most
+// maxFormInput bytes of standard input, and refuse more with the limit,
+// rather than read an endless stream into memory.
+func TestFormFromStdinIsBounded(t *testing.T) {
+	t.Setenv("PAYGATE_API_KEY", testKey)
+	t.Setenv("PAYGATE_AGENCY", "AGENCY01")
+	big := "a=" + strings.Repeat("x", maxFormInput)
+	for _, args := range [][]string{{"verify", "-"}, {"sign", "-form", "-"}} {
+		t.Run(args[0], func(t *testing.T) {
+			code, out, errOut := runCLI(t, big, args...)
+			require.Equal(t, exitUsage, code)
+			require.Empty(t, out)
+			require.Contains(t, errOut, "more than 1048576 bytes")
+			// At the limit it is read.
+			code, _, errOut = runCLI(t, big[:maxFormInput], args...)
+			require.NotContains(t, errOut, "more than")
+			require.NotEqual(t, exitUsage, code, errOut)
+		})
+	}
+}
