@@ -153,13 +153,7 @@ func appendFieldsVector(dst []byte, fields []field, ends []int, plain uint32, e 
 // appendEscapedVector appends s under e, as appendEscapedWords does, when
 // the CPU has SSSE3; ok is false, and nothing written, when it has not.
 func appendEscapedVector(dst []byte, s string, e queryEncoding) (_ []byte, ok bool) {
-	if !haveSSSE3 {
-		return dst, false
-	}
-	dst = slices.Grow(dst, 3*len(s)+vectorSlack)
-	f := [1]field{{value: s}}
-	n := escapeFields(dst[len(dst):cap(dst)], 0, f[:], nil, &escapeVectorTables[e], false, 0)
-	return dst[:len(dst)+n], true
+	return appendStringVector(dst, s, &escapeVectorTables[e])
 }
 
 // appendRawVector appends s, a raw query value, as appendRawEscaped does,
@@ -167,16 +161,7 @@ func appendEscapedVector(dst []byte, s string, e queryEncoding) (_ []byte, ok bo
 // (a stop byte; an escape cut short, not in upper-case hex, or of a byte
 // RFC 3986 keeps); ok is false, and nothing written, otherwise.
 func appendRawVector(dst []byte, s string) (_ []byte, ok bool) {
-	if !haveSSSE3 {
-		return dst, false
-	}
-	dst = slices.Grow(dst, 3*len(s)+vectorSlack)
-	f := [1]field{{value: s}}
-	n := escapeFields(dst[len(dst):cap(dst)], 0, f[:], nil, &rawVectors, false, 0)
-	if n < 0 {
-		return dst, false
-	}
-	return dst[:len(dst)+n], true
+	return appendStringVector(dst, s, &rawVectors)
 }
 
 // appendRawQueryVector appends query, a raw query of pairs whose keys
@@ -184,12 +169,19 @@ func appendRawVector(dst []byte, s string) (_ []byte, ok bool) {
 // appendRawEscaped would write each key and value, with '&' and '=' as
 // they are; ok is false, and nothing written, as for appendRawVector.
 func appendRawQueryVector(dst []byte, query string) (_ []byte, ok bool) {
+	return appendStringVector(dst, query, &rawQueryVectors)
+}
+
+// appendStringVector appends s escaped with the tables t by escapeFields,
+// when the CPU has SSSE3; ok is false, and nothing written, when it has
+// not or escapeFields leaves s to the exact way.
+func appendStringVector(dst []byte, s string, t *escapeVectors) (_ []byte, ok bool) {
 	if !haveSSSE3 {
 		return dst, false
 	}
-	dst = slices.Grow(dst, 3*len(query)+vectorSlack)
-	f := [1]field{{value: query}}
-	n := escapeFields(dst[len(dst):cap(dst)], 0, f[:], nil, &rawQueryVectors, false, 0)
+	dst = slices.Grow(dst, 3*len(s)+vectorSlack)
+	f := [1]field{{value: s}}
+	n := escapeFields(dst[len(dst):cap(dst)], 0, f[:], nil, t, false, 0)
 	if n < 0 {
 		return dst, false
 	}

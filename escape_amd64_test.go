@@ -52,11 +52,20 @@ func TestEscapeVectorPageEdge(t *testing.T) {
 	require.NoError(t, err)
 	defer syscall.Munmap(mem)
 	require.NoError(t, syscall.Mprotect(mem[page:], syscall.PROT_NONE))
-	src := "a~ *é\x00Zz09-._+%&="
+	// Every byte class, and plain bytes alone (a plain key is copied,
+	// not escaped).
+	for _, src := range []string{"a~ *é\x00Zz09-._+%&=", "aZ9-._"} {
+		requirePageEdge(t, mem[:page], src)
+	}
+}
+
+// requirePageEdge runs TestEscapeVectorPageEdge's checks on strings of
+// bytes from src that end at the end of page or up to 19 bytes before it.
+func requirePageEdge(t *testing.T, page []byte, src string) {
 	for n := 1; n <= 40; n++ {
 		for back := 0; back < 20; back++ {
-			end := page - back
-			buf := mem[end-n : end]
+			end := len(page) - back
+			buf := page[end-n : end]
 			for i := range buf {
 				buf[i] = src[(i*7+n)%len(src)]
 			}

@@ -86,7 +86,9 @@ var mutants = []mutant{
 	// of a kept byte or one cut short copied as it is, the mask of the
 	// bytes to escape inverted.
 	{"vector-load-crosses-page", false, "escape_amd64.s",
-		"CMPQ AX, $4080", "CMPQ AX, $4095", root},
+		"CMPQ AX, $4080\n\tJA tail", "CMPQ AX, $4095\n\tJA tail", root},
+	{"vector-key-copy-crosses-page", false, "escape_amd64.s",
+		"CMPQ AX, $4080\n\tJA copy_bytes", "CMPQ AX, $4095\n\tJA copy_bytes", root},
 	{"raw-kept-escape-copied", false, "escape_amd64.s",
 		"JNZ recheck        // an escape of a byte RFC 3986 keeps", "NOP", root},
 	{"raw-short-escape-copied", false, "escape_amd64.s",
