@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// escapeVectors is what escapeBlocks (escape_amd64.s) needs to escape 16
+// escapeVectors is what escapeFields (escape_amd64.s) needs to escape 16
 // bytes at a time under one encoding with SSSE3, built from escapeWords so
 // that both ways write the same bytes. Its layout is read by offset in the
 // assembly.
@@ -18,9 +18,9 @@ type escapeVectors struct {
 	hex          [16]byte // "0123456789ABCDEF"
 	nibble       [16]byte // 0x0f in every byte
 	percent      [16]byte // '%' in every byte
-	space        [16]byte // ' ' in every byte
-	spaceToPlus  [16]byte // ' '^'+' in every byte under a form encoding, else 0
-	formMask     uint64   // 0xffff under a form encoding (a space is not escaped), else 0
+	space        [16]byte // the byte substituted first in every byte: ' ' ('+' in rawVectors)
+	spaceToPlus  [16]byte // ' '^'+' in every byte where it is substituted (form encodings, rawVectors), else 0
+	formMask     uint64   // 0xffff under a form encoding (the '+' made of a space is kept), else 0
 	_            uint64
 	// shuffles[m] picks, from four bytes laid out as b % H L each, b for
 	// a byte whose bit in m is clear and % H L for one whose bit is set,

@@ -25,6 +25,10 @@ func TestEscapeVectorLayout(t *testing.T) {
 		{"percent", unsafe.Offsetof(v.percent), 64}, {"space", unsafe.Offsetof(v.space), 80},
 		{"spaceToPlus", unsafe.Offsetof(v.spaceToPlus), 96}, {"formMask", unsafe.Offsetof(v.formMask), 112},
 		{"shuffles", unsafe.Offsetof(v.shuffles), 128}, {"words", unsafe.Offsetof(v.words), 384},
+		{"raw", unsafe.Offsetof(v.raw), 392}, {"lowCtl", unsafe.Offsetof(v.lowCtl), 400},
+		{"del", unsafe.Offsetof(v.del), 416}, {"semi", unsafe.Offsetof(v.semi), 432},
+		{"hash", unsafe.Offsetof(v.hash), 448}, {"hexUpper", unsafe.Offsetof(v.hexUpper), 464},
+		{"kept", unsafe.Offsetof(v.kept), 720},
 	} {
 		require.Equal(t, c.offset, c.got, c.name)
 	}
