@@ -128,17 +128,26 @@ func (s *canonicaliser) collectShaped(sh *shape, form url.Values, exp string, si
 	if len(form) == fromForm {
 		return true
 	}
-	if signed {
-		fromForm++
-	} else if _, ok := form[fieldSignature]; ok {
-		fromForm++
+	return len(form) == fromForm+othersIn(form, signed, outbound)
+}
+
+// othersIn counts the keys form holds besides a shape's: signature (held
+// when signed, without a lookup) and, outbound, exp.
+func othersIn(form url.Values, signed, outbound bool) int {
+	n := 0
+	if signed || has(form, fieldSignature) {
+		n++
 	}
-	if outbound {
-		if _, ok := form[fieldExp]; ok {
-			fromForm++
-		}
+	if outbound && has(form, fieldExp) {
+		n++
 	}
-	return len(form) == fromForm
+	return n
+}
+
+// has reports whether form holds key.
+func has(form url.Values, key string) bool {
+	_, ok := form[key]
+	return ok
 }
 
 // rememberShape records the keys of s.fields as a shape, in place of the one

@@ -733,9 +733,9 @@ func (s *signState) splitMarks(query string) (amp, eq, odd []uint16, ok bool) {
 // set in marks, or end.
 func nextMark(marks []uint16, from, end int) int {
 	for k := from >> 4; k<<4 < end; k++ {
-		m := uint32(marks[k]) >> (from & 15) << (from & 15)
-		if k != from>>4 {
-			m = uint32(marks[k])
+		m := uint32(marks[k])
+		if k == from>>4 {
+			m &^= 1<<(from&15) - 1 // the bytes before from
 		}
 		if m != 0 {
 			return min(k<<4+bits.TrailingZeros32(m), end)
