@@ -202,7 +202,7 @@ func signFormBody(key Key, prefix string, form url.Values, now time.Time) (strin
 func (s *signState) appendBodyVector(sig *[16]byte) (string, bool) {
 	at, _ := slices.BinarySearchFunc(s.fields, fieldSignature, func(f field, k string) int { return strings.Compare(f.key, k) })
 	start := len(s.buf)
-	body, ends, ok := appendFieldsVector(s.buf, s.fields[:at], s.ends, s.plain>>at, encFormGo)
+	body, ends, ok := appendFieldsVector(s.buf, s.fields[:at], s.ends, s.plain, encFormGo)
 	if !ok {
 		return "", false
 	}

@@ -95,6 +95,8 @@ var mutants = []mutant{
 		"JGE recheck        // fewer than two bytes after it", "NOP", root},
 	{"vector-every-key-copied", false, "escape_amd64.go",
 		"true, uint64(plain))", "true, ^uint64(0))", root},
+	{"vector-body-plain-misaligned", false, "sign.go",
+		"s.fields[:at], s.ends, s.plain, encFormGo)", "s.fields[:at], s.ends, s.plain>>at, encFormGo)", root},
 	{"vector-escape-mask-inverted", false, "escape_amd64.s",
 		"NOTQ DX            // the substituted bytes a form encoding keeps", "NOP", root},
 
