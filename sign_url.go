@@ -587,7 +587,7 @@ func appendSortedQuery(dst []byte, query, exp string) ([]byte, bool) {
 			return dst, false
 		}
 		p, ok := splitPair(query, pos)
-		replaced := p.replaced()
+		replaced := replacedKey(p.key)
 		if pos = p.next; !ok || replaced && !validRawValue(dst[len(dst):], p.value) {
 			return dst, false
 		}
@@ -686,7 +686,7 @@ func (r *pairReader) pair(end int, expAt *int) bool {
 		return false
 	}
 	key := r.query[r.start:r.sep]
-	if key == fieldSignature || key == fieldExp || !sortedAfter(r.prev, key, r.pairs) {
+	if replacedKey(key) || !sortedAfter(r.prev, key, r.pairs) {
 		return false
 	}
 	if *expAt == len(r.query) && keyLess(fieldExp, key) {
@@ -713,14 +713,14 @@ func (s *signState) splitMarks(query string) (amp, eq, odd []uint16, ok bool) {
 	if tail := len(query) &^ 15; tail < len(query) {
 		var a, e, o uint16
 		for i := tail; i < len(query); i++ {
-			bit := uint16(1) << (i - tail)
-			switch c := query[i]; {
-			case c == '&':
+			bit, class := uint16(1)<<(i-tail), queryClass[query[i]]
+			if class == qAmp {
 				a |= bit
-			case c == '=':
+			}
+			if class == qEq {
 				e |= bit
 			}
-			if queryClass[query[i]] != qPlain {
+			if class != qPlain {
 				o |= bit
 			}
 		}
@@ -775,9 +775,9 @@ func splitPair(query string, pos int) (p rawPair, ok bool) {
 	return p, true
 }
 
-// replaced reports whether p is an exp or signature field, which the
-// signer replaces (url.ParseQuery still reads its value).
-func (p rawPair) replaced() bool { return p.key == fieldSignature || p.key == fieldExp }
+// replacedKey reports whether key is exp or signature, a field the signer
+// replaces (url.ParseQuery still reads its value).
+func replacedKey(key string) bool { return key == fieldSignature || key == fieldExp }
 
 // validRawValue reports whether url.ParseQuery reads value, a raw query
 // value, without an error the fast path leaves to the general way; scratch
