@@ -1,3 +1,8 @@
+// The 500 MB figures read each child's peak RSS from its rusage, which
+// only unix systems report.
+
+//go:build unix
+
 package paygate
 
 import (

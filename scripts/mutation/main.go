@@ -1,10 +1,13 @@
+//go:build unix
+
 // Command mutation is the money path's mutation check (scripts/mutation.sh):
 // it plants each defect of its table (mutants.go) in a scratch copy of the
 // repository, one at a time, runs the tests of the packages that must catch
 // it under a hard time limit, and prints caught, survived, timeout or error
 // with the seconds it took. A defect whose snippet is not found exactly once
 // is an error, never counted as caught. The repository itself is never
-// changed.
+// changed. It runs on unix systems: a test run that overruns is killed with
+// its whole process group.
 //
 // Usage (from the repository root):
 //

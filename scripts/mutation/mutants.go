@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // mutant is one deliberate defect: in file, the exact text old (which must
