@@ -302,8 +302,8 @@ func BenchmarkClientPOST(b *testing.B) {
 		sum = m.Sum(sum[:0])
 		hex.Encode(dst[:], sum)
 	}}
-	plus := func(name string, make func()) ratioBaseline {
-		return ratioBaseline{name, func() { floor.fn(); make() }}
+	plus := func(name string, result func()) ratioBaseline {
+		return ratioBaseline{name, func() { floor.fn(); result() }}
 	}
 	b.Run("body", func(b *testing.B) {
 		b.ReportAllocs()

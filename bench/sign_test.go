@@ -26,12 +26,12 @@ func reusedHMAC(msg []byte) side {
 	}}
 }
 
-// withResult is floor followed by make, the result that the signing
+// withResult is floor followed by result, which makes what the signing
 // function's signature obliges any implementation to return (a fresh
 // string, a fresh url.Values): the floor of its API rather than of its
 // work.
-func withResult(name string, floor side, make func()) side {
-	return side{name, func() { floor.fn(); make() }}
+func withResult(name string, floor side, result func()) side {
+	return side{name, func() { floor.fn(); result() }}
 }
 
 // BenchmarkSign: SignURL and SignForm of the 10-field order, and
