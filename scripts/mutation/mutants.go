@@ -101,6 +101,8 @@ var mutants = []mutant{
 		"s.fields[:at], s.ends, s.plain, encFormGo)", "s.fields[:at], s.ends, s.plain>>at, encFormGo)", root},
 	{"vector-escape-mask-inverted", false, "escape_amd64.s",
 		"NOTQ DX            // the substituted bytes a form encoding keeps", "NOP", root},
+	{"vector-plain-mask-rotated", false, "escape_amd64.s",
+		"SHRQ $1, plain-32(SP)", "RORQ $1, plain-32(SP)", root},
 
 	// The handler and the in-memory deduper.
 	{"double-payment-silent", false, "callback_event.go",
@@ -118,6 +120,8 @@ var mutants = []mutant{
 		"} else if c := s.arena.chunk(ref); m.at(now) < c.expires() {", "} else if c := s.arena.chunk(ref); m.at(now) < c.expires() || c.token() != 0 {", root},
 	{"memory-expiry-drops-live-keys", false, "dedupe_store.go",
 		"if first == nil || now < rec.expires {", "if first == nil {", root},
+	{"memory-one-table-size", false, "dedupe_store.go",
+		"return [...]int{672, 848, tableSlots}", "return [...]int{tableSlots, tableSlots, tableSlots}", root},
 	{"memory-split-loses-keys", false, "dedupe_store.go",
 		"for i := first + span; i < first+2*span; i++ {", "for i := first + span; i < first+span; i++ {", root},
 	{"memory-split-wrong-half", false, "dedupe_store.go",
