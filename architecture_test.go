@@ -8,7 +8,6 @@ import (
 	"go/types"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -16,38 +15,36 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// rooms are the package's files grouped by concept, bottom first, as
-// docs/architecture.md draws them: a file may use what its own room and the
-// rooms below it declare, never a room above. A new file joins a room here.
-var rooms = []struct {
-	name  string
-	files []string
+// sides are the two audiences' files, matched by name: the merchant's
+// callback receiver and the bank's webhook sender. Everything else in the
+// root package is shared vocabulary, and internal/ packages hold the
+// machinery (the compiler keeps their arrows one way). What imports cannot
+// express is that the two sides stand apart: neither may use a name that the
+// other declares.
+var sides = []struct {
+	name     string
+	prefixes []string
 }{
-	{"vocabulary", []string{"doc.go", "errors.go", "redact.go", "amount.go", "status.go", "fpx.go", "email.go", "rules.go", "endpoints.go", "service_url.go", "encoding.go", "escape_amd64.go", "escape_other.go", "key.go", "secret.go"}},
-	{"json", []string{"jsonscan.go", "jsonwindow.go"}},
-	{"signing", []string{"canonical.go", "sign.go", "sign_url.go"}},
-	{"transport", []string{"retry.go", "scrub.go", "transport.go", "options.go"}},
-	{"client", []string{"client.go", "checkout.go", "qr.go", "health.go", "reports.go", "paging.go", "payment_record.go", "transactions.go"}},
-	{"callback", []string{"dedupe.go", "dedupe_store.go", "hook_claim.go", "callback.go", "callback_body.go", "callback_defaults.go", "callback_event.go", "callback_explain.go", "callback_handler.go", "callback_lease.go", "callback_request.go", "reconcile.go"}},
-	{"webhook", []string{"webhook.go", "webhook_fields.go", "webhook_fields_lookup.go", "webhook_time.go", "ordernos.go", "webhook_rules.go", "webhook_decode.go", "webhook_stream.go", "webhook_validator.go", "webhook_sender.go"}},
+	{"callback", []string{"callback", "dedupe", "hook_claim", "reconcile"}},
+	{"webhook", []string{"webhook", "ordernos"}},
 }
 
-// siblings are rooms at the same height that use nothing of each other,
-// though rooms lists them one above the other.
-var siblings = [][2]string{{"webhook", "callback"}}
-
-// TestFileGraphRunsOneWay type-checks the package and fails on every use of
-// a package-level name (or a method or field) declared in a file of a room
-// above the user's: the arrows between rooms run one way, downwards.
-func TestFileGraphRunsOneWay(t *testing.T) {
-	roomOf := map[string]int{}
-	for i, r := range rooms {
-		for _, f := range r.files {
-			_, dup := roomOf[f]
-			require.False(t, dup, "%s is in two rooms", f)
-			roomOf[f] = i
+// sideOf names the side of file n, or "" for shared files.
+func sideOf(n string) string {
+	for _, s := range sides {
+		for _, p := range s.prefixes {
+			if strings.HasPrefix(n, p) {
+				return s.name
+			}
 		}
 	}
+	return ""
+}
+
+// TestCallbackAndWebhookStandApart type-checks the package and fails on
+// every use, from a file of one side, of a package-level name (or a method
+// or field) declared in a file of the other.
+func TestCallbackAndWebhookStandApart(t *testing.T) {
 	names, err := filepath.Glob("*.go")
 	require.NoError(t, err)
 	fset := token.NewFileSet()
@@ -56,50 +53,30 @@ func TestFileGraphRunsOneWay(t *testing.T) {
 		if strings.HasSuffix(n, "_test.go") {
 			continue
 		}
-		_, ok := roomOf[n]
-		require.True(t, ok, "%s is in no room: add it to rooms (architecture_test.go) and docs/architecture.md", n)
 		f, err := parser.ParseFile(fset, n, nil, parser.SkipObjectResolution)
 		require.NoError(t, err)
 		files = append(files, f)
 	}
-	for f := range roomOf {
-		_, err := os.Stat(f)
-		require.NoError(t, err, "rooms names a file that is gone")
-	}
 	// Imports are not read, so that the check takes a tenth of a second:
 	// names from other packages stay untyped (their errors are ignored),
-	// while the names of this package still resolve. Against a full check
-	// (importer "source") it misses 4 of about 4,800 uses, each reached
-	// through a value of an imported type: a type assertion on a pool's or
-	// a context's value, an iterator's element and its method.
+	// while the names of this package still resolve.
 	info := &types.Info{Uses: map[*ast.Ident]types.Object{}}
 	conf := types.Config{Importer: noImports{}, Error: func(error) {}}
 	pkg, _ := conf.Check("paygate", fset, files, info)
 
-	var upward []string
+	var across []string
 	for id, obj := range info.Uses {
 		if obj.Pkg() != pkg || !declaredInFile(pkg, obj) {
 			continue
 		}
-		from := filepath.Base(fset.Position(id.Pos()).Filename)
-		to := filepath.Base(fset.Position(obj.Pos()).Filename)
-		if roomOf[to] > roomOf[from] || isSibling(rooms[roomOf[from]].name, rooms[roomOf[to]].name) {
-			upward = append(upward, fset.Position(id.Pos()).String()+": "+id.Name+
-				" ("+rooms[roomOf[from]].name+" uses "+rooms[roomOf[to]].name+", "+to+")")
+		from := sideOf(filepath.Base(fset.Position(id.Pos()).Filename))
+		to := sideOf(filepath.Base(fset.Position(obj.Pos()).Filename))
+		if from != "" && to != "" && from != to {
+			across = append(across, fset.Position(id.Pos()).String()+": "+id.Name+" ("+from+" uses "+to+")")
 		}
 	}
-	sort.Strings(upward)
-	require.Empty(t, upward, "uses that run up the rooms, or between siblings")
-}
-
-// isSibling reports whether rooms a and b are siblings.
-func isSibling(a, b string) bool {
-	for _, s := range siblings {
-		if s == [2]string{a, b} || s == [2]string{b, a} {
-			return true
-		}
-	}
-	return false
+	sort.Strings(across)
+	require.Empty(t, across, "uses between the callback and the webhook side")
 }
 
 // noImports is an importer that reads no package.
@@ -122,22 +99,6 @@ func declaredInFile(pkg *types.Package, obj types.Object) bool {
 		return o.IsField()
 	}
 	return false
-}
-
-// TestArchitectureDocNamesEveryRoom holds docs/architecture.md to the rooms
-// above: each room's name and files appear in it.
-func TestArchitectureDocNamesEveryRoom(t *testing.T) {
-	doc, err := os.ReadFile("docs/architecture.md")
-	require.NoError(t, err)
-	for _, r := range rooms {
-		require.Contains(t, string(doc), "**"+r.name+"**", "docs/architecture.md names the room")
-		for _, f := range r.files {
-			if _, err := os.Stat(f); err == nil {
-				require.True(t, slices.Contains(strings.Fields(strings.NewReplacer("`", " ", ",", " ", "(", " ", ")", " ").Replace(string(doc))), f),
-					"docs/architecture.md names %s (room %s)", f, r.name)
-			}
-		}
-	}
 }
 
 // crossCutting are the test files that test a promise of several files
