@@ -200,3 +200,16 @@ func (h *CallbackHandler) warnNoReadDeadline(w http.ResponseWriter, r *http.Requ
 			"err", err, "writer", fmt.Sprintf("%T", w))
 	})
 }
+
+// hexValue decodes one hex digit of either case.
+func hexValue(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}

@@ -3,6 +3,7 @@ package paygate
 import (
 	"context"
 	"fmt"
+	"github.com/paygate-go/paygate/internal/signing"
 	"html/template"
 	"io"
 	"net/http"
@@ -341,31 +342,38 @@ func (c *Client) signedPost(target string, form url.Values) attemptFunc {
 	}
 }
 
-// signPOST signs a POST body for target under the client's rule: the query
-// alone (the protocol), or target's path, ?, and the query with
-// WithPOSTSignedWithPath.
+// signPOST signs a POST body for target under the client's rule
+// (postPrefix).
 func (c *Client) signPOST(target string, form url.Values, now time.Time) (url.Values, error) {
-	if !c.postWithPath {
-		return SignForm(c.key, form, now)
-	}
-	u, err := url.Parse(target)
+	prefix, err := c.postPrefix(target)
 	if err != nil {
-		return nil, fmt.Errorf("paygate: %w", err)
+		return nil, err
 	}
-	return SignFormWithPath(c.key, u.EscapedPath(), form, now)
+	return signing.SignForm(c.key.k, prefix, form, now)
 }
 
 // signedPOSTBody is signPOST(...).Encode(), the signed body, built without
 // the url.Values in between.
 func (c *Client) signedPOSTBody(target string, form url.Values, now time.Time) (string, error) {
+	prefix, err := c.postPrefix(target)
+	if err != nil {
+		return "", err
+	}
+	return signing.SignFormBody(c.key.k, prefix, form, now)
+}
+
+// postPrefix is what a POST's signature covers before its query: nothing,
+// by the protocol, or target's path and ? with WithPOSTSignedWithPath
+// (docs/assumptions.md A-post-path).
+func (c *Client) postPrefix(target string) (string, error) {
 	if !c.postWithPath {
-		return signFormBody(c.key, "", form, now)
+		return "", nil
 	}
 	u, err := url.Parse(target)
 	if err != nil {
 		return "", fmt.Errorf("paygate: %w", err)
 	}
-	return signFormBody(c.key, u.EscapedPath()+"?", form, now)
+	return u.EscapedPath() + "?", nil
 }
 
 // PayLink is a hosted pay URL (docs/protocol.md endpoint 2).

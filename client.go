@@ -103,15 +103,6 @@ func WithAuthToken(token string) Option {
 	})
 }
 
-// WithUserPassword is the deprecated token / username+password
-// authentication. It always fails with ErrDeprecatedAuth.
-//
-// Deprecated: the service refuses this method (docs/protocol.md "Authentication"); use
-// WithAuthToken or WithKey.
-func WithUserPassword(username, password string) Option {
-	return clientOption(func(*Client) error { return ErrDeprecatedAuth })
-}
-
 // WithCheckoutURL sets {checkout_url}. Given with a path, it is where
 // orders are POSTed, as given: "https://pay.tulus.my/" posts to the host's
 // root, as the gateway's developer pages say. Given as a bare host

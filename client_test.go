@@ -152,13 +152,11 @@ func TestClientCredentials(t *testing.T) {
 	for _, bad := range []Option{
 		WithAuthToken(""), WithAuthToken("a b"), WithCheckoutURL("http://checkout.example"),
 		WithReportsURL("reports.example"), WithReportsURL("https://r.example/?x=1"), WithAgency(""), WithHTTPClient(nil),
-		WithClock(nil), WithLogger(nil), WithAttemptTimeout(0), WithKey(Key{}), WithUserPassword("u", "p"),
+		WithClock(nil), WithLogger(nil), WithAttemptTimeout(0), WithKey(Key{}),
 	} {
 		_, err := NewClient(bad)
 		require.Error(t, err)
 	}
-	_, err = NewClient(WithUserPassword("merchant", "pw"))
-	require.ErrorIs(t, err, ErrDeprecatedAuth)
 }
 
 func TestNewClientFromEnv(t *testing.T) {

@@ -3,6 +3,7 @@ package paygate
 import (
 	"errors"
 	"fmt"
+	"github.com/paygate-go/paygate/internal/signing"
 	"strconv"
 	"strings"
 )
@@ -12,20 +13,20 @@ import (
 var (
 	// ErrSignatureMissing: the callback carries no `signature` field (docs/protocol.md
 	// "Authentication" step 8: a missing signature means invalid).
-	ErrSignatureMissing = errors.New("paygate: signature missing")
+	ErrSignatureMissing = signing.ErrSignatureMissing
 	// ErrSignatureMismatch: the callback signature is not the HMAC of its
 	// fields under any of the configured keys, or is not 16 hex characters.
-	ErrSignatureMismatch = errors.New("paygate: signature mismatch")
+	ErrSignatureMismatch = signing.ErrSignatureMismatch
 	// ErrInvalidKey: an API key that is not a UUID (32 hex digits, dashes
 	// optional). The message says what is wrong without echoing the key.
-	ErrInvalidKey = errors.New("paygate: invalid API key")
+	ErrInvalidKey = signing.ErrInvalidKey
 	// ErrSignatureExpired: an outbound signature whose exp has passed (docs/protocol.md
 	// "Authentication": valid for 60 s through exp).
-	ErrSignatureExpired = errors.New("paygate: signature expired")
+	ErrSignatureExpired = signing.ErrSignatureExpired
 	// ErrMultipleValues: a signed field set holds a key with several values;
 	// the gateway's fields are single-valued, so such a set cannot be signed
 	// or verified unambiguously.
-	ErrMultipleValues = errors.New("paygate: field has several values")
+	ErrMultipleValues = signing.ErrMultipleValues
 	// ErrInvalidAmount: a money amount that breaks the rules of Amount.
 	ErrInvalidAmount = errors.New("paygate: invalid amount")
 	// ErrUnauthorized matches (errors.Is) an *APIError whose status is 401 or 403:

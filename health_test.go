@@ -2,6 +2,7 @@ package paygate
 
 import (
 	"context"
+	"github.com/paygate-go/paygate/internal/paths"
 	"net/http"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 func TestVersionAndEcho(t *testing.T) {
 	f := newTestClient(t, WithAuthToken(testAuthToken))
 	calls := map[string]int{}
-	for path, body := range map[string]string{VersionPath: " v2.4.1\n", EchoPath: `{"echo":"ok"}`} {
+	for path, body := range map[string]string{paths.Version: " v2.4.1\n", paths.Echo: `{"echo":"ok"}`} {
 		f.mt.RegisterResponder(http.MethodGet, testReports+path, func(req *http.Request) (*http.Response, error) {
 			calls[path]++
 			require.Empty(t, req.Header.Get("Authorization"), "no Bearer token")
@@ -32,10 +33,10 @@ func TestVersionAndEcho(t *testing.T) {
 	e, err := f.c.Echo(ctx)
 	require.NoError(t, err)
 	require.Equal(t, `{"echo":"ok"}`, e)
-	require.Equal(t, map[string]int{VersionPath: 2, EchoPath: 2}, calls, "a 503 is retried")
+	require.Equal(t, map[string]int{paths.Version: 2, paths.Echo: 2}, calls, "a 503 is retried")
 
 	g := newTestClient(t)
-	g.mt.RegisterResponder(http.MethodGet, testReports+EchoPath, httpmock.NewStringResponder(http.StatusNotFound, "no echo here"))
+	g.mt.RegisterResponder(http.MethodGet, testReports+paths.Echo, httpmock.NewStringResponder(http.StatusNotFound, "no echo here"))
 	_, err = g.c.Echo(ctx)
 	var apiErr *APIError
 	require.ErrorAs(t, err, &apiErr)

@@ -3,6 +3,7 @@ package paygate
 import (
 	"context"
 	"fmt"
+	"github.com/paygate-go/paygate/internal/paths"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -54,7 +55,7 @@ func serveReport(t *testing.T, fx clientFixture, limit int, f fakeReport) func()
 	t.Helper()
 	var mu sync.Mutex
 	var asked []int
-	fx.mt.RegisterResponder(http.MethodGet, testReports+PaymentReportPath, func(req *http.Request) (*http.Response, error) {
+	fx.mt.RegisterResponder(http.MethodGet, testReports+paths.PaymentReport, func(req *http.Request) (*http.Response, error) {
 		q := req.URL.Query()
 		n, err := strconv.Atoi(q.Get("page"))
 		if err != nil {

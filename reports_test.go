@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/paygate-go/paygate/internal/paths"
 	"math"
 	"net/http"
 	"net/url"
@@ -91,11 +92,11 @@ func TestReportDatesInMalaysiaTime(t *testing.T) {
 func TestLookupByEitherReferenceAndAgencyFilter(t *testing.T) {
 	f := newTestClient(t, WithAuthToken(testAuthToken))
 	var queries []url.Values
-	f.mt.RegisterResponder(http.MethodGet, testReports+FPXRequestPath, func(req *http.Request) (*http.Response, error) {
+	f.mt.RegisterResponder(http.MethodGet, testReports+paths.FPXRequest, func(req *http.Request) (*http.Response, error) {
 		queries = append(queries, req.URL.Query())
 		return httpmock.NewStringResponse(200, `{"status":"OK","fpxrequest":{"id":1}}`), nil
 	})
-	f.mt.RegisterResponder(http.MethodGet, testReports+PaymentReportPath, func(req *http.Request) (*http.Response, error) {
+	f.mt.RegisterResponder(http.MethodGet, testReports+paths.PaymentReport, func(req *http.Request) (*http.Response, error) {
 		queries = append(queries, req.URL.Query())
 		return httpmock.NewStringResponse(200, reportBody(0, 0, 0)), nil
 	})
@@ -237,7 +238,7 @@ func TestPaymentReportPageLargeItems(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newTestClient(t)
-			f.mt.RegisterResponder(http.MethodGet, testReports+PaymentReportPath, func(req *http.Request) (*http.Response, error) {
+			f.mt.RegisterResponder(http.MethodGet, testReports+paths.PaymentReport, func(req *http.Request) (*http.Response, error) {
 				require.Equal(t, strconv.Itoa(tc.items), req.URL.Query().Get("items"))
 				return httpmock.NewStringResponse(200, reportBody(0, 2, 1)), nil
 			})
@@ -305,12 +306,12 @@ func TestAnswerValuesQuotedCut(t *testing.T) {
 		want             error
 		quoted           string
 	}{
-		{name: "report status", path: PaymentReportPath, body: `{"status":"` + long + `","data":[]}`, call: report, want: ErrReportStatus, quoted: `"ZZZZ`},
-		{name: "total_pages a long number", path: PaymentReportPath, body: `{"status":"OK","data":[],"stats":{"total_pages":` + digits + `}}`, call: report, want: ErrReportPaging, quoted: "is 9999"},
-		{name: "total_pages negative", path: PaymentReportPath, body: `{"status":"OK","data":[],"stats":{"total_pages":-1}}`, call: report, want: ErrReportPaging, quoted: "is -1, want a whole number of pages"},
-		{name: "total_pages a long string", path: PaymentReportPath, body: `{"status":"OK","data":[],"stats":{"total_pages":"` + long + `"}}`, call: report, want: ErrReportPaging, quoted: `is "ZZZZ`},
+		{name: "report status", path: paths.PaymentReport, body: `{"status":"` + long + `","data":[]}`, call: report, want: ErrReportStatus, quoted: `"ZZZZ`},
+		{name: "total_pages a long number", path: paths.PaymentReport, body: `{"status":"OK","data":[],"stats":{"total_pages":` + digits + `}}`, call: report, want: ErrReportPaging, quoted: "is 9999"},
+		{name: "total_pages negative", path: paths.PaymentReport, body: `{"status":"OK","data":[],"stats":{"total_pages":-1}}`, call: report, want: ErrReportPaging, quoted: "is -1, want a whole number of pages"},
+		{name: "total_pages a long string", path: paths.PaymentReport, body: `{"status":"OK","data":[],"stats":{"total_pages":"` + long + `"}}`, call: report, want: ErrReportPaging, quoted: `is "ZZZZ`},
 		{name: "lookup status", path: "/api/report/v1/fpxrequest", body: `{"status":"` + long + `"}`, call: lookup, want: ErrReportStatus, quoted: `"ZZZZ`},
-		{name: "transactions status", path: TransactionsPath, body: `{"status":"` + long + `"}`, call: history, want: ErrReportStatus, quoted: `"ZZZZ`},
+		{name: "transactions status", path: paths.Transactions, body: `{"status":"` + long + `"}`, call: history, want: ErrReportStatus, quoted: `"ZZZZ`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newTestClient(t, WithAuthToken(testAuthToken))

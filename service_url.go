@@ -2,6 +2,7 @@ package paygate
 
 import (
 	"fmt"
+	"github.com/paygate-go/paygate/internal/paths"
 	"net"
 	"net/url"
 	"strings"
@@ -43,7 +44,7 @@ func webhookEndpoint(webhookURL string) (string, error) {
 		return "", fmt.Errorf("paygate: webhook URL %q: want no query or fragment (the endpoint's URL, or a bare host)", redactURL(webhookURL))
 	}
 	if u.Path == "" || u.Path == "/" {
-		u.Path, u.RawPath = WebhookPath, ""
+		u.Path, u.RawPath = paths.Webhook, ""
 	}
 	return u.String(), nil
 }

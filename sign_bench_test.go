@@ -4,14 +4,13 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"maps"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/signing"
 )
 
 // benchOrder is a typical order: the fields of docs/protocol.md A1, whose table has seven
@@ -47,130 +46,37 @@ func benchCallback(b *testing.B, key Key) url.Values {
 	return signed
 }
 
-// rawHMACNew is the simple baseline: a fresh HMAC per message, hex, 16 chars.
+// rawHMACNew is the bare baseline: a fresh HMAC per message (hmac.New),
+// hex, 16 characters.
 func rawHMACNew(key []byte, msg []byte) string {
 	m := hmac.New(sha256.New, key)
 	m.Write(msg)
 	return hex.EncodeToString(m.Sum(nil))[:16]
 }
 
-// naiveSign is how a first attempt signs a POST: copy the values, add exp,
-// sort keys, fmt the pairs, a fresh HMAC per call.
-func naiveSign(rawKey []byte, form url.Values, now time.Time) url.Values {
-	out := url.Values{}
+// peersSign signs a POST the way stripe-go and go-github sign: copy the
+// values, add exp, url.Values.Encode, a fresh HMAC, hex.
+func peersSign(rawKey []byte, form url.Values, now time.Time) url.Values {
+	out := make(url.Values, len(form)+2)
 	for k, v := range form {
 		out[k] = append([]string(nil), v...)
 	}
 	out.Set("exp", strconv.FormatInt(now.Unix()+60, 10))
-	keys := make([]string, 0, len(out))
-	for k := range out {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%s", naiveRFC3986(k), naiveRFC3986(out.Get(k))))
-	}
-	out.Set("signature", rawHMACNew(rawKey, []byte(strings.Join(parts, "&"))))
+	out.Set("signature", rawHMACNew(rawKey, []byte(out.Encode())))
 	return out
 }
 
-func naiveRFC3986(s string) string {
-	return strings.ReplaceAll(url.QueryEscape(s), "+", "%20")
-}
-
-// naiveVerify is the naive signer's method applied to a callback, as the
-// issue defines the baseline (url.Values, sort, fmt, hmac.New per call): copy
-// the fields but signature, sort the keys, fmt the form-encoded pairs, a
-// fresh HMAC, and compare.
-func naiveVerify(rawKey []byte, form url.Values) bool {
-	c := url.Values{}
+// peersVerify verifies a callback the peers' way: copy the fields but
+// signature, url.Values.Encode, a fresh HMAC, hex, hmac.Equal.
+func peersVerify(rawKey []byte, form url.Values) bool {
+	c := make(url.Values, len(form))
 	for k, v := range form {
 		if k != "signature" {
-			c[k] = append([]string(nil), v...)
+			c[k] = v
 		}
 	}
-	keys := make([]string, 0, len(c))
-	for k := range c {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%s", url.QueryEscape(k), url.QueryEscape(c.Get(k))))
-	}
-	sig := rawHMACNew(rawKey, []byte(strings.Join(parts, "&")))
+	sig := rawHMACNew(rawKey, []byte(c.Encode()))
 	return hmac.Equal([]byte(sig), []byte(strings.ToLower(form.Get("signature"))))
-}
-
-func BenchmarkSignForm(b *testing.B) {
-	key := mustKey(b, testKeyUUID)
-	rawKey, _ := hex.DecodeString(strings.ReplaceAll(testKeyUUID, "-", ""))
-	form := benchOrder()
-	now := time.Unix(1_800_000_000, 0)
-	msg, _ := FormMessage(form, now)
-	b.Run("paygate", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			if _, err := SignForm(key, form, now); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	benchBaselines(b, rawKey, []byte(msg.Message))
-	b.Run("naive", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			naiveSign(rawKey, form, now)
-		}
-	})
-}
-
-func BenchmarkVerifyCallback(b *testing.B) {
-	key := mustKey(b, testKeyUUID)
-	rawKey, _ := hex.DecodeString(strings.ReplaceAll(testKeyUUID, "-", ""))
-	form := benchCallback(b, key)
-	msgs, _ := CallbackMessages(form)
-	b.Run("paygate", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			if err := VerifyCallback(form, key); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	benchBaselines(b, rawKey, []byte(msgs[0].Message))
-	b.Run("naive", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			if !naiveVerify(rawKey, form) {
-				b.Fatal("naive verify failed")
-			}
-		}
-	})
-}
-
-// benchBaselines times HMAC-SHA256 plus hex of the already-built message: the
-// simple way (hmac.New per call) and the floor (one HMAC, reset and reused).
-func benchBaselines(b *testing.B, rawKey, msg []byte) {
-	b.Run("rawHMAC", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			rawHMACNew(rawKey, msg)
-		}
-	})
-	b.Run("reusedHMAC", func(b *testing.B) {
-		b.ReportAllocs()
-		m := hmac.New(sha256.New, rawKey)
-		sum := make([]byte, 0, sha256.Size)
-		var dst [64]byte
-		for i := 0; i < b.N; i++ {
-			m.Reset()
-			m.Write(msg)
-			sum = m.Sum(sum[:0])
-			hex.Encode(dst[:], sum)
-		}
-	})
 }
 
 // ratioBaseline is one implementation timed against the subject.
@@ -199,65 +105,80 @@ func benchRatios(b *testing.B, batch int, subject func(), baselines ...ratioBase
 			base[k] += time.Since(start)
 		}
 	}
+	b.ReportMetric(float64(sub)/float64(b.N*batch), "ns/call")
 	for k, bl := range baselines {
 		b.ReportMetric(float64(sub)/float64(base[k]), "x/"+bl.name)
 	}
 }
 
-// BenchmarkSigningRatios reports the issue's ratios directly: paygate's
-// SignForm and VerifyCallback against raw HMAC (hmac.New per call), the
-// reused HMAC floor, and the naive implementations, interleaved.
-func BenchmarkSigningRatios(b *testing.B) {
+// BenchmarkSigning reports the signing ratios: SignForm of the 10-field
+// order (returning its copy) and VerifyCallback of the 11-field callback,
+// each against a bare hmac.New HMAC of the same message ("x/hmacNew") and
+// against the peers' way ("x/peers"), interleaved; and the Client's POST
+// body against SignForm followed by Encode.
+func BenchmarkSigning(b *testing.B) {
 	key := mustKey(b, testKeyUUID)
 	rawKey, _ := hex.DecodeString(strings.ReplaceAll(testKeyUUID, "-", ""))
 	now := time.Unix(1_800_000_000, 0)
-	order := benchOrder()
-	orderMsg, _ := FormMessage(order, now)
+	order := benchOrder10()
+	orderMsg, err := signing.FormMessage("", order, now)
+	if err != nil {
+		b.Fatal(err)
+	}
 	cb := benchCallback(b, key)
-	cbMsgs, _ := CallbackMessages(cb)
-	reused := func(msg []byte) func() {
-		m := hmac.New(sha256.New, rawKey)
-		sum := make([]byte, 0, sha256.Size)
-		var dst [64]byte
-		return func() {
-			m.Reset()
-			m.Write(msg)
-			sum = m.Sum(sum[:0])
-			hex.Encode(dst[:], sum)
-		}
+	cbMsgs, err := signing.CallbackMessages(cb)
+	if err != nil {
+		b.Fatal(err)
 	}
 	b.Run("SignForm", func(b *testing.B) {
-		msg := []byte(orderMsg.Message)
+		msg := []byte(orderMsg.Text)
 		benchRatios(b, 200, func() { _, _ = SignForm(key, order, now) },
-			ratioBaseline{"rawHMAC", func() { rawHMACNew(rawKey, msg) }},
-			ratioBaseline{"reusedHMAC", reused(msg)},
-			ratioBaseline{"naive", func() { naiveSign(rawKey, order, now) }})
+			ratioBaseline{"hmacNew", func() { rawHMACNew(rawKey, msg) }},
+			ratioBaseline{"peers", func() { peersSign(rawKey, order, now) }})
 	})
 	b.Run("VerifyCallback", func(b *testing.B) {
-		msg := []byte(cbMsgs[0].Message)
+		msg := []byte(cbMsgs[0].Text)
 		benchRatios(b, 200, func() { _ = VerifyCallback(cb, key) },
-			ratioBaseline{"rawHMAC", func() { rawHMACNew(rawKey, msg) }},
-			ratioBaseline{"reusedHMAC", reused(msg)},
-			ratioBaseline{"naive", func() { naiveVerify(rawKey, cb) }})
+			ratioBaseline{"hmacNew", func() { rawHMACNew(rawKey, msg) }},
+			ratioBaseline{"peers", func() { peersVerify(rawKey, cb) }})
 	})
-	// The same with every call a field set the state does not remember
-	// (maxShapes+1 sets in turn): the general path's cost.
-	b.Run("VerifyCallbackShapeMiss", func(b *testing.B) {
-		msg := []byte(cbMsgs[0].Message)
-		var forms [maxShapes + 1]url.Values
-		for i := range forms {
-			f := url.Values{}
-			for k, v := range cb {
-				f[k] = v
-			}
-			f.Set(fmt.Sprint("extra", i), "1")
-			forms[i], _ = SignCallback(key, f)
+	b.Run("ClientPOSTBody", func(b *testing.B) {
+		c, err := NewClient(WithKey(key), WithCheckoutURL("https://gw.example.my"))
+		if err != nil {
+			b.Fatal(err)
 		}
-		i := 0
-		benchRatios(b, 200, func() { i++; _ = VerifyCallback(forms[i%len(forms)], key) },
-			ratioBaseline{"rawHMAC", func() { rawHMACNew(rawKey, msg) }},
-			ratioBaseline{"naive", func() { naiveVerify(rawKey, cb) }})
+		const target = "https://gw.example.my/v2/checkout"
+		benchRatios(b, 200, func() { _, _ = c.signedPOSTBody(target, order, now) },
+			ratioBaseline{"SignForm+Encode", func() {
+				signed, _ := SignForm(key, order, now)
+				_ = signed.Encode()
+			}})
 	})
+}
+
+// BenchmarkVerifyCallback is VerifyCallback alone, with its allocations.
+func BenchmarkVerifyCallback(b *testing.B) {
+	key := mustKey(b, testKeyUUID)
+	form := benchCallback(b, key)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := VerifyCallback(form, key); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSignForm is SignForm alone, with its allocations.
+func BenchmarkSignForm(b *testing.B) {
+	key := mustKey(b, testKeyUUID)
+	form := benchOrder10()
+	now := time.Unix(1_800_000_000, 0)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := SignForm(key, form, now); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // benchOrder10 is the realistic 10-field order of the peer benchmarks
@@ -271,72 +192,4 @@ func benchOrder10() url.Values {
 	o.Set("returnUrl", "https://shop.example.my/paygate/return?src=web&lang=ms")
 	o.Set("callbackUrl", "https://shop.example.my/paygate/callback")
 	return o
-}
-
-// BenchmarkClientPOST times the Client's own POST path, signing the
-// 10-field order and encoding the body (what each attempt of CreateOrder
-// and QR does before net/http), against the reused-HMAC floor over the
-// same message, interleaved ("x/reusedHMAC"), against that floor plus
-// making the body's string from its bytes, the least any way of returning
-// it adds ("x/reusedHMAC+string"), and against the way it was built
-// before, SignForm then url.Values.Encode ("x/SignForm+Encode"); and
-// SignForm against the floor, and against the floor plus a maps.Clone of
-// the signed url.Values, less than the copy it must return
-// ("x/reusedHMAC+clone").
-func BenchmarkClientPOST(b *testing.B) {
-	key := mustKey(b, testKeyUUID)
-	rawKey, _ := hex.DecodeString(strings.ReplaceAll(testKeyUUID, "-", ""))
-	c, err := NewClient(WithKey(key), WithCheckoutURL("https://gw.example.my"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	order := benchOrder10()
-	now := time.Unix(1_800_000_000, 0)
-	msg, _ := FormMessage(order, now)
-	m := hmac.New(sha256.New, rawKey)
-	sum := make([]byte, 0, sha256.Size)
-	var dst [64]byte
-	floor := ratioBaseline{"reusedHMAC", func() {
-		m.Reset()
-		m.Write([]byte(msg.Message))
-		sum = m.Sum(sum[:0])
-		hex.Encode(dst[:], sum)
-	}}
-	plus := func(name string, result func()) ratioBaseline {
-		return ratioBaseline{name, func() { floor.fn(); result() }}
-	}
-	b.Run("body", func(b *testing.B) {
-		b.ReportAllocs()
-		body, err := c.signedPOSTBody("https://gw.example.my/v2/checkout", order, now)
-		if err != nil {
-			b.Fatal(err)
-		}
-		bodyBytes, out := []byte(body), ""
-		benchRatios(b, 200, func() {
-			if _, err := c.signedPOSTBody("https://gw.example.my/v2/checkout", order, now); err != nil {
-				b.Fatal(err)
-			}
-		}, floor, plus("reusedHMAC+string", func() { out = string(bodyBytes) }), ratioBaseline{"SignForm+Encode", func() {
-			signed, err := SignForm(key, order, now)
-			if err != nil {
-				b.Fatal(err)
-			}
-			_ = signed.Encode()
-		}})
-		_ = out
-	})
-	b.Run("SignForm", func(b *testing.B) {
-		b.ReportAllocs()
-		signed, err := SignForm(key, order, now)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var out url.Values
-		benchRatios(b, 200, func() {
-			if _, err := SignForm(key, order, now); err != nil {
-				b.Fatal(err)
-			}
-		}, floor, plus("reusedHMAC+clone", func() { out = maps.Clone(signed) }))
-		_ = out
-	})
 }

@@ -3,6 +3,7 @@ package paygate
 import (
 	"context"
 	"fmt"
+	"github.com/paygate-go/paygate/internal/paths"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,7 +18,7 @@ func TestTransactions(t *testing.T) {
 	ctx := context.Background()
 	t.Run("signed with the API key", func(t *testing.T) {
 		f := newTestClient(t)
-		f.mt.RegisterResponder(http.MethodGet, testReports+TransactionsPath, func(req *http.Request) (*http.Response, error) {
+		f.mt.RegisterResponder(http.MethodGet, testReports+paths.Transactions, func(req *http.Request) (*http.Response, error) {
 			q := req.URL.Query()
 			require.Equal(t, "buyer+1@example.com", q.Get("email"))
 			require.Equal(t, testAgency, q.Get("agency"))
@@ -32,7 +33,7 @@ func TestTransactions(t *testing.T) {
 	})
 	t.Run("with the AuthToken", func(t *testing.T) {
 		f := newTestClient(t, WithAuthToken(testAuthToken))
-		f.mt.RegisterResponder(http.MethodGet, testReports+TransactionsPath, func(req *http.Request) (*http.Response, error) {
+		f.mt.RegisterResponder(http.MethodGet, testReports+paths.Transactions, func(req *http.Request) (*http.Response, error) {
 			require.Equal(t, "Bearer "+testAuthToken, req.Header.Get("Authorization"))
 			require.Empty(t, req.URL.Query().Get("signature"))
 			return httpmock.NewStringResponse(200, `[{"seller_order_no":"INV-1"}]`), nil
@@ -57,7 +58,7 @@ func TestTransactions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newTestClient(t)
-			f.mt.RegisterResponder(http.MethodGet, testReports+TransactionsPath, httpmock.NewStringResponder(200, tc.body))
+			f.mt.RegisterResponder(http.MethodGet, testReports+paths.Transactions, httpmock.NewStringResponder(200, tc.body))
 			_, err := f.c.Transactions(ctx, tc.email)
 			require.Error(t, err)
 			if tc.want != nil {

@@ -74,7 +74,7 @@ func WithWebhookValidator(v WebhookValidator) SenderOption {
 // with the API password the operator issued. A URL with a path is the
 // endpoint, used as given (the bank webhook page's
 // https://pay.tulus.my/api/adb/webhook); only a bare host (no path, or "/")
-// gets the document's WebhookPath, /api/bank/webhook (docs/assumptions.md
+// gets the document's path, /api/bank/webhook (docs/assumptions.md
 // A-webhook-brand). A query or fragment is refused. The URL must be https,
 // or http to a loopback host (a local sandbox): the password travels in a
 // header. An empty password, or one with a line break, is refused; errors

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/paygate-go/paygate/internal/paths"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -24,7 +25,7 @@ import (
 
 const (
 	testWebhookBase = "https://webhook.example"
-	testWebhookURL  = testWebhookBase + WebhookPath
+	testWebhookURL  = testWebhookBase + paths.Webhook
 	testPassword    = "s3cr3t-pa55w0rd-value"
 )
 

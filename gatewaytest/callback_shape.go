@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/paygate-go/paygate/internal/signing"
 	"net/http"
 	"net/url"
 	"strings"
@@ -109,9 +110,9 @@ func WithUnsignedOrders() Option { return func(c *config) { c.unsignedOrders = t
 // verifyPOST checks a signed POST's form under the configured rule.
 func (s *Server) verifyPOST(r *http.Request, form url.Values) error {
 	if s.cfg.postWithPath {
-		return paygate.VerifySignedFormWithPath(r.URL.EscapedPath(), form, s.cfg.now(), s.key)
+		return signing.VerifyForm(r.URL.EscapedPath()+"?", form, s.cfg.now(), s.verifier)
 	}
-	return paygate.VerifySignedForm(form, s.cfg.now(), s.key)
+	return signing.VerifyForm("", form, s.cfg.now(), s.verifier)
 }
 
 // WithMaxItems caps the report's page size at n rows whatever items asks

@@ -1,6 +1,7 @@
 package gatewaytest
 
 import (
+	"github.com/paygate-go/paygate/internal/paths"
 	"net/http"
 	"net/url"
 	"testing"
@@ -32,7 +33,7 @@ func TestCallbackEncodings(t *testing.T) {
 				"email": {"sdk@example.com"}, "returnUrl": {m.srv.URL + "/return"}}, time.Now())
 			require.NoError(t, err)
 			noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-			resp, err := noRedirect.PostForm(sb.URL+paygate.CheckoutPath, form)
+			resp, err := noRedirect.PostForm(sb.URL+paths.Checkout, form)
 			require.NoError(t, err)
 			resp.Body.Close()
 			require.Equal(t, http.StatusSeeOther, resp.StatusCode)

@@ -3,6 +3,7 @@ package gatewaytest
 import (
 	"errors"
 	"fmt"
+	"github.com/paygate-go/paygate/internal/signing"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -63,7 +64,7 @@ func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) {
 // payLink is GET /pay/{agency}/{category}/{refNo}/{amount}
 // (docs/protocol.md endpoint 2): the same order without a form. A signature, when present, must verify.
 func (s *Server) payLink(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Query().Has("signature") && !s.checkSigned(w, paygate.VerifySignedURL(r.URL, s.cfg.now(), s.key)) {
+	if r.URL.Query().Has("signature") && !s.checkSigned(w, signing.VerifyURL(r.URL, s.cfg.now(), s.verifier)) {
 		return
 	}
 	o, problems := s.validateOrder(r.PathValue("agency"), r.PathValue("refNo"), r.PathValue("amount"), "", "")

@@ -3,6 +3,7 @@ package gatewaytest
 import (
 	"context"
 	"fmt"
+	"github.com/paygate-go/paygate/internal/paths"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -79,7 +80,7 @@ func TestRefNoWithSeveralTildes(t *testing.T) {
 			}, time.Now())
 			require.NoError(t, err)
 			noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-			resp, err := noRedirect.PostForm(sb.URL+paygate.CheckoutPath, form)
+			resp, err := noRedirect.PostForm(sb.URL+paths.Checkout, form)
 			require.NoError(t, err)
 			resp.Body.Close()
 			require.Equal(t, tc.status, resp.StatusCode)

@@ -3,6 +3,8 @@ package gatewaytest
 import (
 	"encoding/json"
 	"errors"
+	"github.com/paygate-go/paygate/internal/paths"
+	"github.com/paygate-go/paygate/internal/signing"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -93,7 +95,7 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 		jsonError(w, http.StatusUnauthorized, "bad AuthToken")
 		return false
 	}
-	if !s.checkSigned(w, paygate.VerifySignedURL(r.URL, s.cfg.now(), s.key)) {
+	if !s.checkSigned(w, signing.VerifyURL(r.URL, s.cfg.now(), s.verifier)) {
 		return false
 	}
 	if r.URL.Query().Get("agency") != s.Agency {
@@ -283,7 +285,7 @@ func (s *Server) qr(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"status": "ERROR", "errors": problems})
 		return
 	}
-	payload := s.URL + paygate.PayPath + f.Get("agency") + "/" + f.Get("paymentCategory") + "/" + f.Get("refno") + "/" + f.Get("amount")
+	payload := s.URL + paths.Pay + f.Get("agency") + "/" + f.Get("paymentCategory") + "/" + f.Get("refno") + "/" + f.Get("amount")
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]string{"status": "OK", "qr_payload": payload, "kind": strings.TrimPrefix(r.URL.Path, "/api/")})
 }

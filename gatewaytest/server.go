@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/paygate-go/paygate/internal/paths"
+	"github.com/paygate-go/paygate/internal/signing"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -33,6 +35,7 @@ type Server struct {
 	WebhookPassword string
 
 	key      paygate.Key
+	verifier []*signing.Key // the key, as the service checks signatures with it
 	srv      *httptest.Server
 	client   *http.Client
 	cfg      config
@@ -107,7 +110,7 @@ func NewServer(opts ...Option) *Server {
 // Start is NewServer with an error instead of a panic (a busy WithAddr, an
 // address that is not loopback, a nil Option or WithClock(nil)).
 func Start(opts ...Option) (*Server, error) {
-	cfg := config{retryInterval: 30 * time.Second, maxAttempts: 10, now: time.Now, webhookPath: paygate.WebhookPath}
+	cfg := config{retryInterval: 30 * time.Second, maxAttempts: 10, now: time.Now, webhookPath: paths.Webhook}
 	for _, o := range opts {
 		if o == nil {
 			return nil, errors.New("a nil Option")
@@ -131,12 +134,17 @@ func Start(opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("generated key: %w", err) // cannot happen: newUUID makes a valid UUID
 	}
+	verifier, err := signing.ParseKey(apiKey)
+	if err != nil {
+		return nil, fmt.Errorf("generated key: %w", err)
+	}
 	s := &Server{
 		Agency:          "SANDBOX01",
 		APIKey:          apiKey,
 		AuthToken:       "sandbox." + randomHex(24),
 		WebhookPassword: randomHex(16),
 		key:             key,
+		verifier:        []*signing.Key{verifier},
 		cfg:             cfg,
 		byNo:            map[string]*Order{},
 		byRef:           map[string]*Order{},
@@ -189,19 +197,19 @@ func (s *Server) Key() paygate.Key { return s.key }
 // routes is the service's surface.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+paygate.CheckoutPath, s.createOrder)
+	mux.HandleFunc("POST "+paths.Checkout, s.createOrder)
 	mux.HandleFunc("POST /{$}", s.createOrder) // the developer pages post orders to the host's root
-	mux.HandleFunc("GET "+paygate.QR2Path, s.qrImage)
-	mux.HandleFunc("GET "+paygate.TransactionsPath, s.transactions)
-	mux.HandleFunc("GET "+paygate.VersionPath, s.version)
-	mux.HandleFunc("GET "+paygate.EchoPath, s.echo)
-	mux.HandleFunc("GET "+paygate.PayPath+"{agency}/{category}/{refNo}/{amount}", s.payLink)
+	mux.HandleFunc("GET "+paths.QR2, s.qrImage)
+	mux.HandleFunc("GET "+paths.Transactions, s.transactions)
+	mux.HandleFunc("GET "+paths.Version, s.version)
+	mux.HandleFunc("GET "+paths.Echo, s.echo)
+	mux.HandleFunc("GET "+paths.Pay+"{agency}/{category}/{refNo}/{amount}", s.payLink)
 	mux.HandleFunc("GET "+hostedPagePath+"{orderNo}", s.hostedPage)
 	mux.HandleFunc("POST "+hostedPagePath+"{orderNo}", s.hostedChoice)
-	mux.HandleFunc("GET "+paygate.PaymentReportPath, s.paymentReport)
-	mux.HandleFunc("GET "+paygate.FPXRequestPath, s.fpxRequest)
-	mux.HandleFunc("POST "+paygate.QRPath, s.qr)
-	mux.HandleFunc("POST "+paygate.DuitNowQRPath, s.qr)
+	mux.HandleFunc("GET "+paths.PaymentReport, s.paymentReport)
+	mux.HandleFunc("GET "+paths.FPXRequest, s.fpxRequest)
+	mux.HandleFunc("POST "+paths.QR, s.qr)
+	mux.HandleFunc("POST "+paths.DuitNowQR, s.qr)
 	mux.HandleFunc("POST "+s.cfg.webhookPath, s.receiveWebhook)
 	mux.HandleFunc("POST "+AdminSettlePath, s.adminSettle)
 	return mux

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/paygate-go/paygate/internal/paths"
 	"io"
 	"log/slog"
 	"net/http"
@@ -379,7 +380,7 @@ func TestWebhook(t *testing.T) {
 	_, err = wrong.Send(context.Background(), testTxs(1))
 	require.ErrorIs(t, err, paygate.ErrUnauthorized)
 
-	req, _ := http.NewRequest(http.MethodPost, sb.URL+paygate.WebhookPath, strings.NewReader(`{"transactions":[{"agency":"X"}]}`))
+	req, _ := http.NewRequest(http.MethodPost, sb.URL+paths.Webhook, strings.NewReader(`{"transactions":[{"agency":"X"}]}`))
 	req.Header.Set("X-API-Password", sb.WebhookPassword)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -434,7 +435,7 @@ func TestServerCloseTwice(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewServer()
 			require.NotPanics(t, func() { tc.close(s) })
-			_, err := http.Get(s.URL + paygate.VersionPath)
+			_, err := http.Get(s.URL + paths.Version)
 			require.Error(t, err, "the server is closed")
 		})
 	}

@@ -1,6 +1,7 @@
 package gatewaytest
 
 import (
+	"github.com/paygate-go/paygate/internal/paths"
 	"net/http"
 	"net/url"
 	"strings"
@@ -50,7 +51,7 @@ func (s *Server) transactions(w http.ResponseWriter, r *http.Request) {
 func (s *Server) qrImage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query().Get("q")
 	u, err := url.Parse(q)
-	if err != nil || q == "" || u.Scheme+"://"+u.Host != s.URL || !strings.HasPrefix(u.EscapedPath(), paygate.PayPath) || u.RawQuery != "" {
+	if err != nil || q == "" || u.Scheme+"://"+u.Host != s.URL || !strings.HasPrefix(u.EscapedPath(), paths.Pay) || u.RawQuery != "" {
 		jsonError(w, http.StatusBadRequest, "q: an unsigned pay URL of this sandbox")
 		return
 	}

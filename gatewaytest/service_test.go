@@ -2,6 +2,7 @@ package gatewaytest
 
 import (
 	"context"
+	"github.com/paygate-go/paygate/internal/paths"
 	"io"
 	"net/http"
 	"net/url"
@@ -98,7 +99,7 @@ func TestServiceEndpoints(t *testing.T) {
 	require.Contains(t, v, Version)
 	e, err := client.Echo(ctx)
 	require.NoError(t, err)
-	require.Contains(t, e, paygate.EchoPath)
+	require.Contains(t, e, paths.Echo)
 
 	link := paygate.PayLink{Category: "zakat", RefNo: "Q-1", Amount: 500}
 	qr, err := client.QRCodeURL(link)
@@ -111,9 +112,9 @@ func TestServiceEndpoints(t *testing.T) {
 	link.Signed = true
 	pay, err := client.PayURL(link)
 	require.NoError(t, err)
-	resp, err = http.Get(sb.URL + paygate.QR2Path + "?q=" + url.QueryEscape(pay))
+	resp, err = http.Get(sb.URL + paths.QR2 + "?q=" + url.QueryEscape(pay))
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "a signed pay URL has no place in a QR code")
-	require.True(t, strings.HasPrefix(qr, sb.URL+paygate.QR2Path))
+	require.True(t, strings.HasPrefix(qr, sb.URL+paths.QR2))
 }

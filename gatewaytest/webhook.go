@@ -68,7 +68,7 @@ const (
 func WithWebhookDuplicates(d DuplicateAnswer) Option { return func(c *config) { c.duplicates = d } }
 
 // WithWebhookPath serves the webhook at path instead of the document's
-// paygate.WebhookPath (/api/bank/webhook): "/api/adb/webhook" is the bank
+// path (/api/bank/webhook): "/api/adb/webhook" is the bank
 // webhook page's (docs/assumptions.md A-webhook-brand). Server.WebhookURL
 // is then the endpoint's URL to give a sender.
 func WithWebhookPath(path string) Option { return func(c *config) { c.webhookPath = path } }

@@ -2,6 +2,7 @@ package gatewaytest
 
 import (
 	"context"
+	"github.com/paygate-go/paygate/internal/paths"
 	"io"
 	"net/http"
 	"strings"
@@ -68,7 +69,7 @@ func TestWebhookBrandEndToEnd(t *testing.T) {
 
 	// The document's path is not served here; the document's codes are
 	// refused by the sender (not sent) and by the server (400).
-	status, _ := post(t, sb, sb.URL+paygate.WebhookPath, `{"transactions":[]}`)
+	status, _ := post(t, sb, sb.URL+paths.Webhook, `{"transactions":[]}`)
 	require.Equal(t, http.StatusNotFound, status)
 	bank := testTxs(1)
 	bank[0].OrderNo = "BANK-ONLY"
@@ -86,7 +87,7 @@ func TestWebhookBrandEndToEnd(t *testing.T) {
 // WebhookURL is a URL a sender uses as given.
 func TestWebhookDefaultsAndPathOption(t *testing.T) {
 	sb := newSandbox(t)
-	require.Equal(t, sb.URL+paygate.WebhookPath, sb.WebhookURL())
+	require.Equal(t, sb.URL+paths.Webhook, sb.WebhookURL())
 	sender, err := sb.WebhookSender()
 	require.NoError(t, err)
 	report, err := sender.Send(context.Background(), testTxs(2))

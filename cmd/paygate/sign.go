@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/paygate-go/paygate/internal/signing"
 	"io"
 	"net/url"
 	"strings"
@@ -54,8 +55,8 @@ func runSign(e env, args []string) int {
 			return fail(e, "%v", err)
 		}
 		if *explain {
-			msg, _ := paygate.URLMessage(*rawURL, now)
-			fmt.Fprintf(e.stdout, "message (%s): %s\n", msg.Encoding, msg.Message)
+			msg, _ := signing.URLMessage(*rawURL, now)
+			fmt.Fprintf(e.stdout, "message (%s): %s\n", msg.Encoding, msg.Text)
 		}
 		fmt.Fprintln(e.stdout, signed)
 		return exitOK
@@ -69,8 +70,8 @@ func runSign(e env, args []string) int {
 		return fail(e, "%v", err)
 	}
 	if *explain {
-		msg, _ := paygate.FormMessage(vals, now)
-		fmt.Fprintf(e.stdout, "message (%s): %s\n", msg.Encoding, msg.Message)
+		msg, _ := signing.FormMessage("", vals, now)
+		fmt.Fprintf(e.stdout, "message (%s): %s\n", msg.Encoding, msg.Text)
 	}
 	fmt.Fprintln(e.stdout, signed.Encode())
 	return exitOK
@@ -121,7 +122,13 @@ func runVerify(e env, args []string) int {
 		return st
 	}
 	if *explain {
-		received, cands, err := paygate.ExplainCallback(vals, key)
+		// The key already parsed above; the explanation needs it in the
+		// form the verifier itself uses.
+		sk, err := signing.ParseKey(envOr("", paygate.EnvAPIKey))
+		if err != nil {
+			return fail(e, "%s: %v", paygate.EnvAPIKey, err)
+		}
+		received, cands, err := signing.Explain(vals, sk)
 		if err != nil {
 			return fail(e, "%v", err)
 		}
@@ -134,7 +141,7 @@ func runVerify(e env, args []string) int {
 			if c.Matches {
 				verdict = "matches"
 			}
-			fmt.Fprintf(e.stdout, "message (%s): %s\n  expected signature: %s (%s)\n", c.Encoding, c.Message, c.Expected, verdict)
+			fmt.Fprintf(e.stdout, "message (%s): %s\n  expected signature: %s (%s)\n", c.Encoding, c.Text, c.Expected, verdict)
 		}
 	}
 	switch err := paygate.VerifyCallback(vals, key); {

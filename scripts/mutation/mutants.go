@@ -26,17 +26,19 @@ const soak = "^TestCrashFulfilTxAcrossProcesses$"
 var (
 	root   = []string{"."}
 	sqlPkg = []string{"./sqldedup"}
+	// signingPkgs: the signing engine's own tests and the root's.
+	signingPkgs = []string{"./internal/signing", "."}
 )
 
 // mutants is the table of defects, the fifteen of the issue first.
 var mutants = []mutant{
 	// The fifteen of issue 20.
-	{"signature-length", true, "sign.go",
-		"for i := 0; i < 8; i++ {", "for i := 0; i < 7; i++ {", root},
-	{"verification-result", true, "sign.go",
-		"return ErrSignatureMismatch\n}\n\n// receivedSignature", "return nil\n}\n\n// receivedSignature", root},
-	{"exp-ignored", true, "sign.go",
-		"if now.Unix() > exp {", "if now.Unix() > exp && false {", root},
+	{"signature-length", true, "internal/signing/signing.go",
+		"for i := range len(sig) / 2 {", "for i := range len(sig)/2 - 1 {", signingPkgs},
+	{"verification-result", true, "internal/signing/verify.go",
+		"return ErrSignatureMismatch\n}\n\n// callbackVariants", "return nil\n}\n\n// callbackVariants", signingPkgs},
+	{"exp-ignored", true, "internal/signing/verify.go",
+		"if now.Unix() > exp {", "if now.Unix() > exp && false {", signingPkgs},
 	{"fulfil-pending", true, "callback_event.go",
 		"if cb.Status != StatusSuccess {", "if cb.Status != StatusSuccess && cb.Status != StatusPending {", root},
 	{"skip-complete", true, "callback_event.go",
@@ -75,34 +77,22 @@ var mutants = []mutant{
 		`return []string{"signature", "token",`, `return []string{"token",`, root},
 
 	// Signing and verification.
-	{"half-signature-compared", false, "sign.go",
-		"if hmac.Equal(got[:], want[:]) {", "if hmac.Equal(got[:8], want[:8]) {", root},
-	{"long-signature-accepted", false, "sign.go",
-		"if len(sig) != 16 {", "if len(sig) < 16 {", root},
-	{"repeated-signature-accepted", false, "sign.go",
-		"if len(sigs) > 1 || !lowerHex16(want, sigs[0]) {", "if !lowerHex16(want, sigs[0]) {", root},
-	{"exp-repeated-accepted", false, "sign.go",
-		"if err != nil || len(form[fieldExp]) != 1 {", "if err != nil {", root},
-
-	// The vector escaper (escape_amd64.s): a load across a page, an escape
-	// of a kept byte or one cut short copied as it is, the mask of the
-	// bytes to escape inverted.
-	{"vector-load-crosses-page", false, "escape_amd64.s",
-		"CMPQ AX, $4080\n\tJA tail", "CMPQ AX, $4095\n\tJA tail", root},
-	{"vector-key-copy-crosses-page", false, "escape_amd64.s",
-		"CMPQ AX, $4080\n\tJA copy_bytes", "CMPQ AX, $4095\n\tJA copy_bytes", root},
-	{"raw-kept-escape-copied", false, "escape_amd64.s",
-		"JNZ recheck        // an escape of a byte RFC 3986 keeps", "NOP", root},
-	{"raw-short-escape-copied", false, "escape_amd64.s",
-		"JGE recheck        // fewer than two bytes after it", "NOP", root},
-	{"vector-every-key-copied", false, "escape_amd64.go",
-		"true, uint64(plain))", "true, ^uint64(0))", root},
-	{"vector-body-plain-misaligned", false, "sign.go",
-		"s.fields[:at], s.ends, s.plain, encFormGo)", "s.fields[:at], s.ends, s.plain>>at, encFormGo)", root},
-	{"vector-escape-mask-inverted", false, "escape_amd64.s",
-		"NOTQ DX            // the substituted bytes a form encoding keeps", "NOP", root},
-	{"vector-plain-mask-rotated", false, "escape_amd64.s",
-		"SHRQ $1, plain-32(SP)", "RORQ $1, plain-32(SP)", root},
+	{"half-signature-compared", false, "internal/signing/verify.go",
+		"if hmac.Equal(got[:], want[:]) {", "if hmac.Equal(got[:8], want[:8]) {", signingPkgs},
+	{"long-signature-accepted", false, "internal/signing/signing.go",
+		"if len(text) != len(sig) {", "if len(text) < len(sig) {", signingPkgs},
+	{"repeated-signature-accepted", false, "internal/signing/verify.go",
+		"if len(sigs) > 1 || !ok {", "if !ok {", signingPkgs},
+	{"exp-repeated-accepted", false, "internal/signing/verify.go",
+		"if err != nil || len(form[FieldExp]) != 1 {", "if err != nil {", signingPkgs},
+	{"callback-variants-never-tried", false, "internal/signing/verify.go",
+		"variants, n := callbackVariants(s.buf)", "variants, n := [2]Encoding{}, 0", signingPkgs},
+	{"form-escapes-tilde", false, "internal/signing/encoding.go",
+		`Form:       {"form", true, true, false},`, `Form:       {"form", true, false, false},`, signingPkgs},
+	{"fields-unsorted", false, "internal/signing/message.go",
+		"\tsortFields(s.fields)\n", "\n", signingPkgs},
+	{"empty-key-values-merged", false, "internal/signing/message.go",
+		"\tif several {\n", "\tif multi != \"\" {\n", signingPkgs},
 
 	// The handler and the in-memory deduper.
 	{"double-payment-silent", false, "callback_event.go",
