@@ -18,10 +18,9 @@ import (
 // instead (ADBLZS, ADBPPZ, ADB on the bank webhook page,
 // docs/assumptions.md A-webhook-brand; both sets are in package zakat).
 // The zero value checks the document's codes; NewWebhookValidator sets
-// others. The validator, its
-// Schema, a WebhookSender given it (WithWebhookValidator) and the sandbox
-// (gatewaytest.WithWebhookValidator) then agree on the set. A value, safe
-// to copy and for concurrent use.
+// others. The validator, its Schema, a WebhookSender given it
+// (WithWebhookValidator) and the sandbox (gatewaytest.WithWebhookValidator)
+// then agree on the set. A value, safe to copy and for concurrent use.
 //
 // Reading JSON (ValidateBatchJSON, ValidateBatchReader), it also caps the
 // length of any one string or number, key included, at
