@@ -29,6 +29,9 @@
 //	sender, err := paygate.NewWebhookSenderFromEnv() // PAYGATE_WEBHOOK_URL, PAYGATE_WEBHOOK_PASSWORD
 //	report, err := sender.Send(ctx, txs)             // Accepted, Rejected, Unconfirmed, Invalid
 //
+// The values a transaction's agency, zakat_state and zakat_type take are
+// in package zakat (zakat.AgencyADBLZS, zakat.Selangor, zakat.ZakatFitrah).
+//
 // Money is integer sen (Amount), never a float. Secrets (Key, the AuthToken,
 // the webhook password) print as [REDACTED] and never appear in an error or
 // a log line, and no request that carries one follows a redirect. The

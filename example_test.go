@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/zakat"
 )
 
 func ExampleSignForm() {
@@ -107,10 +108,10 @@ func ExampleWebhookSender_Send() {
 		panic(err)
 	}
 	report, err := sender.Send(context.Background(), []paygate.Transaction{{
-		Agency: paygate.ZakatAgencyLZS, OrderNo: "A1", Amount: 2500, Name: "Ali", Email: "ali@example.com",
+		Agency: zakat.AgencyLZS, OrderNo: "A1", Amount: 2500, Name: "Ali", Email: "ali@example.com",
 		Time:   time.Date(2026, 11, 22, 10, 30, 0, 0, time.FixedZone("MYT", 8*3600)),
 		Status: paygate.StatusSuccess,
-		Data:   paygate.ZakatData{Type: paygate.TypePendapatan, State: paygate.StateSelangor},
+		Data:   paygate.ZakatData{Type: zakat.ZakatPendapatan, State: zakat.Selangor},
 	}})
 	fmt.Println(report.Accepted, err)
 	// Output:
@@ -122,7 +123,7 @@ func ExampleWebhookSender_Send() {
 // used as given, and the validator, the sender and the schema share the
 // codes.
 func ExampleWebhookValidator() {
-	rules, err := paygate.NewWebhookValidator(paygate.BrandAgencies("ADB")...)
+	rules, err := paygate.NewWebhookValidator(zakat.ADBAgencies()...)
 	if err != nil {
 		panic(err)
 	}

@@ -2,6 +2,8 @@ package paygate
 
 //go:generate go test -run TestGeneratedLookups -update-lookups .
 
+import "github.com/paygate-go/paygate/zakat"
+
 // The rules of a webhook transaction that are not one field's own
 // (docs/protocol.md B2, B3, Errors): FieldError.Rule holds one of these
 // texts, or the rule of a row of txFields or zakatFields.
@@ -68,7 +70,7 @@ var txFields = [...]txField{
 	{
 		name:   "agency",
 		text:   func(tx *Transaction) string { return string(tx.Agency) },
-		store:  func(tx *Transaction, s string) { tx.Agency = ZakatAgency(s) },
+		store:  func(tx *Transaction, s string) { tx.Agency = zakat.Agency(s) },
 		absent: func(tx *Transaction) bool { return tx.Agency == "" },
 		check: func(tx *Transaction, rules WebhookValidator) (string, string) {
 			if rules.Accepts(tx.Agency) {
@@ -180,9 +182,9 @@ var zakatFields = [...]zakatField{
 	{name: "email", ptr: func(d *ZakatData) *string { return &d.Email }, valid: ValidEmail, rule: ruleEmail},
 	{name: "zakat_name", ptr: func(d *ZakatData) *string { return &d.Name }},
 	{name: "zakat_ic_no", ptr: func(d *ZakatData) *string { return &d.ICNo }, valid: digits(12, 12), rule: "must be 12 digits"},
-	{name: "zakat_state", ptr: func(d *ZakatData) *string { return (*string)(&d.State) }, valid: func(s string) bool { return ZakatState(s).Valid() },
+	{name: "zakat_state", ptr: func(d *ZakatData) *string { return (*string)(&d.State) }, valid: func(s string) bool { return zakat.State(s).Valid() },
 		rule: "must be one of johor, kedah, kelantan, melaka, negeri_sembilan, pahang, pulau_pinang, perak, perlis, sabah, sarawak, selangor, terengganu, kuala_lumpur, labuan, putrajaya"},
-	{name: "zakat_type", ptr: func(d *ZakatData) *string { return (*string)(&d.Type) }, valid: func(s string) bool { return ZakatType(s).Valid() },
+	{name: "zakat_type", ptr: func(d *ZakatData) *string { return (*string)(&d.Type) }, valid: func(s string) bool { return zakat.Type(s).Valid() },
 		rule: "must be one of fitrah, zakat_emas, zakat_fitrah, zakat_kwsp, zakat_padi, zakat_pendapatan, zakat_perak, zakat_perniagaan, zakat_pertanian, zakat_qada, zakat_rikaz, zakat_saham, zakat_simpanan, zakat_ternakan"},
 	{name: "zakat_year", ptr: func(d *ZakatData) *string { return &d.Year }, valid: digits(4, 4), rule: "must be 4 digits"},
 	{name: "zakat_phone", ptr: func(d *ZakatData) *string { return &d.Phone }, valid: digits(10, 12), rule: "must be 10 to 12 digits"},

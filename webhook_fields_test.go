@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paygate-go/paygate/zakat"
 	"github.com/stretchr/testify/require"
 )
 
@@ -55,13 +56,13 @@ func TestEnumRulesListTheirValues(t *testing.T) {
 		values []string
 	}{
 		{rule: zakatRule("zakat_state"), values: func() (v []string) {
-			for _, s := range ZakatStates() {
+			for _, s := range zakat.States() {
 				v = append(v, string(s))
 			}
 			return v
 		}()},
 		{rule: zakatRule("zakat_type"), values: func() (v []string) {
-			for _, z := range ZakatTypes() {
+			for _, z := range zakat.Types() {
 				v = append(v, string(z))
 			}
 			return v

@@ -8,13 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate-go/paygate/zakat"
 	"github.com/stretchr/testify/require"
 )
 
 // validTx is a transaction that passes every rule; tests change one thing.
 func validTx(i int) Transaction {
 	return Transaction{
-		Agency:  ZakatAgencyLZS,
+		Agency:  zakat.AgencyLZS,
 		OrderNo: fmt.Sprintf("ORD-%06d", i),
 		Amount:  1050,
 		Name:    "Ahmad bin Ali",
@@ -23,7 +24,7 @@ func validTx(i int) Transaction {
 		Status:  StatusSuccess,
 		Data: ZakatData{
 			Email: "ahmad@example.com", Name: "Ahmad bin Ali", ICNo: "900101145678",
-			State: StateSelangor, Type: TypeZakatFitrah, Year: "2026", Phone: "0123456789",
+			State: zakat.Selangor, Type: zakat.ZakatFitrah, Year: "2026", Phone: "0123456789",
 			Address: "1 Jalan Satu", Postcode: "40000", City: "Shah Alam", Amount: "10.50",
 			Rate: "2.625", Dependants: "4",
 		},
@@ -71,11 +72,11 @@ func TestValidateTransactionsRules(t *testing.T) {
 	}{
 		{name: "valid", edit: func(*Transaction) {}},
 		{name: "valid: zero amount", edit: func(tx *Transaction) { tx.Amount = 0; tx.Data.Rate = ""; tx.Data.Dependants = "" }},
-		{name: "valid: test agency", edit: func(tx *Transaction) { tx.Agency = ZakatAgencyTest }},
+		{name: "valid: test agency", edit: func(tx *Transaction) { tx.Agency = zakat.AgencyTest }},
 		{name: "valid: minimal data", edit: func(tx *Transaction) { tx.Data = ZakatData{} }},
-		{name: "valid: fitrah type", edit: func(tx *Transaction) { tx.Data.Type = TypeFitrah }},
+		{name: "valid: fitrah type", edit: func(tx *Transaction) { tx.Data.Type = zakat.Fitrah }},
 		{name: "valid: non-fitrah without rate", edit: func(tx *Transaction) {
-			tx.Data.Type, tx.Data.Rate, tx.Data.Dependants = TypePendapatan, "", ""
+			tx.Data.Type, tx.Data.Rate, tx.Data.Dependants = zakat.ZakatPendapatan, "", ""
 		}},
 		{name: "agency missing", edit: func(tx *Transaction) { tx.Agency = "" }, pointer: "/transactions/0/agency", rule: ruleRequired},
 		{name: "agency unknown", edit: func(tx *Transaction) { tx.Agency = "BANKXYZ" }, pointer: "/transactions/0/agency", rule: "must be one of BANKLZS, BANKPPZ, BANK"},
@@ -103,7 +104,7 @@ func TestValidateTransactionsRules(t *testing.T) {
 		{name: "zakat_amount trailing dot", edit: func(tx *Transaction) { tx.Data.Amount = "10." }, pointer: "/transactions/0/data/zakat_amount", rule: "must be numeric with at most 2 decimals"},
 		{name: "rate not numeric", edit: func(tx *Transaction) { tx.Data.Rate = "2,6" }, pointer: "/transactions/0/data/zakat_rate", rule: "must be numeric"},
 		{name: "dependant fraction", edit: func(tx *Transaction) { tx.Data.Dependants = "1.5" }, pointer: "/transactions/0/data/zakat_dependant", rule: "must be a whole number"},
-		{name: "rate on non-fitrah", edit: func(tx *Transaction) { tx.Data.Type, tx.Data.Dependants = TypeEmas, "" }, pointer: "/transactions/0/data/zakat_rate", rule: ruleFitrahOnly},
+		{name: "rate on non-fitrah", edit: func(tx *Transaction) { tx.Data.Type, tx.Data.Dependants = zakat.ZakatEmas, "" }, pointer: "/transactions/0/data/zakat_rate", rule: ruleFitrahOnly},
 		{name: "dependant without type", edit: func(tx *Transaction) { tx.Data.Type, tx.Data.Rate = "", "" }, pointer: "/transactions/0/data/zakat_dependant", rule: ruleFitrahOnly},
 		{name: "fitrah product", edit: func(tx *Transaction) { tx.Amount = 1051 }, pointer: "/transactions/0/amount", rule: ruleFitrahProduct},
 	}

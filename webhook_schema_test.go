@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paygate-go/paygate/zakat"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 )
@@ -116,7 +117,7 @@ func agreementCorpus() []mutation {
 
 // apply makes a body with the mutation on transaction 0 of a 2-transaction
 // batch whose agencies are the first of codes.
-func (m mutation) apply(t *testing.T, codes []ZakatAgency) []byte {
+func (m mutation) apply(t *testing.T, codes []zakat.Agency) []byte {
 	body := validBatchMap(2)
 	for _, tx := range body["transactions"].([]any) {
 		tx.(map[string]any)["agency"] = string(codes[0])
@@ -149,7 +150,7 @@ func (m mutation) apply(t *testing.T, codes []ZakatAgency) []byte {
 // (WebhookValidator.Schema), and the streaming validator gives the same
 // verdict as ValidateBatchJSON.
 func TestWebhookSchemaAgreement(t *testing.T) {
-	adb, err := NewWebhookValidator(BrandAgencies("ADB")...)
+	adb, err := NewWebhookValidator(zakat.ADBAgencies()...)
 	require.NoError(t, err)
 	for _, tt := range []struct {
 		name   string
@@ -183,7 +184,7 @@ func TestWebhookSchemaAgreement(t *testing.T) {
 				}
 				if m.path[0] == "agency" {
 					code, _ := m.value.(string)
-					require.Equal(t, slices.Contains(codes, ZakatAgency(code)), ours, "agency %#v", m.value)
+					require.Equal(t, slices.Contains(codes, zakat.Agency(code)), ours, "agency %#v", m.value)
 				}
 			}
 			t.Logf("agreement on %d cases: %d valid, %d invalid; %d beyond the schema", valid+invalid, valid, invalid, beyond)

@@ -10,6 +10,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/paygate-go/paygate/zakat"
 )
 
 // DefaultBatchSize is how many transactions one webhook request carries
@@ -60,7 +62,7 @@ func WithBatchSize(n int) SenderOption {
 }
 
 // WithWebhookValidator makes Send check transactions with v, so that its
-// agency codes (BrandAgencies("ADB") for the bank webhook page's ADBLZS,
+// agency codes (zakat.ADBAgencies for the bank webhook page's ADBLZS,
 // ADBPPZ, ADB) are the ones accepted (docs/assumptions.md A-webhook-brand).
 // Without it the document's codes are.
 func WithWebhookValidator(v WebhookValidator) SenderOption {
@@ -124,7 +126,7 @@ const (
 // NewWebhookSenderFromEnv is NewWebhookSender with the URL from
 // PAYGATE_WEBHOOK_URL and the password from PAYGATE_WEBHOOK_PASSWORD (both
 // required), the agency codes from PAYGATE_WEBHOOK_AGENCIES when it is set
-// (comma-separated, ParseAgencies), then opts. Every error about a
+// (comma-separated, zakat.ParseAgencies), then opts. Every error about a
 // variable names it (and wraps ErrNoCredential when it is unset). Like
 // NewClientFromEnv it refuses with ErrDeprecatedAuth when a variable of
 // the deprecated method is set.
@@ -146,7 +148,7 @@ func NewWebhookSenderFromEnv(opts ...SenderOption) (*WebhookSender, error) {
 		return nil, newEnvError(EnvWebhookPassword, "webhook password", err)
 	}
 	if list := os.Getenv(EnvWebhookAgencies); list != "" {
-		v, err := ParseAgencies(list)
+		v, err := NewWebhookValidator(zakat.ParseAgencies(list)...)
 		if err != nil {
 			return nil, newEnvError(EnvWebhookAgencies, "webhook agency", err)
 		}

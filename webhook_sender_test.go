@@ -20,6 +20,7 @@ import (
 
 	"github.com/jarcoal/httpmock"
 	"github.com/paygate-go/paygate/internal/testbound"
+	"github.com/paygate-go/paygate/zakat"
 	"github.com/stretchr/testify/require"
 )
 
@@ -462,16 +463,16 @@ func TestNewWebhookSenderFromEnv(t *testing.T) {
 	require.ErrorContains(t, err, EnvWebhookPassword)
 
 	t.Setenv(EnvWebhookPassword, testPassword)
-	require.Equal(t, ZakatAgencies(), s.rules.Agencies(), "unset: the document's codes")
+	require.Equal(t, zakat.Agencies(), s.rules.Agencies(), "unset: the document's codes")
 	t.Setenv(EnvWebhookURL, "https://pay.tulus.my/api/adb/webhook")
 	t.Setenv(EnvWebhookAgencies, " ADBLZS, ADBPPZ,ADB ")
 	s, err = NewWebhookSenderFromEnv()
 	require.NoError(t, err)
 	require.Equal(t, "https://pay.tulus.my/api/adb/webhook", s.endpoint)
-	require.Equal(t, BrandAgencies("ADB"), s.rules.Agencies())
+	require.Equal(t, zakat.ADBAgencies(), s.rules.Agencies())
 	s, err = NewWebhookSenderFromEnv(WithWebhookValidator(WebhookValidator{}))
 	require.NoError(t, err)
-	require.Equal(t, ZakatAgencies(), s.rules.Agencies(), "an option given wins over the environment")
+	require.Equal(t, zakat.Agencies(), s.rules.Agencies(), "an option given wins over the environment")
 	t.Setenv(EnvWebhookAgencies, "ADB,,ADBPPZ")
 	_, err = NewWebhookSenderFromEnv()
 	require.ErrorContains(t, err, EnvWebhookAgencies)

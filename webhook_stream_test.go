@@ -14,6 +14,7 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/paygate-go/paygate/zakat"
 	"github.com/stretchr/testify/require"
 )
 
@@ -68,7 +69,7 @@ func TestValidateBatchReaderMatchesJSON(t *testing.T) {
 		bodies = append(bodies, b)
 	}
 	for _, m := range agreementCorpus() {
-		bodies = append(bodies, m.apply(t, ZakatAgencies()))
+		bodies = append(bodies, m.apply(t, zakat.Agencies()))
 	}
 	long := strings.Repeat(`1,`, 200) + `1`
 	for _, s := range []string{

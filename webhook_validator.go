@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/paygate-go/paygate/zakat"
 )
 
 // WebhookValidator checks webhook records against the rules of
@@ -14,11 +16,11 @@ import (
 // protocol document replaced the brand in its identifiers by `bank`/`BANK`
 // (BANKLZS, BANKPPZ, BANK); the real service's codes carry the brand
 // instead (ADBLZS, ADBPPZ, ADB on the bank webhook page,
-// docs/assumptions.md A-webhook-brand). The zero value checks the
-// document's codes; NewWebhookValidator sets others. The validator, its
-// Schema, a WebhookSender given it (WithWebhookValidator) and the sandbox
-// (gatewaytest.WithWebhookValidator) then agree on the set. A value, safe
-// to copy and for concurrent use.
+// docs/assumptions.md A-webhook-brand; both sets are in package zakat).
+// The zero value checks the document's codes; NewWebhookValidator sets
+// others. The validator, its Schema, a WebhookSender given it
+// (WithWebhookValidator) and the sandbox (gatewaytest.WithWebhookValidator)
+// then agree on the set. A value, safe to copy and for concurrent use.
 //
 // Reading JSON (ValidateBatchJSON, ValidateBatchReader), it also caps the
 // length of any one string or number, key included, at
@@ -28,8 +30,8 @@ import (
 // ValidateBatchReader holds a few hundred kilobytes of input whatever the
 // bytes (a 300 MB string or 300 MB of nested arrays; BENCHMARKS.md).
 type WebhookValidator struct {
-	agencies []ZakatAgency // nil: ZakatAgencies()
-	maxValue int           // 0: DefaultMaxValueBytes
+	agencies []zakat.Agency // nil: zakat.Agencies()
+	maxValue int            // 0: DefaultMaxValueBytes
 }
 
 // DefaultMaxValueBytes is the longest string or number, in bytes of JSON
@@ -64,10 +66,12 @@ const maxAgencyCode = 64
 
 // NewWebhookValidator makes a validator whose `agency` rule accepts
 // exactly the given codes, in that order in messages and in the schema; no
-// codes at all means the document's (ZakatAgencies). Each code is 1 to 64
+// codes at all means the document's (zakat.Agencies). Each code is 1 to 64
 // ASCII letters, digits, '_' or '-', and none is given twice; anything else
-// is an error naming the code.
-func NewWebhookValidator(agencies ...ZakatAgency) (WebhookValidator, error) {
+// is an error naming the code. zakat.ADBAgencies are the real service's
+// codes; zakat.ParseAgencies reads a comma-separated list of codes
+// (PAYGATE_WEBHOOK_AGENCIES).
+func NewWebhookValidator(agencies ...zakat.Agency) (WebhookValidator, error) {
 	if len(agencies) == 0 {
 		return WebhookValidator{}, nil
 	}
@@ -95,40 +99,16 @@ func validAgencyCode(s string) bool {
 	return true
 }
 
-// BrandAgencies are the agency codes of docs/protocol.md B2 with the
-// document's neutral `BANK` replaced by brand: brand+"LZS", brand+"PPZ" and
-// brand (BrandAgencies("ADB") is ADBLZS, ADBPPZ, ADB, the codes of the bank
-// webhook page; docs/assumptions.md A-webhook-brand). Pass them to
-// NewWebhookValidator.
-func BrandAgencies(brand string) []ZakatAgency {
-	return []ZakatAgency{ZakatAgency(brand + "LZS"), ZakatAgency(brand + "PPZ"), ZakatAgency(brand)}
-}
-
-// ParseAgencies reads a comma-separated list of agency codes (the form of
-// PAYGATE_WEBHOOK_AGENCIES and the CLI's -agencies) into a validator;
-// spaces around a code are ignored, and an empty list means the document's
-// codes.
-func ParseAgencies(list string) (WebhookValidator, error) {
-	if strings.TrimSpace(list) == "" {
-		return WebhookValidator{}, nil
-	}
-	var codes []ZakatAgency
-	for _, c := range strings.Split(list, ",") {
-		codes = append(codes, ZakatAgency(strings.TrimSpace(c)))
-	}
-	return NewWebhookValidator(codes...)
-}
-
 // Agencies lists the codes the `agency` rule accepts.
-func (v WebhookValidator) Agencies() []ZakatAgency {
+func (v WebhookValidator) Agencies() []zakat.Agency {
 	if v.agencies == nil {
-		return ZakatAgencies()
+		return zakat.Agencies()
 	}
 	return slices.Clone(v.agencies)
 }
 
 // Accepts reports whether a is one of the configured agency codes.
-func (v WebhookValidator) Accepts(a ZakatAgency) bool {
+func (v WebhookValidator) Accepts(a zakat.Agency) bool {
 	if v.agencies == nil {
 		return a.Valid()
 	}

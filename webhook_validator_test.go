@@ -6,25 +6,26 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paygate-go/paygate/zakat"
 	"github.com/stretchr/testify/require"
 )
 
 func TestNewWebhookValidator(t *testing.T) {
 	tests := []struct {
 		name    string
-		codes   []ZakatAgency
-		want    []ZakatAgency
+		codes   []zakat.Agency
+		want    []zakat.Agency
 		wantErr string
 	}{
-		{name: "none: the document's", want: []ZakatAgency{"BANKLZS", "BANKPPZ", "BANK"}},
-		{name: "the bank webhook page's", codes: BrandAgencies("ADB"), want: []ZakatAgency{"ADBLZS", "ADBPPZ", "ADB"}},
-		{name: "one, order kept", codes: []ZakatAgency{"B_2", "a-1"}, want: []ZakatAgency{"B_2", "a-1"}},
-		{name: "empty code", codes: []ZakatAgency{"ADB", ""}, wantErr: `agency ""`},
-		{name: "space", codes: []ZakatAgency{"AD B"}, wantErr: `agency "AD B"`},
-		{name: "quote", codes: []ZakatAgency{`AD"B`}, wantErr: `want 1 to 64`},
-		{name: "non-ASCII", codes: []ZakatAgency{"ADBÉ"}, wantErr: `want 1 to 64`},
-		{name: "too long", codes: []ZakatAgency{ZakatAgency(strings.Repeat("A", 65))}, wantErr: "want 1 to 64"},
-		{name: "twice", codes: []ZakatAgency{"ADB", "ADBLZS", "ADB"}, wantErr: `agency "ADB": given twice`},
+		{name: "none: the document's", want: []zakat.Agency{"BANKLZS", "BANKPPZ", "BANK"}},
+		{name: "the bank webhook page's", codes: zakat.ADBAgencies(), want: []zakat.Agency{"ADBLZS", "ADBPPZ", "ADB"}},
+		{name: "one, order kept", codes: []zakat.Agency{"B_2", "a-1"}, want: []zakat.Agency{"B_2", "a-1"}},
+		{name: "empty code", codes: []zakat.Agency{"ADB", ""}, wantErr: `agency ""`},
+		{name: "space", codes: []zakat.Agency{"AD B"}, wantErr: `agency "AD B"`},
+		{name: "quote", codes: []zakat.Agency{`AD"B`}, wantErr: `want 1 to 64`},
+		{name: "non-ASCII", codes: []zakat.Agency{"ADBÉ"}, wantErr: `want 1 to 64`},
+		{name: "too long", codes: []zakat.Agency{zakat.Agency(strings.Repeat("A", 65))}, wantErr: "want 1 to 64"},
+		{name: "twice", codes: []zakat.Agency{"ADB", "ADBLZS", "ADB"}, wantErr: `agency "ADB": given twice`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,33 +43,36 @@ func TestNewWebhookValidator(t *testing.T) {
 			require.False(t, v.Accepts(""))
 		})
 	}
-	require.Equal(t, ZakatAgencies(), WebhookValidator{}.Agencies(), "the zero value is the document's")
-	codes := []ZakatAgency{"X1"}
+	require.Equal(t, zakat.Agencies(), WebhookValidator{}.Agencies(), "the zero value is the document's")
+	codes := []zakat.Agency{"X1"}
 	v, err := NewWebhookValidator(codes...)
 	require.NoError(t, err)
 	codes[0] = "CHANGED"
 	v.Agencies()[0] = "CHANGED"
-	require.Equal(t, []ZakatAgency{"X1"}, v.Agencies(), "the validator keeps its own copy")
+	require.Equal(t, []zakat.Agency{"X1"}, v.Agencies(), "the validator keeps its own copy")
 }
 
-func TestParseAgencies(t *testing.T) {
+// A list in the form of PAYGATE_WEBHOOK_AGENCIES, read by
+// zakat.ParseAgencies, makes the validator of its codes, and a list with a
+// bad or repeated code is refused.
+func TestNewWebhookValidatorFromList(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    []ZakatAgency
+		want    []zakat.Agency
 		wantErr bool
 	}{
-		{in: "", want: ZakatAgencies()},
-		{in: "  ", want: ZakatAgencies()},
-		{in: "ADBLZS,ADBPPZ,ADB", want: BrandAgencies("ADB")},
-		{in: " ADBLZS , ADBPPZ,ADB ", want: BrandAgencies("ADB")},
-		{in: "ADB", want: []ZakatAgency{"ADB"}},
+		{in: "", want: zakat.Agencies()},
+		{in: "  ", want: zakat.Agencies()},
+		{in: "ADBLZS,ADBPPZ,ADB", want: zakat.ADBAgencies()},
+		{in: " ADBLZS , ADBPPZ,ADB ", want: zakat.ADBAgencies()},
+		{in: "ADB", want: []zakat.Agency{"ADB"}},
 		{in: "ADB,,ADBLZS", wantErr: true},
 		{in: "ADB,", wantErr: true},
 		{in: "ADB,ADB", wantErr: true},
 		{in: "ADB;ADBLZS", wantErr: true},
 	}
 	for _, tt := range tests {
-		v, err := ParseAgencies(tt.in)
+		v, err := NewWebhookValidator(zakat.ParseAgencies(tt.in)...)
 		if tt.wantErr {
 			require.Error(t, err, tt.in)
 			continue
@@ -81,12 +85,12 @@ func TestParseAgencies(t *testing.T) {
 // The three validators of a WebhookValidator (typed, whole body,
 // streaming) accept its codes and refuse the others, naming the codes.
 func TestWebhookValidatorAgencies(t *testing.T) {
-	adb, err := NewWebhookValidator(BrandAgencies("ADB")...)
+	adb, err := NewWebhookValidator(zakat.ADBAgencies()...)
 	require.NoError(t, err)
 	tests := []struct {
 		name   string
 		rules  WebhookValidator
-		agency ZakatAgency
+		agency zakat.Agency
 		rule   string // "": valid
 	}{
 		{name: "document: BANKLZS", rules: WebhookValidator{}, agency: "BANKLZS"},
@@ -123,7 +127,7 @@ func TestWebhookValidatorAgencies(t *testing.T) {
 // and nothing else changed; the zero value's is WebhookSchema.
 func TestWebhookValidatorSchema(t *testing.T) {
 	require.Equal(t, WebhookSchema(), WebhookValidator{}.Schema())
-	adb, err := NewWebhookValidator(BrandAgencies("ADB")...)
+	adb, err := NewWebhookValidator(zakat.ADBAgencies()...)
 	require.NoError(t, err)
 	var doc, want map[string]any
 	require.NoError(t, json.Unmarshal(adb.Schema(), &doc))
@@ -139,7 +143,7 @@ func TestWebhookValidatorSchema(t *testing.T) {
 // embedded schema: a checkout by Git for Windows (core.autocrlf) embeds
 // CRLF, where the enum went unreplaced and the document's codes came back.
 func TestWebhookValidatorSchemaLineEnds(t *testing.T) {
-	adb, err := NewWebhookValidator(BrandAgencies("ADB")...)
+	adb, err := NewWebhookValidator(zakat.ADBAgencies()...)
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name string

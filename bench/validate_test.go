@@ -12,6 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/zakat"
 )
 
 // batchBody is a valid webhook body of n fully populated transactions
@@ -20,13 +21,13 @@ func batchBody(b testing.TB, n int) []byte {
 	txs := make([]paygate.Transaction, n)
 	for i := range txs {
 		txs[i] = paygate.Transaction{
-			Agency: paygate.ZakatAgencyLZS, OrderNo: fmt.Sprintf("ORD-%08d", i), Amount: 1050,
+			Agency: zakat.AgencyLZS, OrderNo: fmt.Sprintf("ORD-%08d", i), Amount: 1050,
 			Name: "Ahmad bin Ali", Email: "ahmad@example.com",
 			Time:   time.Date(2026, 11, 22, 10, 30, 0, 0, time.FixedZone("", 8*3600)),
 			Status: paygate.StatusSuccess,
 			Data: paygate.ZakatData{
 				Email: "ahmad@example.com", Name: "Ahmad bin Ali", ICNo: "900101145678",
-				State: paygate.StateSelangor, Type: paygate.TypeZakatFitrah, Year: "2026", Phone: "0123456789",
+				State: zakat.Selangor, Type: zakat.ZakatFitrah, Year: "2026", Phone: "0123456789",
 				Address: "1 Jalan Satu", Postcode: "40000", City: "Shah Alam", Amount: "10.50",
 				Rate: "2.625", Dependants: "4",
 			},

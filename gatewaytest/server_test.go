@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/zakat"
 )
 
 // merchant is a test shop: a CallbackHandler on its returnUrl that records
@@ -354,9 +355,9 @@ func testTxs(n int) []paygate.Transaction {
 	txs := make([]paygate.Transaction, n)
 	for i := range txs {
 		txs[i] = paygate.Transaction{
-			Agency: paygate.ZakatAgencyTest, OrderNo: "BANK-" + string(rune('A'+i%26)) + strings.Repeat("x", i/26), Amount: paygate.Amount(100 * (i + 1)),
+			Agency: zakat.AgencyTest, OrderNo: "BANK-" + string(rune('A'+i%26)) + strings.Repeat("x", i/26), Amount: paygate.Amount(100 * (i + 1)),
 			Name: "Ali", Email: "ali@example.com", Time: time.Date(2026, 11, 22, 10, 0, 0, 0, time.FixedZone("", 8*3600)),
-			Status: paygate.StatusSuccess, Data: paygate.ZakatData{Type: paygate.TypePendapatan},
+			Status: paygate.StatusSuccess, Data: paygate.ZakatData{Type: zakat.ZakatPendapatan},
 		}
 	}
 	return txs

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/zakat"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,7 +34,7 @@ func post(t *testing.T, sb *Server, url, body string) (int, string) {
 // stores every record; the document's path is not served and the
 // document's codes are refused by both sides.
 func TestWebhookBrandEndToEnd(t *testing.T) {
-	adb, err := paygate.NewWebhookValidator(paygate.BrandAgencies("ADB")...)
+	adb, err := paygate.NewWebhookValidator(zakat.ADBAgencies()...)
 	require.NoError(t, err)
 	sb := NewServer(WithWebhookPath("/api/adb/webhook"), WithWebhookValidator(adb))
 	t.Cleanup(sb.Close)
@@ -53,7 +54,7 @@ func TestWebhookBrandEndToEnd(t *testing.T) {
 	stored := sb.Transactions()
 	require.Len(t, stored, 9)
 	for _, tx := range stored {
-		require.Contains(t, []paygate.ZakatAgency{"ADBLZS", "ADBPPZ", "ADB"}, tx.Agency)
+		require.Contains(t, []zakat.Agency{"ADBLZS", "ADBPPZ", "ADB"}, tx.Agency)
 	}
 
 	// The sandbox's own sender agrees with it.
@@ -145,8 +146,8 @@ func TestWebhookFitrahRuleHoldsBackOnlyItsRecord(t *testing.T) {
 	sender, err := sb.WebhookSender(paygate.WithBatchSize(2))
 	require.NoError(t, err)
 	txs := testTxs(5)
-	txs[1].Data = paygate.ZakatData{Type: paygate.TypeZakatFitrah, Rate: "7.00", Dependants: "3"} // 21.00, amount is 2.00
-	txs[3].Data = paygate.ZakatData{Type: paygate.TypeFitrah, Rate: "2.5", Dependants: "4"}
+	txs[1].Data = paygate.ZakatData{Type: zakat.ZakatFitrah, Rate: "7.00", Dependants: "3"} // 21.00, amount is 2.00
+	txs[3].Data = paygate.ZakatData{Type: zakat.Fitrah, Rate: "2.5", Dependants: "4"}
 	txs[3].Amount = 1000 // 2.5 x 4 = 10.00: valid
 	report, err := sender.Send(context.Background(), txs)
 	require.Error(t, err)

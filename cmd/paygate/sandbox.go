@@ -7,6 +7,7 @@ import (
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/gatewaytest"
+	"github.com/paygate-go/paygate/zakat"
 )
 
 // runSandbox serves the sandbox until interrupted, after printing the
@@ -50,8 +51,8 @@ func runSandbox(e env, args []string) int {
 	return exitOK
 }
 
-// joinAgencies writes agency codes in the form ParseAgencies reads.
-func joinAgencies(codes []paygate.ZakatAgency) string {
+// joinAgencies writes agency codes in the form zakat.ParseAgencies reads.
+func joinAgencies(codes []zakat.Agency) string {
 	names := make([]string, len(codes))
 	for i, c := range codes {
 		names[i] = string(c)

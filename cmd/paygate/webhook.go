@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/zakat"
 )
 
 // runWebhook dispatches the webhook subcommands.
@@ -30,7 +31,7 @@ func runWebhook(e env, args []string) int {
 func agenciesFlag(fs *flag.FlagSet) func() (paygate.WebhookValidator, error) {
 	list := fs.String("agencies", "", "comma-separated agency codes, e.g. ADBLZS,ADBPPZ,ADB (default $"+paygate.EnvWebhookAgencies+", else BANKLZS,BANKPPZ,BANK)")
 	return func() (paygate.WebhookValidator, error) {
-		v, err := paygate.ParseAgencies(envOr(*list, paygate.EnvWebhookAgencies))
+		v, err := paygate.NewWebhookValidator(zakat.ParseAgencies(envOr(*list, paygate.EnvWebhookAgencies))...)
 		if err != nil {
 			return v, fmt.Errorf("-agencies or %s: %w", paygate.EnvWebhookAgencies, err)
 		}

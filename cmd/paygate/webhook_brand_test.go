@@ -10,6 +10,7 @@ import (
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/gatewaytest"
+	"github.com/paygate-go/paygate/zakat"
 	"github.com/stretchr/testify/require"
 )
 
@@ -43,7 +44,7 @@ func TestWebhookCommandsWithAgencies(t *testing.T) {
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, paygate.EnvWebhookAgencies)
 
-	adb, err := paygate.NewWebhookValidator(paygate.BrandAgencies("ADB")...)
+	adb, err := paygate.NewWebhookValidator(zakat.ADBAgencies()...)
 	require.NoError(t, err)
 	sb := gatewaytest.NewServer(gatewaytest.WithWebhookPath("/api/adb/webhook"), gatewaytest.WithWebhookValidator(adb))
 	t.Cleanup(sb.Close)

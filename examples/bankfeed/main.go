@@ -10,6 +10,7 @@ import (
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/gatewaytest"
+	"github.com/paygate-go/paygate/zakat"
 )
 
 func main() {
@@ -19,7 +20,7 @@ func main() {
 		log.Fatal("usage: bankfeed [-sandbox] BATCH.json")
 	}
 	url, password := os.Getenv("PAYGATE_WEBHOOK_URL"), os.Getenv("PAYGATE_WEBHOOK_PASSWORD")
-	rules, err := paygate.ParseAgencies(os.Getenv("PAYGATE_WEBHOOK_AGENCIES")) // e.g. ADBLZS,ADBPPZ,ADB
+	rules, err := paygate.NewWebhookValidator(zakat.ParseAgencies(os.Getenv("PAYGATE_WEBHOOK_AGENCIES"))...) // e.g. ADBLZS,ADBPPZ,ADB
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/gatewaytest"
+	"github.com/paygate-go/paygate/zakat"
 )
 
 func TestFeed(t *testing.T) {
@@ -35,7 +36,7 @@ func TestFeed(t *testing.T) {
 // The feed against the real endpoint's shape: a URL with the brand's path
 // and the brand's agency codes.
 func TestFeedBrand(t *testing.T) {
-	rules, err := paygate.ParseAgencies("ADBLZS,ADBPPZ,ADB")
+	rules, err := paygate.NewWebhookValidator(zakat.ParseAgencies("ADBLZS,ADBPPZ,ADB")...)
 	require.NoError(t, err)
 	sb := gatewaytest.NewServer(gatewaytest.WithWebhookPath("/api/adb/webhook"), gatewaytest.WithWebhookValidator(rules))
 	defer sb.Close()
