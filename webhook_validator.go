@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/paygate-go/paygate/internal/jsonscan"
 )
 
 // WebhookValidator checks webhook records against the rules of
@@ -160,7 +162,7 @@ func (v WebhookValidator) ValidateBatchJSON(body []byte) (*Batch, error) {
 // ValidateBatchReader is the package's ValidateBatchReader with this
 // validator's agency codes.
 func (v WebhookValidator) ValidateBatchReader(r io.Reader) (int, error) {
-	return validateStream(r, windowChunk, v)
+	return validateStream(r, jsonscan.Chunk, v)
 }
 
 // defaultAgencyEnum is the agency enum of the embedded schema, which Schema
