@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/paygate-go/paygate/internal/jsonscan"
 )
 
 // Callback is a payment result the gateway POSTs to the merchant's returnUrl
@@ -210,37 +212,35 @@ func (cb *Callback) readFPX() {
 	}
 	cb.fpxUnread = false
 	raw := cb.FPX.Raw
-	p := jsonScanner{s: raw}
-	if p.peek() != '{' {
+	p := jsonscan.New(raw)
+	if p.Peek() != '{' {
 		cb.problem("fpx", "is not a JSON object", raw)
 		return
 	}
 	var code string
 	var seen int
 	valid := true
-	p.eachMember(func(key string) {
+	p.Members(func(key string) {
 		if key != "fpx_debit_auth_code" {
-			p.value(1)
+			p.Skip()
 			return
 		}
 		seen++
-		switch c := p.peek(); c {
+		switch c := p.Peek(); c {
 		case '"':
-			code = p.str()
+			code = p.Str()
 		case 'n':
-			p.literal("null")
+			p.Skip()
 			code = ""
 		default:
 			valid = false
-			cb.problem("fpx", "fpx_debit_auth_code is not a string", p.skip())
+			cb.problem("fpx", "fpx_debit_auth_code is not a string", p.Skip())
 		}
 	})
-	if p.ws(); p.err == nil && p.i != len(p.s) {
-		p.unexpected("the end of the JSON object")
-	}
-	switch {
-	case p.err != nil:
-		cb.problem("fpx", "is not valid JSON: "+p.err.Error(), "")
+	p.End()
+	switch err := p.Err(); {
+	case err != nil:
+		cb.problem("fpx", "is not valid JSON: "+err.Error(), "")
 		return
 	case seen == 0:
 		return

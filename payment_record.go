@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/jsonscan"
 )
 
 // PaymentRecord is one payment as the payment report (ReportRow.Payment)
@@ -164,42 +166,40 @@ func decodePaymentRecord(raw, what string) (PaymentRecord, error) {
 // scan reads the members of raw that recordNames lists into one slot per
 // field, recording in p the values it ignores and the names that disagree.
 func (p *PaymentRecord) scan(raw, what string) (slots [recFields]recordSlot, err error) {
-	sc := &jsonScanner{s: raw}
-	if sc.peek() != '{' {
+	sc := jsonscan.New(raw)
+	if sc.Peek() != '{' {
 		return slots, fmt.Errorf("paygate: %s: not a JSON object", what)
 	}
-	sc.eachMember(func(key string) {
+	sc.Members(func(key string) {
 		n, ok := recordNames[key]
 		if !ok {
-			sc.skip()
+			sc.Skip()
 			return
 		}
 		if v, ok := p.scalar(sc, key); ok {
 			slots[n.field].take(key, n, v, p)
 		}
 	})
-	if sc.err == nil && !sc.atEnd() {
-		sc.fail("data after the object")
-	}
-	if sc.err != nil {
-		return slots, fmt.Errorf("paygate: %s: %w", what, sc.err)
+	sc.End()
+	if err := sc.Err(); err != nil {
+		return slots, fmt.Errorf("paygate: %s: %w", what, err)
 	}
 	return slots, nil
 }
 
 // scalar reads member key's value as text: a string or a number. A null is
 // absent (false); anything else is recorded as a problem and ignored.
-func (p *PaymentRecord) scalar(sc *jsonScanner, key string) (string, bool) {
-	switch c := sc.peek(); {
+func (p *PaymentRecord) scalar(sc *jsonscan.Scanner[string], key string) (string, bool) {
+	switch c := sc.Peek(); {
 	case c == '"':
-		return sc.str(), true
+		return sc.Str(), true
 	case c == '-' || '0' <= c && c <= '9':
-		return sc.number(), true
+		return sc.Number(), true
 	case c == 'n':
-		sc.literal("null")
+		sc.Skip()
 		return "", false
 	}
-	p.problem(key, "is not a string or a number; ignored", sc.skip())
+	p.problem(key, "is not a string or a number; ignored", sc.Skip())
 	return "", false
 }
 

@@ -168,8 +168,8 @@ func TestPaymentRecordDecode(t *testing.T) {
 		{name: "nothing before ~", raw: `{"refno":"~x","status":"success"}`, err: "reference before ~"},
 		{name: "not an object", raw: `["INV-1"]`, err: "not a JSON object"},
 		{name: "broken JSON", raw: `{"seller_order_no":"INV-1",`, err: "report row"},
-		{name: "data after the object", raw: `{"seller_order_no":"INV-1"} x`, err: "after the object"},
-		{name: "a NUL byte after the object", raw: "{\"seller_order_no\":\"INV-1\"}\x00", err: "after the object"},
+		{name: "data after the object", raw: `{"seller_order_no":"INV-1"} x`, err: "data after the top-level value"},
+		{name: "a NUL byte after the object", raw: "{\"seller_order_no\":\"INV-1\"}\x00", err: "data after the top-level value"},
 		{name: "white space after the object", raw: "{\"seller_order_no\":\"INV-1\"} \n", want: PaymentRecord{RefNo: "INV-1"}, problems: []string{"status"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-querystring/query"
+	"github.com/paygate-go/paygate/internal/jsonscan"
 )
 
 // DefaultItemsPerPage is the page size when ReportQuery.ItemsPerPage is 0
@@ -163,35 +164,33 @@ type ReportPage struct {
 // parseReport reads the answer of docs/protocol.md A3 in one pass: status, the rows of
 // data as slices of body (readRows), and stats.total_pages.
 func parseReport(body string, p *ReportPage) (status string, err error) {
-	sc := &jsonScanner{s: body}
-	if sc.peek() != '{' {
+	sc := jsonscan.New(body)
+	if sc.Peek() != '{' {
 		return "", errors.New("the answer is not a JSON object")
 	}
-	sc.eachMember(func(key string) {
+	sc.Members(func(key string) {
 		switch {
-		case key == "status" && sc.peek() == '"':
-			status = sc.str()
+		case key == "status" && sc.Peek() == '"':
+			status = sc.Str()
 		case key == "data":
 			if e := readRows(sc, p); e != nil {
 				err = e
 			}
-		case key == "stats" && sc.peek() == '{':
-			sc.eachMember(func(key string) {
+		case key == "stats" && sc.Peek() == '{':
+			sc.Members(func(key string) {
 				if key != "total_pages" {
-					sc.skip()
+					sc.Skip()
 				} else if e := readTotalPages(sc, p); e != nil {
 					err = e
 				}
 			})
 		default:
-			sc.skip()
+			sc.Skip()
 		}
 	})
-	if sc.err == nil && !sc.atEnd() {
-		sc.fail("data after the top-level value")
-	}
-	if sc.err != nil {
-		return "", sc.err
+	sc.End()
+	if err := sc.Err(); err != nil {
+		return "", err
 	}
 	return status, err
 }
@@ -200,16 +199,16 @@ func parseReport(body string, p *ReportPage) (status string, err error) {
 // or null (none). Anything else is an error, not a page of no rows, which
 // would end a walk as complete (a PHP server encodes an array whose keys
 // have gaps as an object).
-func readRows(sc *jsonScanner, p *ReportPage) error {
-	switch sc.peek() {
+func readRows(sc *jsonscan.Scanner[string], p *ReportPage) error {
+	switch sc.Peek() {
 	case '[':
-		sc.eachElement(func(int) {
-			p.Rows = append(p.Rows, ReportRow{raw: sc.skip()})
+		sc.Elements(func(int) {
+			p.Rows = append(p.Rows, ReportRow{raw: sc.Skip()})
 		})
 	case 'n':
-		sc.literal("null")
+		sc.Skip()
 	default:
-		return newQuotedValueError("data", sc.skip(), "an array of rows")
+		return newQuotedValueError("data", sc.Skip(), "an array of rows")
 	}
 	return nil
 }
@@ -217,19 +216,19 @@ func readRows(sc *jsonScanner, p *ReportPage) error {
 // readTotalPages reads stats.total_pages into p: a whole number of pages,
 // or null (absent). Anything else is an error, not an absent count: a count
 // the walk cannot check (docs/assumptions.md A-report-paging).
-func readTotalPages(sc *jsonScanner, p *ReportPage) error {
-	switch c := sc.peek(); {
+func readTotalPages(sc *jsonscan.Scanner[string], p *ReportPage) error {
+	switch c := sc.Peek(); {
 	case c == 'n':
-		sc.literal("null")
+		sc.Skip()
 	case c == '-' || '0' <= c && c <= '9':
-		num := sc.number()
+		num := sc.Number()
 		n, err := strconv.Atoi(num)
 		if err != nil || n < 0 || n > 1e9 {
 			return pagingValueError(num, "a whole number of pages")
 		}
 		p.TotalPages, p.HasTotalPages = n, true
 	default:
-		return pagingValueError(sc.skip(), "a number")
+		return pagingValueError(sc.Skip(), "a number")
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+
+	"github.com/paygate-go/paygate/internal/jsonscan"
 )
 
 // TransactionHistory is the answer of Transactions, kept raw: its shape is
@@ -76,28 +78,28 @@ func historyStatus(raw json.RawMessage) (status string, ok bool) {
 // answer with anything but white space after its value is an error, with
 // no rows: it is not the JSON it claims to be.
 func (h *TransactionHistory) Payments() ([]PaymentRecord, error) {
-	sc := &jsonScanner{s: string(h.Raw)}
+	sc := jsonscan.New(string(h.Raw))
 	var rows []string
 	found := false
 	each := func() {
 		found = true
-		sc.eachElement(func(int) { rows = append(rows, sc.skip()) })
+		sc.Elements(func(int) { rows = append(rows, sc.Skip()) })
 	}
-	switch sc.peek() {
+	switch sc.Peek() {
 	case '[':
 		each()
 	case '{':
-		sc.eachMember(func(key string) {
-			if (key == "data" || key == "transactions") && !found && sc.peek() == '[' {
+		sc.Members(func(key string) {
+			if (key == "data" || key == "transactions") && !found && sc.Peek() == '[' {
 				each()
 				return
 			}
-			sc.skip()
+			sc.Skip()
 		})
 	}
-	sc.end()
-	if sc.err != nil {
-		return nil, fmt.Errorf("paygate: transactions: %w", sc.err)
+	sc.End()
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("paygate: transactions: %w", err)
 	}
 	if !found {
 		return nil, errors.New("paygate: transactions: no array of rows (the answer, or its data or transactions member)")

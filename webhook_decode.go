@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+
+	"github.com/paygate-go/paygate/internal/jsonscan"
 )
 
 // ValidateBatchJSON reads a raw webhook body (docs/protocol.md B1) and checks every rule
@@ -29,11 +31,11 @@ func ValidateBatchJSON(body []byte) (*Batch, error) {
 // validateBatchJSON is ValidateBatchJSON with the agency codes of rules.
 func validateBatchJSON(body []byte, rules WebhookValidator) (*Batch, error) {
 	var v ValidationError
-	p := &byteScanner{s: body}
-	batch, _ := decodeBatch(p, &v, true, rules)
-	p.end()
-	if p.err != nil {
-		v.Problems = append(v.Problems[:0], newFieldError("", ruleJSON+": "+p.err.Error(), ""))
+	p := jsonscan.New(body)
+	batch, _ := decodeBatch(p, &v, body, rules)
+	p.End()
+	if err := p.Err(); err != nil {
+		v.Problems = append(v.Problems[:0], newFieldError("", ruleJSON+": "+err.Error(), ""))
 		return nil, &v
 	}
 	if v.err() != nil {
@@ -42,26 +44,27 @@ func validateBatchJSON(body []byte, rules WebhookValidator) (*Batch, error) {
 	return batch, nil
 }
 
-// decodeBatch reads the top-level object. With keep false (streaming) the
-// transactions are checked one at a time and not kept: the batch holds only
-// their count. rules holds the agency codes.
-func decodeBatch(p *byteScanner, v *ValidationError, keep bool, rules WebhookValidator) (batch *Batch, count int) {
-	p.maxValue, p.head, p.onLong = rules.maxValueBytes(), maxErrorValue+1, longValueProblem(v, rules.maxValueBytes())
+// decodeBatch reads the top-level object from p, whose whole input is body
+// when the transactions are kept (ValidateBatchJSON). With body nil
+// (streaming) the transactions are checked one at a time and not kept: the
+// batch holds only their count. rules holds the agency codes.
+func decodeBatch(p *jsonscan.Scanner[[]byte], v *ValidationError, body []byte, rules WebhookValidator) (batch *Batch, count int) {
+	p.SetLimits(jsonscan.Limits{MaxValue: rules.maxValueBytes(), Head: maxErrorValue + 1, OnLong: longValueProblem(v, rules.maxValueBytes())})
 	v.limit = maxBatchProblems
 	defer v.countDropped()
-	if p.peek() != '{' {
-		p.skip()
+	if p.Peek() != '{' {
+		p.Skip()
 		v.add("", ruleObject, "")
 		return nil, 0
 	}
-	d := newBatchDecoder(p, v, keep, rules)
+	d := newBatchDecoder(p, v, body, rules)
 	var keys uint8
-	p.eachMember(func(key []byte) {
+	p.Members(func(key []byte) {
 		switch string(key) {
 		case "transactions":
 			if keys&1 != 0 {
 				v.add("/transactions", ruleDuplicateKey, "")
-				p.skip()
+				p.Skip()
 				return
 			}
 			keys |= 1
@@ -73,10 +76,10 @@ func decodeBatch(p *byteScanner, v *ValidationError, keep bool, rules WebhookVal
 			keys |= 2
 			d.schema()
 		default:
-			p.skip() // unknown fields are tolerated
+			p.Skip() // unknown fields are tolerated
 		}
 	})
-	if keys&1 == 0 && p.err == nil {
+	if keys&1 == 0 && p.Err() == nil {
 		v.add("/transactions", ruleRequired, "")
 	}
 	return d.batch, d.count
@@ -84,7 +87,7 @@ func decodeBatch(p *byteScanner, v *ValidationError, keep bool, rules WebhookVal
 
 // batchDecoder holds what decodeBatch builds while it reads a body.
 type batchDecoder struct {
-	p     *byteScanner
+	p     *jsonscan.Scanner[[]byte]
 	v     *ValidationError
 	keep  bool // keep the transactions (ValidateBatchJSON), or only count them (streaming)
 	rules WebhookValidator
@@ -102,17 +105,17 @@ type batchDecoder struct {
 const minTransactionJSON = 100
 
 // newBatchDecoder sizes the batch and the orderno set for the likely number
-// of transactions when they are kept, to grow neither while reading a large
+// of transactions when they are kept (body is not nil), to grow neither while reading a large
 // batch. (Counting one byte is far cheaper than counting a key.) The count
 // of '{' is capped by what the body's length can hold of valid
 // transactions: braces inside strings cost nothing to write, and sized from
 // them alone a 4 MB body allocated 640 MB.
-func newBatchDecoder(p *byteScanner, v *ValidationError, keep bool, rules WebhookValidator) *batchDecoder {
-	d := &batchDecoder{p: p, v: v, keep: keep, rules: rules, batch: &Batch{}}
+func newBatchDecoder(p *jsonscan.Scanner[[]byte], v *ValidationError, body []byte, rules WebhookValidator) *batchDecoder {
+	d := &batchDecoder{p: p, v: v, keep: body != nil, rules: rules, batch: &Batch{}}
 	hint := 0
-	if keep {
-		hint = bytes.Count(p.s, []byte{'{'}) / 2 // a transaction and its data object
-		hint = min(hint, len(p.s)/minTransactionJSON)
+	if d.keep {
+		hint = bytes.Count(body, []byte{'{'}) / 2 // a transaction and its data object
+		hint = min(hint, len(body)/minTransactionJSON)
 		d.batch.Transactions = make([]Transaction, 0, hint)
 	}
 	d.seen = newOrderNoSet(hint)
@@ -122,15 +125,15 @@ func newBatchDecoder(p *byteScanner, v *ValidationError, keep bool, rules Webhoo
 // transactions reads the value of `transactions`.
 func (d *batchDecoder) transactions() {
 	p, v := d.p, d.v
-	if p.peek() != '[' {
-		v.add("/transactions", ruleArray, p.skipText())
+	if p.Peek() != '[' {
+		v.add("/transactions", ruleArray, p.SkipText())
 		return
 	}
-	p.eachElement(func(i int) {
+	p.Elements(func(i int) {
 		d.count++
 		tx := d.next()
-		if p.peek() != '{' {
-			v.add("/transactions/"+strconv.Itoa(i), ruleObject, p.skipText())
+		if p.Peek() != '{' {
+			v.add("/transactions/"+strconv.Itoa(i), ruleObject, p.SkipText())
 			return
 		}
 		decodeTransaction(p, i, tx, v, d.seen, d.rules)
@@ -158,17 +161,17 @@ func (d *batchDecoder) next() *Transaction {
 // schema reads the value of `$schema`, kept only with the transactions.
 func (d *batchDecoder) schema() {
 	p := d.p
-	if p.peek() != '"' {
-		d.v.add("/$schema", ruleString, p.skipText())
+	if p.Peek() != '"' {
+		d.v.add("/$schema", ruleString, p.SkipText())
 		return
 	}
-	s := p.str()
-	if p.notUTF8 && !p.long {
+	s := p.Str()
+	if p.NotUTF8() && !p.Long() {
 		d.v.add("/$schema", ruleUTF8, "")
 		return
 	}
 	if d.keep {
-		d.batch.Schema = p.keep(s)
+		d.batch.Schema = p.Keep(s)
 	}
 }
 
@@ -187,25 +190,25 @@ const maxBatchProblems = 1000
 
 // decodeTransaction reads one transaction object, reporting wrong JSON types,
 // repeated keys and unreadable values, then applies the value rules.
-func decodeTransaction(p *byteScanner, i int, tx *Transaction, v *ValidationError, seen *orderNoSet, rules WebhookValidator) {
+func decodeTransaction(p *jsonscan.Scanner[[]byte], i int, tx *Transaction, v *ValidationError, seen *orderNoSet, rules WebhookValidator) {
 	var m txMasks
 	var keys uint16
-	p.eachMember(func(key []byte) {
+	p.Members(func(key []byte) {
 		bit := txIndex(key)
 		if bit < 0 {
-			p.skip()
+			p.Skip()
 			return
 		}
 		b := uint16(1) << bit
 		if keys&b != 0 {
-			v.add(txPointer(i, txFields[bit].name), ruleDuplicateKey, p.skipText())
+			v.add(txPointer(i, txFields[bit].name), ruleDuplicateKey, p.SkipText())
 			m.reported |= b
 			return
 		}
 		keys |= b
 		decodeTxField(p, i, &txFields[bit], b, tx, v, &m)
 	})
-	if p.err == nil {
+	if p.Err() == nil {
 		checkTransaction(v, i, tx, m, seen, rules)
 	}
 }
@@ -213,13 +216,13 @@ func decodeTransaction(p *byteScanner, i int, tx *Transaction, v *ValidationErro
 // decodeTxField reads the value of field f (bit b) into tx and records in
 // m whether it is there or was reported: a value of the wrong JSON type, too
 // long, not valid UTF-8, or that f.parse refuses.
-func decodeTxField(p *byteScanner, i int, f *txField, b uint16, tx *Transaction, v *ValidationError, m *txMasks) {
+func decodeTxField(p *jsonscan.Scanner[[]byte], i int, f *txField, b uint16, tx *Transaction, v *ValidationError, m *txMasks) {
 	var raw []byte
-	switch c := p.peek(); {
+	switch c := p.Peek(); {
 	case f.kind == kindString && c == '"':
-		raw = p.str()
+		raw = p.Str()
 	case f.kind == kindNumber && (c == '-' || '0' <= c && c <= '9'):
-		if raw = p.number(); p.err != nil { // a syntax error: the whole body is reported as such
+		if raw = p.Number(); p.Err() != nil { // a syntax error: the whole body is reported as such
 			m.reported |= b
 			return
 		}
@@ -228,7 +231,7 @@ func decodeTxField(p *byteScanner, i int, f *txField, b uint16, tx *Transaction,
 		m.data = decodeZakat(p, i, &tx.Data, v)
 		return
 	default:
-		v.add(txPointer(i, f.name), kindRules[f.kind], p.skipText())
+		v.add(txPointer(i, f.name), kindRules[f.kind], p.SkipText())
 		m.reported |= b
 		return
 	}
@@ -238,16 +241,16 @@ func decodeTxField(p *byteScanner, i int, f *txField, b uint16, tx *Transaction,
 // keepTxValue keeps raw, the string or number just read as field f (bit
 // b), in tx, unless it is too long (already reported), not valid UTF-8, or
 // f.parse refuses it, and records which in m.
-func keepTxValue(p *byteScanner, i int, f *txField, b uint16, tx *Transaction, v *ValidationError, m *txMasks, raw []byte) {
+func keepTxValue(p *jsonscan.Scanner[[]byte], i int, f *txField, b uint16, tx *Transaction, v *ValidationError, m *txMasks, raw []byte) {
 	var rule string
 	switch {
-	case p.long: // reported as too long
+	case p.Long(): // reported as too long
 		m.reported |= b
 		return
-	case p.notUTF8: // read as U+FFFD: not the text sent
+	case p.NotUTF8(): // read as U+FFFD: not the text sent
 		rule, raw = ruleUTF8, nil
 	case f.parse == nil:
-		f.store(tx, p.keep(raw))
+		f.store(tx, p.Keep(raw))
 	default:
 		rule = f.parse(tx, p, raw)
 	}
@@ -266,28 +269,28 @@ var kindRules = [...]string{kindString: ruleString, kindNumber: ruleNumber, kind
 // decodeZakat reads a data object into d and returns the mask of the fields
 // present as strings; wrong types, repeated keys and text that is not
 // valid UTF-8 are reported.
-func decodeZakat(p *byteScanner, i int, d *ZakatData, v *ValidationError) uint16 {
+func decodeZakat(p *jsonscan.Scanner[[]byte], i int, d *ZakatData, v *ValidationError) uint16 {
 	var present, keys uint16
-	p.eachMember(func(key []byte) {
+	p.Members(func(key []byte) {
 		bit := zakatIndex(key)
 		if bit < 0 {
-			p.skip()
+			p.Skip()
 			return
 		}
 		b := uint16(1) << bit
 		switch {
 		case keys&b != 0:
-			v.add(dataPointer(i, zakatFields[bit].name), ruleDuplicateKey, p.skipText())
+			v.add(dataPointer(i, zakatFields[bit].name), ruleDuplicateKey, p.SkipText())
 			present &^= b
-		case p.peek() != '"':
-			v.add(dataPointer(i, zakatFields[bit].name), ruleString, p.skipText())
+		case p.Peek() != '"':
+			v.add(dataPointer(i, zakatFields[bit].name), ruleString, p.SkipText())
 		default:
-			switch s := p.str(); {
-			case p.long: // reported as too long
-			case p.notUTF8:
+			switch s := p.Str(); {
+			case p.Long(): // reported as too long
+			case p.NotUTF8():
 				v.add(dataPointer(i, zakatFields[bit].name), ruleUTF8, "")
 			default:
-				*zakatFields[bit].ptr(d) = p.keep(s)
+				*zakatFields[bit].ptr(d) = p.Keep(s)
 				present |= b
 			}
 		}

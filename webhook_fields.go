@@ -1,5 +1,7 @@
 package paygate
 
+import "github.com/paygate-go/paygate/internal/jsonscan"
+
 //go:generate go test -run TestGeneratedLookups -update-lookups .
 
 import "github.com/paygate-go/paygate/zakat"
@@ -51,7 +53,7 @@ type txField struct {
 	// parse reads a value from its JSON text (kindNumber, or a kindString
 	// not stored as it is), keeping in p what must outlive the text, and
 	// returns the rule it breaks, or "".
-	parse func(tx *Transaction, p *byteScanner, text []byte) (rule string)
+	parse func(tx *Transaction, p *jsonscan.Scanner[[]byte], text []byte) (rule string)
 	// absent reports whether a typed transaction leaves the field out
 	// (ValidateTransactions); nil: never.
 	absent func(tx *Transaction) bool
@@ -144,8 +146,8 @@ func ruleIf(broken bool, rule string) string {
 
 // parseAmount reads an amount from its JSON number: RM, exact in sen, not
 // negative (docs/protocol.md B2).
-func parseAmount(tx *Transaction, p *byteScanner, text []byte) string {
-	num := p.keep(text) // in the arena: converted, it would escape with the error
+func parseAmount(tx *Transaction, p *jsonscan.Scanner[[]byte], text []byte) string {
+	num := p.Keep(text) // in the arena: converted, it would escape with the error
 	a, err := amountFromJSONNumber(num)
 	switch {
 	case err == nil:
@@ -158,7 +160,7 @@ func parseAmount(tx *Transaction, p *byteScanner, text []byte) string {
 }
 
 // parseTime reads a time from its JSON string (parseWebhookTime).
-func parseTime(tx *Transaction, _ *byteScanner, text []byte) string {
+func parseTime(tx *Transaction, _ *jsonscan.Scanner[[]byte], text []byte) string {
 	t, ok := parseWebhookTime(string(text))
 	tx.Time = t
 	return ruleIf(!ok, ruleTime)

@@ -3,7 +3,7 @@
 package paygate
 
 // txIndex is the index in txFields of a JSON key, or -1.
-func txIndex[T jsonText](key T) int {
+func txIndex[T ~string | ~[]byte](key T) int {
 	switch string(key) {
 	case "agency":
 		return 0
@@ -26,7 +26,7 @@ func txIndex[T jsonText](key T) int {
 }
 
 // zakatIndex is the index in zakatFields of a JSON key, or -1.
-func zakatIndex[T jsonText](key T) int {
+func zakatIndex[T ~string | ~[]byte](key T) int {
 	switch string(key) {
 	case "email":
 		return 0

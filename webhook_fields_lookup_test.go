@@ -50,7 +50,7 @@ func TestGeneratedLookups(t *testing.T) {
 
 // writeLookup writes a switch from a table's names to their indices.
 func writeLookup(b *bytes.Buffer, fn, table string, names []string) {
-	fmt.Fprintf(b, "\n// %s is the index in %s of a JSON key, or -1.\nfunc %s[T jsonText](key T) int {\n\tswitch string(key) {\n", fn, table, fn)
+	fmt.Fprintf(b, "\n// %s is the index in %s of a JSON key, or -1.\nfunc %s[T ~string | ~[]byte](key T) int {\n\tswitch string(key) {\n", fn, table, fn)
 	for i, n := range names {
 		fmt.Fprintf(b, "\tcase %q:\n\t\treturn %d\n", n, i)
 	}

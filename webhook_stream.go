@@ -3,7 +3,8 @@ package paygate
 import (
 	"fmt"
 	"io"
-	"math"
+
+	"github.com/paygate-go/paygate/internal/jsonscan"
 )
 
 // ValidateBatchReader is ValidateBatchJSON for a body read from r, a window
@@ -24,39 +25,29 @@ import (
 // the document's agency codes; WebhookValidator.ValidateBatchReader checks
 // others.
 func ValidateBatchReader(r io.Reader) (int, error) {
-	return validateStream(r, windowChunk, WebhookValidator{})
+	return validateStream(r, jsonscan.Chunk, WebhookValidator{})
 }
 
 // validateStream is ValidateBatchReader with windows of about chunk bytes
 // (tests use tiny ones, to put window ends everywhere) and the agency codes
 // and value cap of rules.
 func validateStream(r io.Reader, chunk int, rules WebhookValidator) (int, error) {
-	src := &windowReader{r: r, chunk: chunk, keep: tokenKeep(rules.maxValueBytes())}
-	p := &byteScanner{src: src, head: maxErrorValue + 1}
+	p := jsonscan.NewStream(r, chunk)
 	var v ValidationError
-	_, count := decodeBatch(p, &v, false, rules)
-	p.end()
-	if src.err != nil {
-		return count, fmt.Errorf("paygate: reading the batch: %w", src.err)
+	_, count := decodeBatch(p, &v, nil, rules)
+	p.End()
+	if err := p.ReadErr(); err != nil {
+		return count, fmt.Errorf("paygate: reading the batch: %w", err)
 	}
-	if p.err != nil {
-		v.Problems = append(v.Problems[:0], newFieldError("", ruleJSON+": "+p.err.Error(), ""))
+	if err := p.Err(); err != nil {
+		v.Problems = append(v.Problems[:0], newFieldError("", ruleJSON+": "+err.Error(), ""))
 		return 0, &v
 	}
 	return count, v.err()
 }
 
-// tokenKeep is how much of a token the stream keeps before a window may end
-// inside it: more than the value cap, so that only a token too long to
-// keep is cut, and at least minTokenKeep. It saturates, so that a cap of
-// math.MaxInt (no cap) does not wrap to a keep of minTokenKeep, which cut
-// valid values in two.
-func tokenKeep(maxValue int) int {
-	return max(min(maxValue, math.MaxInt-1)+1, minTokenKeep)
-}
-
 // longValueProblem reports, into v, a value or key longer than the cap max
-// (a byteScanner's onLong).
+// (a jsonscan.Limits.OnLong).
 func longValueProblem(v *ValidationError, max int) func(pointer string, key bool) {
 	return func(pointer string, key bool) {
 		if key {

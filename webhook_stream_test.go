@@ -14,6 +14,7 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/paygate-go/paygate/internal/jsonscan"
 	"github.com/paygate-go/paygate/zakat"
 	"github.com/stretchr/testify/require"
 )
@@ -89,7 +90,7 @@ func TestValidateBatchReaderMatchesJSON(t *testing.T) {
 	}
 	bodies = append(bodies, benchBatch(300))
 	for _, b := range bodies {
-		requireSameAsJSON(t, b, 1, 2, 7, 64, 4096, windowChunk)
+		requireSameAsJSON(t, b, 1, 2, 7, 64, 4096, jsonscan.Chunk)
 	}
 	// With a small value cap, windows end inside long tokens too.
 	bodies = append(bodies, longValueBodies()...)
@@ -204,7 +205,7 @@ func TestValidateBatchReaderReadErrors(t *testing.T) {
 		{name: "unexpected EOF before any byte", cause: io.ErrUnexpectedEOF},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, chunk := range []int{16, windowChunk} {
+			for _, chunk := range []int{16, jsonscan.Chunk} {
 				r := io.MultiReader(bytes.NewReader(tc.before), iotest.ErrReader(tc.cause))
 				_, err := validateStream(r, chunk, WebhookValidator{})
 				require.ErrorIs(t, err, tc.cause, "chunk %d", chunk)
@@ -229,22 +230,22 @@ func TestValidateBatchReaderLargestCaps(t *testing.T) {
 		{name: "1 TiB", maxValue: 1 << 40},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			requireSameAsJSONWith(t, WebhookValidator{}.WithMaxValueBytes(tc.maxValue), body, 16, 1000, windowChunk)
+			requireSameAsJSONWith(t, WebhookValidator{}.WithMaxValueBytes(tc.maxValue), body, 16, 1000, jsonscan.Chunk)
 		})
 	}
 }
 
-// Nesting deeper than maxJSONDepth arrays or objects inside a member is a
+// Nesting deeper than jsonscan.MaxDepth arrays or objects inside a member is a
 // syntax error, for both readers; at the limit it is read.
 func TestValidateBatchDepthCap(t *testing.T) {
 	nest := func(depth int) []byte {
 		return []byte(`{"x":` + strings.Repeat("[", depth) + "0" + strings.Repeat("]", depth) + `,"transactions":[]}`)
 	}
-	_, err := ValidateBatchJSON(nest(maxJSONDepth + 1))
+	_, err := ValidateBatchJSON(nest(jsonscan.MaxDepth + 1))
 	require.ErrorContains(t, err, "nesting deeper than 10000")
-	_, err = validateStream(bytes.NewReader(nest(maxJSONDepth+1)), 64, WebhookValidator{})
+	_, err = validateStream(bytes.NewReader(nest(jsonscan.MaxDepth+1)), 64, WebhookValidator{})
 	require.ErrorContains(t, err, "nesting deeper than 10000")
-	_, err = ValidateBatchJSON(nest(maxJSONDepth))
+	_, err = ValidateBatchJSON(nest(jsonscan.MaxDepth))
 	require.NoError(t, err)
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/paygate-go/paygate/internal/jsonscan"
 	"github.com/paygate-go/paygate/zakat"
 )
 
@@ -140,7 +141,7 @@ func (v WebhookValidator) ValidateBatchJSON(body []byte) (*Batch, error) {
 // ValidateBatchReader is the package's ValidateBatchReader with this
 // validator's agency codes.
 func (v WebhookValidator) ValidateBatchReader(r io.Reader) (int, error) {
-	return validateStream(r, windowChunk, v)
+	return validateStream(r, jsonscan.Chunk, v)
 }
 
 // defaultAgencyEnum is the agency enum of the embedded schema, which Schema

@@ -24,8 +24,9 @@ const soak = "^TestCrashFulfilTxAcrossProcesses$"
 
 // Package sets the mutants are tested with.
 var (
-	root   = []string{"."}
-	sqlPkg = []string{"./sqldedup"}
+	root    = []string{"."}
+	sqlPkg  = []string{"./sqldedup"}
+	jsonPkg = []string{"./internal/jsonscan"}
 	// signingPkgs: the signing engine's own tests and the root's.
 	signingPkgs = []string{"./internal/signing", "."}
 )
@@ -158,4 +159,19 @@ var mutants = []mutant{
 		"if n+1 >= pg.maxPages {", "if false {", root},
 	{"total-pages-cut-short-ignored", false, "paging.go",
 		"case p.HasTotalPages && n+1 < p.TotalPages:", "case false:", root},
+
+	// The JSON scanner (internal/jsonscan), against its oracle,
+	// encoding/json: an escape decoded wrong, one level of nesting too
+	// many, a leading zero accepted, a lone surrogate not flagged, a value
+	// of one byte over the cap kept.
+	{"json-escape-letter", false, "internal/jsonscan/scan.go",
+		"'n': '\\n',", "'n': 'n',", jsonPkg},
+	{"json-depth-off-by-one", false, "internal/jsonscan/scan.go",
+		"depth >= MaxDepth:", "depth > MaxDepth:", jsonPkg},
+	{"json-leading-zero", false, "internal/jsonscan/scan.go",
+		"return p.optional('0') || p.digits() > 0", "return p.digits() > 0", jsonPkg},
+	{"json-lone-surrogate-utf8", false, "internal/jsonscan/scan.go",
+		"p.i = save // not a pair: the next escape stands alone\n\tp.notUTF8 = true", "p.i = save // not a pair: the next escape stands alone", jsonPkg},
+	{"json-cap-off-by-one", false, "internal/jsonscan/scan.go",
+		"if p.maxValue > 0 && j-start > p.maxValue {", "if p.maxValue > 0 && j-start > p.maxValue+1 {", jsonPkg},
 }

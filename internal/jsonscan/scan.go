@@ -1,7 +1,8 @@
-package paygate
+package jsonscan
 
 import (
 	"fmt"
+	"io"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -9,24 +10,30 @@ import (
 	"unicode/utf8"
 )
 
-// jsonText is the input a jsonScan reads: a string, or bytes read without
-// a copy.
-type jsonText interface{ ~string | ~[]byte }
+// Text is the input a Scanner reads: a string, or bytes read without a
+// copy.
+type Text interface{ ~string | ~[]byte }
 
-// jsonScan reads JSON (RFC 8259) in one pass over a string or bytes,
-// checking the syntax as it goes. It knows nothing of what the JSON means:
-// its caller walks the values it wants (eachMember, eachElement, str,
-// number, skip) and keeps what it needs. Strings without escapes and
+// Scanner reads JSON (RFC 8259) in one pass over a string, bytes or a
+// stream, checking the syntax as it goes. It knows nothing of what the
+// JSON means: its caller walks the values it wants (Members, Elements,
+// Str, Number, Skip) and keeps what it needs. Strings without escapes and
 // numbers come back as pieces of the input, so a valid input costs no
-// allocation per value. The first syntax error stops it.
+// allocation per value. The first syntax error stops it: every later call
+// returns at once, and Err reports it.
 //
-// Over bytes (byteScanner), what it returns is a view, not a copy: of the
-// input, or, for a string with escapes, of a scratch buffer that the next
-// such string overwrites; from a stream, of a window that the scanner
-// reuses once it moves on. A caller copies what it keeps (stringArena)
-// before its next call; keys stay valid while the input does (a streamed
-// key: until the next key of its object).
-type jsonScan[T jsonText] struct {
+// Over bytes, what it returns is a view, not a copy: of the input, or, for
+// a string with escapes, of a scratch buffer that the next such string
+// overwrites; from a stream, of a window that the scanner reuses once it
+// moves on. A caller copies what it keeps (Keep) before its next call;
+// keys stay valid while the input does (a streamed key: until the next key
+// of its object). Over a string, what it returns shares memory with the
+// input.
+//
+// Strings decode as encoding/json decodes them: invalid UTF-8 and lone
+// surrogates become U+FFFD (NotUTF8 tells when). A Scanner is not safe for
+// concurrent use.
+type Scanner[T Text] struct {
 	s   T
 	i   int
 	err error
@@ -35,58 +42,116 @@ type jsonScan[T jsonText] struct {
 	// maxValue > 0); nil when s is the whole input.
 	base int
 	src  *windowReader
-	// head is how much skip returns of a value that spans windows of a
-	// stream; capture collects those bytes while skip reads the value.
+	// head is how much Skip returns of a value that spans windows of a
+	// stream; capture collects those bytes while Skip reads the value.
 	head    int
 	capture *[]byte
-	arena   stringArena // the copies keep makes
+	arena   stringArena // the copies Keep makes
 	// midToken is set when the window s ends inside a string or number
 	// token, which windowReader does only past the token's first
-	// maxValue+1 bytes: str and number then read on into the next window.
+	// maxValue+1 bytes: Str and Number then read on into the next window.
 	midToken bool
 
 	// maxValue, when > 0, is the longest string or number (in bytes of
-	// JSON text, quotes excluded) that str and number return: a longer one
+	// JSON text, quotes excluded) that Str and Number return: a longer one
 	// is told to onLong with its JSON pointer, sets long and reads as empty.
 	maxValue int
-	long     bool // the last str or number was longer than maxValue
-	// notUTF8 is set when the last str held invalid UTF-8 or a \u escape
-	// of an unpaired surrogate, which it decoded as U+FFFD: two different
-	// texts then read alike, so a caller that keeps the string refuses it
-	// (ruleUTF8). Found while decoding, in the same pass; never set by a
-	// number.
+	long     bool // the last Str or Number was longer than maxValue
+	// notUTF8 is set when the last Str held invalid UTF-8 or a \u escape
+	// of an unpaired surrogate, which it decoded as U+FFFD. Found while
+	// decoding, in the same pass; never set by a number.
 	notUTF8 bool
 	// onLong, when set, is told of each value longer than maxValue (key
 	// false: pointer is the value's) and each such key (key true: pointer
 	// is its object's).
 	onLong  func(pointer string, key bool)
 	path    []pathStep[T] // where the scanner is, for the pointer of a long value
-	inKey   bool          // str is reading a key
-	scratch []byte        // the decoded text of the last string with escapes (byteScanner)
+	inKey   bool          // Str is reading a key
+	scratch []byte        // the decoded text of the last string with escapes (over bytes)
 }
 
-// jsonScanner reads a string: what it returns shares memory with the input.
-type jsonScanner = jsonScan[string]
+// New returns a Scanner of s, which must not change while the Scanner and
+// what it returned are in use.
+func New[T Text](s T) *Scanner[T] {
+	return &Scanner[T]{s: s}
+}
 
-// byteScanner reads bytes without copying them: what it returns is a view.
-type byteScanner = jsonScan[[]byte]
+// NewStream returns a Scanner of what it reads from r, about chunk bytes
+// at a time (Chunk, but for tests), holding about two windows of the input
+// in memory whatever the bytes. Its caller sets Limits, with a MaxValue,
+// before the first read: a value longer than it may be cut between
+// windows, and is reported as long, never returned.
+func NewStream(r io.Reader, chunk int) *Scanner[[]byte] {
+	return &Scanner[[]byte]{src: &windowReader{r: r, chunk: chunk, keep: minTokenKeep}}
+}
+
+// Limits bound what a Scanner returns of input that may be hostile.
+type Limits struct {
+	// MaxValue, when > 0, is the longest string, number or key (in bytes
+	// of JSON text, quotes excluded) that Str and Number return, and that
+	// Members hands out: a longer one reads as empty, sets Long and is
+	// told to OnLong.
+	MaxValue int
+	// Head is how much Skip returns of a value that spans windows of a
+	// stream (the rest is read through, not kept).
+	Head int
+	// OnLong, when set, is told of each value longer than MaxValue, with
+	// its JSON pointer (RFC 6901) and key false, and of each such key, with
+	// its object's pointer and key true.
+	OnLong func(pointer string, key bool)
+}
+
+// SetLimits sets the limits of what follows; before the first read, for a
+// stream.
+func (p *Scanner[T]) SetLimits(l Limits) {
+	p.maxValue, p.head, p.onLong = l.MaxValue, l.Head, l.OnLong
+	if p.src != nil {
+		p.src.keep = tokenKeep(l.MaxValue)
+	}
+}
+
+// Err returns the first syntax error, with its offset in the input, or
+// nil.
+func (p *Scanner[T]) Err() error { return p.err }
+
+// ReadErr returns the error, other than io.EOF, that ended the reading of
+// a stream, or nil. The input then reads as cut short there, which is
+// also a syntax error (Err).
+func (p *Scanner[T]) ReadErr() error {
+	if p.src == nil {
+		return nil
+	}
+	return p.src.err
+}
+
+// Long reports whether the last Str or Number (or key) was longer than
+// Limits.MaxValue, and so returned empty.
+func (p *Scanner[T]) Long() bool { return p.long }
+
+// NotUTF8 reports whether the last Str held invalid UTF-8 or a \u escape
+// of an unpaired surrogate, which it returned as U+FFFD, as encoding/json
+// does: two different texts then read alike, so a caller that keeps the
+// string as an identity refuses it. Meaningless when Long.
+func (p *Scanner[T]) NotUTF8() bool { return p.notUTF8 }
 
 // pathStep is one level of a JSON pointer: an object's key, or an array's
 // index when index >= 0. own holds a streamed key's copy (see setKey),
 // kept for the next object at this depth.
-type pathStep[T jsonText] struct {
+type pathStep[T Text] struct {
 	key   T
 	index int
 	own   []byte
 }
 
-// maxJSONDepth bounds nesting, as encoding/json does, so hostile input cannot
-// exhaust the stack (or, streamed, the memory): deeper input is a syntax
-// error.
-const maxJSONDepth = 10000
+// MaxDepth bounds nesting, as encoding/json does, so that hostile input
+// cannot exhaust the stack (or, streamed, the memory): Skip finds a syntax
+// error in a value that nests more than MaxDepth arrays and objects
+// (counted from the value it reads: the levels its caller walks with
+// Members and Elements are not counted).
+const MaxDepth = 10000
 
 // failAt records the first syntax error at an offset of the whole input.
-func (p *jsonScan[T]) failAt(off int, msg string) {
+func (p *Scanner[T]) failAt(off int, msg string) {
 	if p.err == nil {
 		p.err = fmt.Errorf("offset %d: %s", off, msg)
 	}
@@ -94,7 +159,7 @@ func (p *jsonScan[T]) failAt(off int, msg string) {
 }
 
 // tooLong reports the value (or key) just read as longer than maxValue.
-func (p *jsonScan[T]) tooLong() {
+func (p *Scanner[T]) tooLong() {
 	p.long = true
 	if p.onLong == nil {
 		return
@@ -107,7 +172,7 @@ func (p *jsonScan[T]) tooLong() {
 }
 
 // pointer is the JSON pointer (RFC 6901) of the first n steps of path.
-func (p *jsonScan[T]) pointer(n int) string {
+func (p *Scanner[T]) pointer(n int) string {
 	var b strings.Builder
 	for _, st := range p.path[:n] {
 		b.WriteByte('/')
@@ -130,7 +195,7 @@ func (p *jsonScan[T]) pointer(n int) string {
 }
 
 // fail records the first syntax error.
-func (p *jsonScan[T]) fail(format string, args ...any) {
+func (p *Scanner[T]) fail(format string, args ...any) {
 	if p.err == nil {
 		p.err = fmt.Errorf("offset %d: %s", p.base+p.i, fmt.Sprintf(format, args...))
 	}
@@ -140,7 +205,7 @@ func (p *jsonScan[T]) fail(format string, args ...any) {
 // more moves a streaming scanner to its next window when the current one is
 // used up, and reports whether input remains. Windows end only before a
 // comma outside a string, where every caller is between two tokens.
-func (p *jsonScan[T]) more() bool {
+func (p *Scanner[T]) more() bool {
 	for p.i >= len(p.s) {
 		if p.src == nil || p.err != nil {
 			return false
@@ -161,7 +226,7 @@ func (p *jsonScan[T]) more() bool {
 
 // ws skips white space; compact JSON has none, so a byte above ' ' (never
 // white space) returns at once.
-func (p *jsonScan[T]) ws() {
+func (p *Scanner[T]) ws() {
 	if p.i < len(p.s) && p.s[p.i] > ' ' {
 		return
 	}
@@ -169,7 +234,7 @@ func (p *jsonScan[T]) ws() {
 }
 
 // blanks is ws past its first byte.
-func (p *jsonScan[T]) blanks() {
+func (p *Scanner[T]) blanks() {
 	for p.i < len(p.s) || p.more() {
 		switch p.s[p.i] {
 		case ' ', '\t', '\n', '\r':
@@ -180,10 +245,12 @@ func (p *jsonScan[T]) blanks() {
 	}
 }
 
-// peek returns the next byte after white space, or 0 at the end. Compact
-// JSON has none, so a byte above ' ' (never white space) is returned at
-// once.
-func (p *jsonScan[T]) peek() byte {
+// Peek returns the first byte of the next value after white space (which
+// it consumes), or 0 at the end of the input (or after a syntax error): a
+// caller tells the value's type by it ('{', '[', '"', '-' or a digit, 't',
+// 'f', 'n') before it reads the value. Compact JSON has no white space, so
+// a byte above ' ' (never white space) is returned at once.
+func (p *Scanner[T]) Peek() byte {
 	if p.i < len(p.s) && p.s[p.i] > ' ' {
 		return p.s[p.i]
 	}
@@ -194,9 +261,10 @@ func (p *jsonScan[T]) peek() byte {
 	return 0
 }
 
-// end records a syntax error when anything but white space follows the
-// value read.
-func (p *jsonScan[T]) end() {
+// End records a syntax error when anything but white space follows the
+// value read (a NUL byte too): the caller calls it after the top-level
+// value, before it trusts what it read.
+func (p *Scanner[T]) End() {
 	if p.err == nil && !p.atEnd() {
 		p.fail("data after the top-level value")
 	}
@@ -204,14 +272,14 @@ func (p *jsonScan[T]) end() {
 
 // atEnd reports whether only white space is left: a NUL byte is data,
 // though peek returns 0 for it as for the end.
-func (p *jsonScan[T]) atEnd() bool {
+func (p *Scanner[T]) atEnd() bool {
 	p.ws()
 	return p.i >= len(p.s) && !p.more()
 }
 
 // next consumes c if it is the very next byte (small enough to inline:
 // structural bytes in compact JSON cost no call).
-func (p *jsonScan[T]) next(c byte) bool {
+func (p *Scanner[T]) next(c byte) bool {
 	if p.is(c) {
 		p.i++
 		return true
@@ -220,13 +288,13 @@ func (p *jsonScan[T]) next(c byte) bool {
 }
 
 // is reports whether c is the very next byte.
-func (p *jsonScan[T]) is(c byte) bool {
+func (p *Scanner[T]) is(c byte) bool {
 	return p.i < len(p.s) && p.s[p.i] == c
 }
 
 // expect consumes c (never white space) after white space.
-func (p *jsonScan[T]) expect(c byte) bool {
-	if p.peek() != c {
+func (p *Scanner[T]) expect(c byte) bool {
+	if p.Peek() != c {
 		p.unexpected(fmt.Sprintf("%q", c))
 		return false
 	}
@@ -235,7 +303,7 @@ func (p *jsonScan[T]) expect(c byte) bool {
 }
 
 // unexpected records a syntax error naming what was found.
-func (p *jsonScan[T]) unexpected(want string) {
+func (p *Scanner[T]) unexpected(want string) {
 	if p.i >= len(p.s) && !p.more() {
 		p.fail("unexpected end of input, want %s", want)
 		return
@@ -243,9 +311,12 @@ func (p *jsonScan[T]) unexpected(want string) {
 	p.fail("unexpected %q, want %s", p.s[p.i], want)
 }
 
-// eachMember calls f for every key of the object that starts here, with the
-// scanner at the key's value; f must consume the value.
-func (p *jsonScan[T]) eachMember(f func(key T)) {
+// Members reads the object that starts here (Peek is '{'), calling f for
+// every key in order, duplicates included, with the scanner at the key's
+// value; f must consume the value (Str, Number, Skip, Members, Elements).
+// A key stays valid while the input does (from a stream: until the next
+// key of its object).
+func (p *Scanner[T]) Members(f func(key T)) {
 	if p.maxValue == 0 { // no cap, no pointer to name
 		p.members(f)
 		return
@@ -258,7 +329,7 @@ func (p *jsonScan[T]) eachMember(f func(key T)) {
 
 // push adds a step to the path, reusing the room (and the key buffer) a
 // step left at that depth.
-func (p *jsonScan[T]) push(index int) {
+func (p *Scanner[T]) push(index int) {
 	n := len(p.path)
 	if n == cap(p.path) {
 		p.path = append(p.path, pathStep[T]{})
@@ -274,7 +345,7 @@ func (p *jsonScan[T]) push(index int) {
 // scanner moves to the next one, which reading the member's value may do
 // (and a view would otherwise hold its window for as long as its object is
 // open).
-func (p *jsonScan[T]) setKey(key T) T {
+func (p *Scanner[T]) setKey(key T) T {
 	st := &p.path[len(p.path)-1]
 	if p.src == nil {
 		st.key = key
@@ -285,22 +356,22 @@ func (p *jsonScan[T]) setKey(key T) T {
 	return st.key
 }
 
-// members is eachMember with the object's step on the path.
-func (p *jsonScan[T]) members(f func(key T)) {
+// members is Members with the object's step on the path.
+func (p *Scanner[T]) members(f func(key T)) {
 	if !p.expect('{') {
 		return
 	}
-	if p.peek() == '}' {
+	if p.Peek() == '}' {
 		p.i++
 		return
 	}
 	for p.err == nil {
-		if !p.is('"') && p.peek() != '"' {
+		if !p.is('"') && p.Peek() != '"' {
 			p.unexpected("a string key")
 			return
 		}
 		p.inKey = true
-		key := p.str()
+		key := p.Str()
 		p.inKey = false
 		if p.maxValue > 0 { // always, for a stream
 			key = p.setKey(key)
@@ -313,7 +384,7 @@ func (p *jsonScan[T]) members(f func(key T)) {
 		if p.next(',') {
 			continue
 		}
-		switch p.peek() {
+		switch p.Peek() {
 		case ',':
 			p.i++
 		case '}':
@@ -325,9 +396,9 @@ func (p *jsonScan[T]) members(f func(key T)) {
 	}
 }
 
-// eachElement calls f for every element of the array that starts here, with
-// its index; f must consume the element.
-func (p *jsonScan[T]) eachElement(f func(i int)) {
+// Elements reads the array that starts here (Peek is '['), calling f for
+// every element with its index; f must consume the element.
+func (p *Scanner[T]) Elements(f func(i int)) {
 	if p.maxValue == 0 {
 		p.elements(f)
 		return
@@ -338,12 +409,12 @@ func (p *jsonScan[T]) eachElement(f func(i int)) {
 	p.path = p.path[:n]
 }
 
-// elements is eachElement with the array's step on the path.
-func (p *jsonScan[T]) elements(f func(i int)) {
+// elements is Elements with the array's step on the path.
+func (p *Scanner[T]) elements(f func(i int)) {
 	if !p.expect('[') {
 		return
 	}
-	if p.peek() == ']' {
+	if p.Peek() == ']' {
 		p.i++
 		return
 	}
@@ -356,7 +427,7 @@ func (p *jsonScan[T]) elements(f func(i int)) {
 		if p.next(',') {
 			continue
 		}
-		switch p.peek() {
+		switch p.Peek() {
 		case ',':
 			p.i++
 		case ']':
@@ -368,9 +439,10 @@ func (p *jsonScan[T]) elements(f func(i int)) {
 	}
 }
 
-// skip consumes any value and returns its text. A value that spans windows
-// of a stream returns only its first head bytes.
-func (p *jsonScan[T]) skip() T {
+// Skip consumes any value, checking its syntax, and returns its JSON text.
+// A value that spans windows of a stream returns only its first
+// Limits.Head bytes.
+func (p *Scanner[T]) Skip() T {
 	start, base := p.i, p.base
 	if p.src == nil {
 		p.value(0)
@@ -386,37 +458,36 @@ func (p *jsonScan[T]) skip() T {
 	return T(head[:min(len(head), p.base+p.i-(base+start))])
 }
 
-// skipText consumes any value and returns a copy of its text, of at most
-// head bytes when head > 0.
-func (p *jsonScan[T]) skipText() string {
-	t := p.skip()
+// SkipText is Skip returning a copy of the text, of at most Limits.Head
+// bytes when Head > 0 (what an error message quotes).
+func (p *Scanner[T]) SkipText() string {
+	t := p.Skip()
 	if p.head > 0 && len(t) > p.head {
 		t = t[:p.head]
 	}
 	return string(t)
 }
 
-// keep returns a copy of text the scanner returned (a string, number or
-// key), in the scanner's stringArena: one allocation for many strings.
-func (p *jsonScan[T]) keep(text T) string {
+// Keep returns a copy of text the scanner returned (a string, number or
+// key), for a caller to keep past its next call: many copies share one
+// allocation.
+func (p *Scanner[T]) Keep(text T) string {
 	return p.arena.str([]byte(text))
 }
 
-// value consumes any value at the given depth.
-func (p *jsonScan[T]) value(depth int) {
-	if depth > maxJSONDepth {
-		p.fail("nesting deeper than %d", maxJSONDepth)
-		return
-	}
-	switch c := p.peek(); {
+// value consumes any value, inside depth arrays and objects.
+func (p *Scanner[T]) value(depth int) {
+	switch c := p.Peek(); {
+	case (c == '{' || c == '[') && depth >= MaxDepth:
+		p.fail("nesting deeper than %d", MaxDepth)
 	case c == '{':
-		p.eachMember(func(T) { p.value(depth + 1) })
+		p.Members(func(T) { p.value(depth + 1) })
 	case c == '[':
-		p.eachElement(func(int) { p.value(depth + 1) })
+		p.Elements(func(int) { p.value(depth + 1) })
 	case c == '"':
-		p.str()
+		p.Str()
 	case c == '-' || '0' <= c && c <= '9':
-		p.number()
+		p.Number()
 	case c == 't':
 		p.literal("true")
 	case c == 'f':
@@ -429,7 +500,7 @@ func (p *jsonScan[T]) value(depth int) {
 }
 
 // literal consumes true, false or null.
-func (p *jsonScan[T]) literal(word string) {
+func (p *Scanner[T]) literal(word string) {
 	if len(p.s)-p.i >= len(word) && string(p.s[p.i:p.i+len(word)]) == word {
 		p.i += len(word)
 		return
@@ -437,10 +508,10 @@ func (p *jsonScan[T]) literal(word string) {
 	p.unexpected(word)
 }
 
-// number consumes a number (RFC 8259 grammar: -? int frac? exp?) and
-// returns its text, or an empty one (with long set) when it is longer than
-// maxValue.
-func (p *jsonScan[T]) number() T {
+// Number consumes a number (RFC 8259 grammar: -? int frac? exp?; Peek is
+// '-' or a digit) and returns its text, or an empty one (Long) when it is
+// longer than Limits.MaxValue.
+func (p *Scanner[T]) Number() T {
 	p.long, p.notUTF8 = false, false
 	start, base := p.i, p.base
 	p.optional('-')
@@ -456,19 +527,19 @@ func (p *jsonScan[T]) number() T {
 }
 
 // intPart consumes a number's integer part: 0, or digits.
-func (p *jsonScan[T]) intPart() bool {
+func (p *Scanner[T]) intPart() bool {
 	return p.optional('0') || p.digits() > 0
 }
 
 // fraction consumes a number's fraction, if any; false when its dot has no
 // digit after it.
-func (p *jsonScan[T]) fraction() bool {
+func (p *Scanner[T]) fraction() bool {
 	return !p.optional('.') || p.digits() > 0
 }
 
 // exponent consumes a number's exponent, if any; false when its e has no
 // digit after it (or after its sign).
-func (p *jsonScan[T]) exponent() bool {
+func (p *Scanner[T]) exponent() bool {
 	if !p.optional('e') && !p.optional('E') {
 		return true
 	}
@@ -479,7 +550,7 @@ func (p *jsonScan[T]) exponent() bool {
 }
 
 // optional consumes c if it is the token's next byte.
-func (p *jsonScan[T]) optional(c byte) bool {
+func (p *Scanner[T]) optional(c byte) bool {
 	if p.inToken() && p.s[p.i] == c {
 		p.i++
 		return true
@@ -488,7 +559,7 @@ func (p *jsonScan[T]) optional(c byte) bool {
 }
 
 // digits consumes a run of digits and returns its length.
-func (p *jsonScan[T]) digits() int {
+func (p *Scanner[T]) digits() int {
 	n := 0
 	for p.inToken() && '0' <= p.s[p.i] && p.s[p.i] <= '9' {
 		p.i++
@@ -499,18 +570,19 @@ func (p *jsonScan[T]) digits() int {
 
 // inToken reports whether the token being read has a byte at i: in this
 // window, or in the next when this one ends inside the token.
-func (p *jsonScan[T]) inToken() bool {
+func (p *Scanner[T]) inToken() bool {
 	return p.i < len(p.s) || p.midToken && p.more()
 }
 
-// str consumes a string and returns its value: a piece of the input when
-// it holds no escape, decoded otherwise (a copy for a jsonScanner, the
-// scratch buffer for a byteScanner; a key's own copy for either). Invalid
-// UTF-8 and lone surrogates become U+FFFD, as encoding/json does, and set
-// notUTF8. A string longer than maxValue bytes (quotes excluded) is
-// reported and reads as empty, with long set (notUTF8 then says nothing: a
-// stream may cut such a string between the bytes of a rune).
-func (p *jsonScan[T]) str() T {
+// Str consumes a string (Peek is '"') and returns its value: a piece of
+// the input when it holds no escape, decoded otherwise (a copy over a
+// string, the scratch buffer over bytes; a key's own copy for either).
+// Invalid UTF-8 and lone surrogates become U+FFFD, as encoding/json does,
+// and set NotUTF8. A string longer than Limits.MaxValue bytes (quotes
+// excluded) is reported and reads as empty, with Long set (NotUTF8 then
+// says nothing: a stream may cut such a string between the bytes of a
+// rune).
+func (p *Scanner[T]) Str() T {
 	p.long, p.notUTF8 = false, false
 	s := p.s
 	start := p.i + 1 // after the opening quote
@@ -548,22 +620,18 @@ func (p *jsonScan[T]) str() T {
 
 // load64 reads s[i:i+8] as a little-endian word (the compiler makes it one
 // load).
-func load64[T jsonText](s T, i int) uint64 {
+func load64[T Text](s T, i int) uint64 {
 	s = s[i : i+8]
 	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
-// hasSpecialByte reports whether any byte of w ends a plain string run:
-// a quote, a backslash, a control character or a non-ASCII byte (the bytes
-// strSpecial marks), tested on all eight at once.
-func hasSpecialByte(w uint64) bool {
-	return specialBytes(w) != 0
-}
-
-// specialBytes is hasSpecialByte as a mask: its lowest set bit is the high
-// bit of the first special byte of w (little-endian); the bits above it may
-// be set for bytes that are not special. Below the first special byte
+// specialBytes tells, on all eight bytes of w at once, whether any ends a
+// plain string run: a quote, a backslash, a control character or a
+// non-ASCII byte (the bytes strSpecial marks). It is a mask: its lowest
+// set bit is the high bit of the first special byte of w (little-endian),
+// and none is set when there is none; the bits above it may be set for
+// bytes that are not special. Below the first special byte
 // every byte is ASCII and at least 0x20, and not a quote or a backslash, so
 // no subtraction there sets a high bit or borrows from the byte above:
 // byte-wise, c - 0x20 has its high bit set for c < 0x20, (c ^ '"') - 1 for
@@ -586,11 +654,11 @@ var strSpecial = func() (t [256]bool) {
 // escapedStr finishes a string that needs decoding (special: a special
 // byte was seen) or goes on past its window, from its start. A string that
 // spans windows is longer than maxValue: its value is not kept.
-func (p *jsonScan[T]) escapedStr(start int, special bool) T {
+func (p *Scanner[T]) escapedStr(start int, special bool) T {
 	abs := p.base + start
 	buf := p.scratch[:0]
 	if p.inKey { // a key outlives the next string's decoding
-		buf = make([]byte, 0, min(p.i-start, windowChunk)+16)
+		buf = make([]byte, 0, min(p.i-start, Chunk)+16)
 	}
 	buf = append(buf, p.s[start:p.i]...)
 	ok := true
@@ -625,7 +693,7 @@ func (p *jsonScan[T]) escapedStr(start int, special bool) T {
 	}
 	switch {
 	case p.err != nil: // a bad escape
-	case !special: // as str reports a string without any special byte
+	case !special: // as Str reports a string without any special byte
 		p.failAt(abs, "unterminated string")
 	default:
 		p.fail("unterminated string")
@@ -635,7 +703,7 @@ func (p *jsonScan[T]) escapedStr(start int, special bool) T {
 
 // endStr consumes the closing quote of a string decoded into buf, which
 // started at offset abs of the whole input.
-func (p *jsonScan[T]) endStr(buf []byte, abs int) T {
+func (p *Scanner[T]) endStr(buf []byte, abs int) T {
 	raw := p.base + p.i - abs
 	p.i++
 	if !p.inKey {
@@ -654,7 +722,7 @@ var escapeByte = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f',
 
 // escape decodes the escape at i onto buf; false when the input ends
 // inside it (unterminated) or it is invalid (p.err set).
-func (p *jsonScan[T]) escape(buf []byte) ([]byte, bool) {
+func (p *Scanner[T]) escape(buf []byte) ([]byte, bool) {
 	if p.i+1 >= len(p.s) {
 		return buf, false
 	}
@@ -679,7 +747,7 @@ func (p *jsonScan[T]) escape(buf []byte) ([]byte, bool) {
 // and returns the pair's rune; U+FFFD, with notUTF8 set, when none follows
 // (or hi is a low surrogate), leaving an escape that is not a low
 // surrogate to stand alone.
-func (p *jsonScan[T]) lowSurrogate(hi rune) (rune, bool) {
+func (p *Scanner[T]) lowSurrogate(hi rune) (rune, bool) {
 	if len(p.s)-p.i < 6 || p.s[p.i] != '\\' || p.s[p.i+1] != 'u' {
 		p.notUTF8 = true
 		return utf8.RuneError, true
@@ -699,15 +767,15 @@ func (p *jsonScan[T]) lowSurrogate(hi rune) (rune, bool) {
 }
 
 // hex4 reads the four hex digits of a \u escape.
-func (p *jsonScan[T]) hex4() (rune, bool) {
+func (p *Scanner[T]) hex4() (rune, bool) {
 	if len(p.s)-p.i < 4 {
 		p.fail("short \\u escape")
 		return 0, false
 	}
 	var r rune
 	for k := p.i; k < p.i+4; k++ {
-		d, ok := hexValue(p.s[k])
-		if !ok {
+		d := hexDigit[p.s[k]]
+		if d < 0 {
 			p.fail("invalid \\u escape")
 			return 0, false
 		}
@@ -717,30 +785,15 @@ func (p *jsonScan[T]) hex4() (rune, bool) {
 	return r, true
 }
 
-// stringArena copies the strings a caller keeps from a byteScanner into
-// blocks shared by many strings: one allocation per arenaChunk bytes of
-// them, and nothing for the garbage collector to scan. The strings stay
-// valid for as long as any of them is referenced.
-type stringArena struct {
-	b *strings.Builder // the block being filled; never grown past its first capacity
-}
-
-// arenaChunk is the size of a stringArena block; a string longer than
-// an eighth of it gets its own allocation.
-const arenaChunk = 32 << 10
-
-// str returns a copy of b.
-func (a *stringArena) str(b []byte) string {
-	switch {
-	case len(b) == 0:
-		return ""
-	case len(b) > arenaChunk/8:
-		return string(b)
-	case a.b == nil || a.b.Cap()-a.b.Len() < len(b):
-		a.b = new(strings.Builder)
-		a.b.Grow(arenaChunk)
+// hexDigit is the value of each hex digit, of either case; -1 marks the
+// bytes that are not one. Read-only after package initialisation.
+var hexDigit = func() (t [256]int8) {
+	for c := range t {
+		t[c] = -1
 	}
-	n := a.b.Len()
-	a.b.Write(b) // within the capacity: the bytes already written never move
-	return a.b.String()[n:]
-}
+	for i := range 16 {
+		t["0123456789abcdef"[i]] = int8(i)
+		t["0123456789ABCDEF"[i]] = int8(i)
+	}
+	return t
+}()

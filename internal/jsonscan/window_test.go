@@ -1,4 +1,4 @@
-package paygate
+package jsonscan
 
 import (
 	"strings"

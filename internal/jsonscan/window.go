@@ -1,23 +1,33 @@
-package paygate
+package jsonscan
 
 import (
 	"errors"
 	"io"
+	"math"
 )
 
-// windowChunk is how much windowReader reads at a time.
-const windowChunk = 256 << 10
+// Chunk is how much a stream's Scanner reads at a time.
+const Chunk = 256 << 10
 
 // minTokenKeep is the least windowReader keeps of a token before it may end
 // a window inside it: more than the longest literal (false), so that
 // literal, which does not read across windows, always sees a whole one.
 const minTokenKeep = 8
 
-// windowReader hands a byteScanner its input in windows. A window ends
+// tokenKeep is how much of a token a stream keeps before a window may end
+// inside it: more than the value cap, so that only a token too long to
+// keep is cut, and at least minTokenKeep. It saturates, so that a cap of
+// math.MaxInt (no cap) does not wrap to a keep of minTokenKeep, which cut
+// valid values in two.
+func tokenKeep(maxValue int) int {
+	return max(min(maxValue, math.MaxInt-1)+1, minTokenKeep)
+}
+
+// windowReader hands a stream's Scanner its input in windows. A window ends
 // between two tokens (before or after white space or a structural
 // character, or after a string), where the scanner always peeks and so
 // moves on to the next window; or, past the first keep bytes of a string or
-// of a run of other token bytes, inside the token, where str and number
+// of a run of other token bytes, inside the token, where Str and Number
 // read on into the next window (never inside an escape, whose bytes the
 // scanner reads at once). No token ever makes a window longer than keep
 // bytes plus a chunk, so memory stays about two windows whatever the bytes:
@@ -64,7 +74,7 @@ var delimiter = func() (t [256]bool) {
 // next returns the next window, whether it ends inside a token, and false at
 // the end of the input. A window is valid until the next call, which reuses
 // its array for what follows it: two arrays in turn, no copy of the input
-// per window (a byteScanner's views are valid until its next call, and a
+// per window (a Scanner's views are valid until its next call, and a
 // key it hands out from a stream is its own copy).
 func (w *windowReader) next() ([]byte, bool, bool) {
 	for {
