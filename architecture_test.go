@@ -140,3 +140,102 @@ func TestTestsBesideTheirCode(t *testing.T) {
 		require.NoError(t, err, "crossCutting names a file that is gone")
 	}
 }
+
+// The root package's budget: what a reader of `go doc .` and of its files
+// meets. Exported names count package-level funcs, types, consts and vars
+// and the methods of exported types, in non-test files.
+const (
+	maxRootExported = 240
+	maxRootLines    = 8500
+	maxFileLines    = 500
+)
+
+// TestRootPackageStaysReadable holds the root to its budget: at most
+// maxRootExported exported names, maxRootLines lines of non-test Go, none
+// of its files over maxFileLines; and no assembly anywhere in the module.
+func TestRootPackageStaysReadable(t *testing.T) {
+	names, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	fset := token.NewFileSet()
+	exportedTypes := map[string]bool{}
+	var files []*ast.File
+	total := 0
+	for _, n := range names {
+		if strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(n)
+		require.NoError(t, err)
+		lines := strings.Count(string(src), "\n")
+		require.LessOrEqual(t, lines, maxFileLines, "%s: split it by concept, or move its machinery to internal/", n)
+		total += lines
+		f, err := parser.ParseFile(fset, n, src, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		files = append(files, f)
+		for _, d := range f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
+				for _, s := range g.Specs {
+					if ts := s.(*ast.TypeSpec); ts.Name.IsExported() {
+						exportedTypes[ts.Name.Name] = true
+					}
+				}
+			}
+		}
+	}
+	require.LessOrEqual(t, total, maxRootLines, "lines of non-test Go in the root package")
+	exported := 0
+	for _, f := range files {
+		for _, d := range f.Decls {
+			exported += exportedIn(d, exportedTypes)
+		}
+	}
+	require.LessOrEqual(t, exported, maxRootExported, "exported names in the root package")
+
+	var asm []string
+	require.NoError(t, filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".s") {
+			asm = append(asm, p)
+		}
+		return err
+	}))
+	require.Empty(t, asm, "the SDK is pure Go")
+}
+
+// exportedIn counts the exported names declaration d adds: a func, a
+// method of an exported type, or each exported type, const and var.
+func exportedIn(d ast.Decl, exportedTypes map[string]bool) int {
+	switch d := d.(type) {
+	case *ast.FuncDecl:
+		if !d.Name.IsExported() {
+			return 0
+		}
+		if d.Recv == nil {
+			return 1
+		}
+		recv := d.Recv.List[0].Type
+		if star, ok := recv.(*ast.StarExpr); ok {
+			recv = star.X
+		}
+		if id, ok := recv.(*ast.Ident); ok && exportedTypes[id.Name] {
+			return 1
+		}
+	case *ast.GenDecl:
+		n := 0
+		for _, s := range d.Specs {
+			switch s := s.(type) {
+			case *ast.TypeSpec:
+				if s.Name.IsExported() {
+					n++
+				}
+			case *ast.ValueSpec:
+				for _, id := range s.Names {
+					if id.IsExported() {
+						n++
+					}
+				}
+			}
+		}
+		return n
+	}
+	return 0
+}
