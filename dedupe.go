@@ -94,10 +94,11 @@ const DefaultRetention = 30 * 24 * time.Hour
 // so no call scans the store and memory follows the keys in their lease or
 // retention. Keys and results are at most 65,535 bytes each (Claim and
 // Complete refuse longer ones with an error). Memory is bounded: past
-// about 16 GiB of keys (each counted as its key's and result's bytes and
-// a fixed overhead for its bookkeeping), Claim
-// refuses new keys with an error, which CallbackHandler answers 503, and
-// goes on answering for the keys it holds.
+// about 16 GiB of keys, each counted as its key's and result's bytes and
+// a fixed overhead for its bookkeeping (about 100 million of
+// CallbackHandler's keys), Claim refuses new keys with an error, which
+// CallbackHandler answers 503, and goes on answering for the keys it
+// holds.
 type MemoryDeduper struct {
 	// Retention is how long a completed key is remembered.
 	Retention time.Duration
