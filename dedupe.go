@@ -2,14 +2,13 @@ package paygate
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"errors"
 	"fmt"
-	"math"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/memstore"
 )
 
 // ClaimState is the answer of a Deduper to a claim.
@@ -78,65 +77,52 @@ type Deduper interface {
 const DefaultRetention = 30 * 24 * time.Hour
 
 // MemoryDeduper is the in-process Deduper, the default of CallbackHandler:
-// right for a merchant running one replica. Completed keys are kept for
-// Retention (default DefaultRetention), then forgotten. The zero value is
-// ready.
+// right for a merchant running one replica (a fleet of replicas shares a
+// Deduper on a database, sqldedup). The zero value is ready; it is safe
+// for concurrent use.
 //
-// Expiry is incremental: every call (Claim, Renew, Complete, Release) drops
-// at most two lapsed keys (and a few outdated expiry records), so no call
-// ever scans the store and a claim costs about the same at ten thousand keys
-// as at a million; as every call that leaves an outdated record also
-// discards some, renewals (a slow hook's, every lease/3) cannot outrun the
-// discarding and hold lapsed keys in the store. Lapsed keys are
-// found through one first-in-first-out queue per lease duration, which time
-// keeps in order; CallbackHandler uses two durations (its lease and the
-// retention). Beyond maxExpiryQueues distinct durations, records share one
-// queue that is not in time order, and their keys may be dropped late
-// (never early: a claim always checks the key's own expiry).
+// It promises what Deduper does, within one process: a claim lapses at the
+// end of its lease and the next Claim takes it over with a new token (a
+// lapsed claim nobody has taken over is still its holder's until then);
+// Renew, Complete and Release work only with the token of the claim that
+// holds the key, and answer ErrClaimLost otherwise; a completed key answers
+// ClaimDone, with its result, for Retention (default DefaultRetention) and
+// is then forgotten. Its state is lost when the process ends: a callback
+// handled before a restart may be handled again after it.
 //
-// The store holds no pointer per key, so the garbage collector does not
-// scan it: each key is a chunk of bytes in 256 KiB pages (its expiry, its
-// token's number, the key and the result), found through a hash index that
-// grows by rebuilding one table of at most 1,024 slots at a time, never by
-// rehashing the whole. A key of the handler costs about 90 bytes at a
-// million keys (BENCHMARKS.md); pages are kept for reuse, not returned to
-// the Go heap, when the store shrinks. Keys and results are at most 65,535
-// bytes each (Claim and Complete refuse longer ones), and a store of about
-// 250 million keys (16 GiB of chunks) refuses new keys: Claim returns an
-// error, which CallbackHandler answers 503.
+// Lapsed keys are dropped a few at a time by every call, earliest first,
+// so no call scans the store and memory follows the keys in their lease or
+// retention. Keys and results are at most 65,535 bytes each (Claim and
+// Complete refuse longer ones with an error). Memory is bounded: past
+// about 16 GiB of keys, each counted as its key's and result's bytes and
+// a fixed overhead for its bookkeeping (about 100 million of
+// CallbackHandler's keys), Claim refuses new keys with an error, which
+// CallbackHandler answers 503, and goes on answering for the keys it
+// holds.
 type MemoryDeduper struct {
 	// Retention is how long a completed key is remembered.
 	Retention time.Duration
 	// Now is the clock (default time.Now), for tests.
 	Now func() time.Time
 
-	mu     sync.Mutex
-	store  *dedupeStore // nil until the first claim
-	epoch  time.Time    // the clock at the first claim (see at)
-	prefix string       // random per deduper, so tokens never repeat across instances
-	seq    uint64       // token counter
+	mu    sync.Mutex
+	store *memstore.Store // nil until the first claim
 }
 
-// entryGone is the expiry of a freed chunk.
-const entryGone = math.MinInt64
+// Bounds of a MemoryDeduper.
+const (
+	// maxDedupeField is the longest key or result, in bytes.
+	maxDedupeField = 1<<16 - 1
+	// dedupeLimit is the bytes of keys a MemoryDeduper holds before it
+	// refuses new ones (memstore.Store accounts for them).
+	dedupeLimit = 16 << 30
+)
 
-// at is t in nanoseconds since the deduper's epoch (the clock at its first
-// claim), above entryGone: time.Sub saturates, so times within 292 years of
-// the epoch are told apart and further ones held at the ends, never
-// wrapped.
-func (m *MemoryDeduper) at(t time.Time) int64 { return max(int64(t.Sub(m.epoch)), entryGone+1) }
+// errDedupeFull is the error of a claim of a new key past dedupeLimit.
+var errDedupeFull = errors.New("paygate: MemoryDeduper is full (16 GiB of keys): use a Deduper on a database")
 
-// tokenOf is the text of token number n: the deduper's prefix and n in
-// base 36.
-func (m *MemoryDeduper) tokenOf(n uint64) string { return m.prefix + strconv.FormatUint(n, 36) }
-
-// isToken reports whether token is the text of token number n, without
-// building that text.
-func (m *MemoryDeduper) isToken(token string, n uint64) bool {
-	rest, ok := strings.CutPrefix(token, m.prefix)
-	var b [16]byte
-	return ok && n != 0 && rest == string(strconv.AppendUint(b[:0], n, 36))
-}
+// claimStates are the ClaimState of each memstore outcome.
+var claimStates = [...]ClaimState{memstore.Acquired: ClaimAcquired, memstore.Done: ClaimDone, memstore.Busy: ClaimBusy}
 
 // now reads the clock.
 func (m *MemoryDeduper) now() time.Time {
@@ -160,73 +146,30 @@ func (m *MemoryDeduper) Claim(_ context.Context, key string, lease time.Duration
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.store == nil {
-		if err := m.init(now); err != nil {
-			return ClaimResult{}, err
-		}
+		m.store = memstore.New(now, dedupeLimit)
 	}
-	s := m.store
-	tag := s.tag(key)
-	s.prefetch(tag)
-	s.expire(m.at(now))
-	t, pos, ref := s.lookup(key, tag)
-	if ref == 0 {
-		if ref = s.add(key, tag, t, pos); ref == 0 {
-			return ClaimResult{}, errDedupeFull
-		}
-	} else if c := s.arena.chunk(ref); m.at(now) < c.expires() {
-		if c.token() == 0 {
-			return ClaimResult{State: ClaimDone, Result: string(c.result())}, nil
-		}
-		return ClaimResult{State: ClaimBusy}, nil
+	c, err := m.store.Claim(key, now, lease)
+	if errors.Is(err, memstore.ErrFull) {
+		return ClaimResult{}, errDedupeFull
 	}
-	// A new key, or a lapsed one not yet dropped: take it.
-	m.seq++
-	c, expires := s.arena.chunk(ref), m.at(now.Add(lease))
-	c.setToken(m.seq)
-	c.setExpires(expires)
-	s.track(ref, tag, expires, lease)
-	return ClaimResult{State: ClaimAcquired, Token: m.tokenOf(m.seq)}, nil
+	return ClaimResult{State: claimStates[c.Outcome], Token: c.Token, Result: c.Result}, err
 }
 
-// init makes the store and the deduper's random token prefix, with now as
-// its epoch.
-func (m *MemoryDeduper) init(now time.Time) error {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return err
+// held runs op on the store when it exists, and answers ErrClaimLost when
+// op finds that the token does not hold the key.
+func (m *MemoryDeduper) held(op func(s *memstore.Store, now time.Time) bool) error {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.store == nil || !op(m.store, now) {
+		return ErrClaimLost
 	}
-	m.epoch = now
-	m.prefix = hex.EncodeToString(b[:]) + "-"
-	m.store = newDedupeStore()
 	return nil
-}
-
-// held finds the claim of key under token: its slot and chunk, or a zero
-// ref. A claim whose lease ran out but that nobody has taken over is still
-// held: its token proves no other delivery has started the work.
-func (m *MemoryDeduper) held(key, token string) (t *indexTable, pos, ref uint32) {
-	if m.store == nil || len(key) > maxDedupeField {
-		return nil, 0, 0
-	}
-	t, pos, ref = m.store.lookup(key, m.store.tag(key))
-	if ref == 0 || !m.isToken(token, m.store.arena.chunk(ref).token()) {
-		return nil, 0, 0
-	}
-	return t, pos, ref
 }
 
 // Renew implements Deduper.
 func (m *MemoryDeduper) Renew(_ context.Context, key, token string, lease time.Duration) error {
-	now := m.now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, pos, ref := m.held(key, token)
-	if ref == 0 {
-		return ErrClaimLost
-	}
-	m.store.retrack(ref, t.tag(pos), m.at(now.Add(lease)), lease)
-	m.store.expire(m.at(now))
-	return nil
+	return m.held(func(s *memstore.Store, now time.Time) bool { return s.Renew(key, token, now, lease) })
 }
 
 // Complete implements Deduper.
@@ -238,50 +181,17 @@ func (m *MemoryDeduper) Complete(_ context.Context, key, token, result string) e
 	if retention <= 0 {
 		retention = DefaultRetention
 	}
-	now := m.now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, pos, ref := m.held(key, token)
-	if ref == 0 {
-		return ErrClaimLost
-	}
-	s := m.store
-	if c := s.arena.chunk(ref); chunkSize(c.keyLen(), len(result)) != c.size() {
-		// The result does not fit the chunk's room: move to one that fits.
-		moved := s.arena.alloc(chunkSize(c.keyLen(), len(result)))
-		if moved == 0 {
-			return errDedupeFull
-		}
-		copy(s.arena.chunk(moved), c[:chunkHeader+c.keyLen()])
-		s.release(ref)
-		t.slots[pos] = t.slots[pos]&^0xffffffff | uint64(moved)
-		ref = moved
-	}
-	c := s.arena.chunk(ref)
-	c.setResult(result)
-	c.setToken(0)
-	s.retrack(ref, t.tag(pos), m.at(now.Add(retention)), retention)
-	s.expire(m.at(now))
-	return nil
+	return m.held(func(s *memstore.Store, now time.Time) bool { return s.Complete(key, token, result, now, retention) })
+}
+
+// Release implements Deduper.
+func (m *MemoryDeduper) Release(_ context.Context, key, token string) error {
+	return m.held(func(s *memstore.Store, now time.Time) bool { return s.Release(key, token, now) })
 }
 
 // neverWaits marks MemoryDeduper as in-process: its calls take no time
 // limit.
 func (m *MemoryDeduper) neverWaits() {}
-
-// Release implements Deduper.
-func (m *MemoryDeduper) Release(_ context.Context, key, token string) error {
-	now := m.now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, pos, ref := m.held(key, token)
-	if ref == 0 {
-		return ErrClaimLost
-	}
-	m.store.drop(t, pos, ref)
-	m.store.expire(m.at(now))
-	return nil
-}
 
 // Len reports how many keys the deduper holds (claims and completed keys,
 // lapsed ones not yet dropped included).
@@ -291,5 +201,5 @@ func (m *MemoryDeduper) Len() int {
 	if m.store == nil {
 		return 0
 	}
-	return m.store.index.n
+	return m.store.Len()
 }

@@ -102,7 +102,7 @@ func BenchmarkMemoryDeduperScale(b *testing.B) {
 	for _, tt := range []struct {
 		name  string
 		sweep bool
-	}{{name: "queues", sweep: false}, {name: "sweepBaseline", sweep: true}} {
+	}{{name: "heap", sweep: false}, {name: "sweepBaseline", sweep: true}} {
 		b.Run(tt.name, func(b *testing.B) {
 			b.ReportAllocs()
 			small, large := newDedupeLoad(10_000, tt.sweep), newDedupeLoad(1_000_000, tt.sweep)

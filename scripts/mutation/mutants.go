@@ -29,6 +29,9 @@ var (
 	jsonPkg = []string{"./internal/jsonscan"}
 	// signingPkgs: the signing engine's own tests and the root's.
 	signingPkgs = []string{"./internal/signing", "."}
+	// memory is the in-memory deduper: its engine's tests and the root's
+	// (the contract suite, the hostile model, the handler).
+	memory = []string{".", "./internal/memstore"}
 )
 
 // mutants is the table of defects, the fifteen of the issue first.
@@ -44,8 +47,8 @@ var mutants = []mutant{
 		"if cb.Status != StatusSuccess {", "if cb.Status != StatusSuccess && cb.Status != StatusPending {", root},
 	{"skip-complete", true, "callback_event.go",
 		"d.Complete(sctx, ev.key, claim.Token, ev.result)", "error(nil)", root},
-	{"steal-live-claim", true, "dedupe.go",
-		"} else if c := s.arena.chunk(ref); m.at(now) < c.expires() {", "} else if c := s.arena.chunk(ref); m.at(now) < c.expires() && c.token() == 0 {", root},
+	{"steal-live-claim", true, "internal/memstore/memstore.go",
+		"case at < r.deadline:\n\t\treturn Claim{Outcome: Busy}, nil", "case at < r.deadline && false:\n\t\treturn Claim{Outcome: Busy}, nil", memory},
 	{"no-renewal", true, "callback_lease.go",
 		"err := k.d.Renew(ctx, k.key, k.token, k.lease)", "err := error(nil); _ = ctx", root},
 	{"follow-redirects", true, "transport.go",
@@ -100,25 +103,28 @@ var mutants = []mutant{
 		"case paid == cb.OrderNo:", "case paid != \"\":", root},
 	{"failed-hook-not-released", false, "callback_event.go",
 		"d.Release(sctx, ev.key, claim.Token)", "error(nil)", root},
-	{"memory-any-token", false, "dedupe.go",
-		"if ref == 0 || !m.isToken(token, m.store.arena.chunk(ref).token()) {", "if ref == 0 || m.store.arena.chunk(ref).token() == 0 {", root},
-	{"memory-complete-not-done", false, "dedupe.go",
-		"c.setResult(result)\n\tc.setToken(0)", "c.setResult(result)", root},
-	// The store under MemoryDeduper (dedupe_store.go).
-	{"memory-completed-forgotten-early", false, "dedupe.go",
-		"s.retrack(ref, t.tag(pos), m.at(now.Add(retention)), retention)", "s.retrack(ref, t.tag(pos), m.at(now), retention)", root},
-	{"memory-lapsed-claim-kept", false, "dedupe.go",
-		"} else if c := s.arena.chunk(ref); m.at(now) < c.expires() {", "} else if c := s.arena.chunk(ref); m.at(now) < c.expires() || c.token() != 0 {", root},
-	{"memory-expiry-drops-live-keys", false, "dedupe_store.go",
-		"if first == nil || now < rec.expires {", "if first == nil {", root},
-	{"memory-one-table-size", false, "dedupe_store.go",
-		"return [...]int{672, 848, tableSlots}", "return [...]int{tableSlots, tableSlots, tableSlots}", root},
-	{"memory-split-loses-keys", false, "dedupe_store.go",
-		"for i := first + span; i < first+2*span; i++ {", "for i := first + span; i < first+span; i++ {", root},
-	{"memory-split-wrong-half", false, "dedupe_store.go",
-		"if uint32(slot>>32)&bit != 0 {\n\t\t\t\tto = up", "if uint32(slot>>32)&bit == 0 {\n\t\t\t\tto = up", root},
-	{"memory-remove-breaks-probe-path", false, "dedupe_store.go",
-		"if t.dist(home, next) >= t.dist(pos, next) {", "if t.dist(home, next) > t.dist(pos, next) {", root},
+	{"memory-any-token", false, "internal/memstore/memstore.go",
+		"if r == nil || r.token == \"\" || r.token != token {", "if r == nil || r.token == \"\" {", memory},
+	{"memory-complete-not-done", false, "internal/memstore/memstore.go",
+		"r.token = \"\"\n", "\n", memory},
+	// The engine under MemoryDeduper (internal/memstore): its map, its
+	// expiry heap and its bound.
+	{"memory-completed-forgotten-early", false, "internal/memstore/memstore.go",
+		"s.setDeadline(r, s.at(now.Add(retention)))", "s.setDeadline(r, s.at(now))", memory},
+	{"memory-lapsed-claim-kept", false, "internal/memstore/memstore.go",
+		"case at < r.deadline:\n\t\treturn Claim{Outcome: Busy}, nil", "case at < r.deadline || r.token != \"\":\n\t\treturn Claim{Outcome: Busy}, nil", memory},
+	{"memory-expiry-drops-live-keys", false, "internal/memstore/memstore.go",
+		"if len(s.expiry) == 0 || now < s.expiry[0].deadline {", "if len(s.expiry) == 0 {", memory},
+	{"memory-token-reused", false, "internal/memstore/memstore.go",
+		"s.seq++\n", "\n", memory},
+	{"memory-released-key-kept", false, "internal/memstore/memstore.go",
+		"delete(s.keys, r.key)", "_ = r.key", memory},
+	{"memory-renewal-not-reordered", false, "internal/memstore/expiry.go",
+		"heap.Fix(&s.expiry, r.slot)", "_, _ = heap.Fix, r.slot", memory},
+	{"memory-heap-slot-stale", false, "internal/memstore/expiry.go",
+		"h[i].slot, h[j].slot = i, j", "h[i].slot = i", memory},
+	{"memory-limit-ignored", false, "internal/memstore/memstore.go",
+		"if s.used >= s.limit {", "if s.used >= s.limit && false {", memory},
 
 	// sqldedup (needs PAYGATE_TEST_POSTGRES_DSN).
 	{"sql-lapsed-claim-kept", false, "sqldedup/sqldedup.go",
