@@ -92,7 +92,7 @@ func BenchmarkHandler(b *testing.B) {
 }
 
 // BenchmarkHandlerHTTP: the same over HTTP on loopback, keep-alive, with 8
-// and 32 clients at once: CallbackHandler against a bare handler, each on
+// and 64 clients at once: CallbackHandler against a bare handler, each on
 // its own httptest server, batches of 256 requests alternating. "req/s-x"
 // is the handler's requests per second over the bare server's.
 func BenchmarkHandlerHTTP(b *testing.B) {
@@ -102,7 +102,7 @@ func BenchmarkHandlerHTTP(b *testing.B) {
 		bodies[i] = callback(b, key, fmt.Sprintf("INV-2026-%07d~cart 88", i)).Encode()
 	}
 	for _, event := range []string{"duplicate", "new"} {
-		for _, conc := range []int{8, 32} {
+		for _, conc := range []int{8, 64} {
 			b.Run(fmt.Sprintf("%s/c=%d", event, conc), func(b *testing.B) {
 				var h http.Handler = &paygate.CallbackHandler{Keys: []paygate.Key{key}, Fulfil: func(context.Context, *paygate.Callback) error { return nil }}
 				if event == "new" {
