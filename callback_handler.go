@@ -171,7 +171,7 @@ func (h *CallbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cb.Verified = true
-	h.answer(w, h.process(r.Context(), cb, origin{r: r}))
+	h.answer(w, h.newEvent(cb, origin{r: r}).process(r.Context()))
 }
 
 // answer writes the gateway's answer for a verdict of the callback path:
