@@ -1,5 +1,18 @@
 package paygate
 
+// The receiver rules of CallbackHandler (docs/callbacks.md), on one
+// verified event whatever brought it: ServeHTTP after the signature,
+// Reconcile and ReconcileReport with a record read back from the gateway.
+// An event (the handler, its Deduper, the callback and where it came from)
+// is a value on the stack; each thing it does once is an action under the
+// claim of its own Deduper key (fulfil|refNo, double|refNo|orderNo,
+// status|refNo|orderNo|status), taken by take and run, completed or
+// released by its claim (callback_lease.go). A duplicate is answered from
+// the Deduper's reply alone: no claim is allocated and the fpx field is
+// never read. A pending or failed status first claims the refNo's
+// fulfilment key to learn whether it is stale, and holds that claim while
+// OnStatus runs, renewed beside the status's own.
+
 import (
 	"context"
 	"errors"
