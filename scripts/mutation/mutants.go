@@ -40,7 +40,7 @@ var mutants = []mutant{
 	{"fulfil-pending", true, "callback_event.go",
 		"if cb.Status != StatusSuccess {", "if cb.Status != StatusSuccess && cb.Status != StatusPending {", root},
 	{"skip-complete", true, "callback_lease.go",
-		"c.ev.d.Complete(sctx, c.key, c.token, c.result)", "error(nil)", root},
+		"return c.ev.d.Complete(sctx, c.key, c.token, c.result)", "_ = sctx\n\treturn nil", root},
 	{"steal-live-claim", true, "dedupe.go",
 		"} else if c := s.arena.chunk(ref); m.at(now) < c.expires() {", "} else if c := s.arena.chunk(ref); m.at(now) < c.expires() && c.token() == 0 {", root},
 	{"no-renewal", true, "callback_lease.go",
