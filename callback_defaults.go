@@ -17,10 +17,9 @@ const (
 	// ReadTimeout says otherwise: a client sending a byte a second does not
 	// hold a connection for ever.
 	DefaultCallbackReadTimeout = 5 * time.Second
-	// DefaultLease is how long a claim on an event lasts between renewals,
-	// unless Lease says otherwise. A live hook's claim is renewed every third
-	// of it; a crashed replica's claim lapses within it, before the gateway's
-	// next retry about 30 s later is long overdue.
+	// DefaultLease is how long a claim on an event lasts unrenewed, unless
+	// Lease says otherwise: a crashed replica's event is taken over within
+	// it, before the gateway's next retry about 30 s later is long overdue.
 	DefaultLease = 30 * time.Second
 	// DefaultHookTimeout is the time limit of one Fulfil, OnStatus or
 	// OnDoublePayment call unless HookTimeout says otherwise.

@@ -1,15 +1,25 @@
 package paygate
 
+// The receiver rules of CallbackHandler (docs/callbacks.md), on one
+// verified event whatever brought it: ServeHTTP after the signature,
+// Reconcile and ReconcileReport with a record read back from the gateway.
+// An event (the handler, its Deduper, the callback and where it came from)
+// is a value on the stack; each thing it does once is an action under the
+// claim of its own Deduper key (fulfil|refNo, double|refNo|orderNo,
+// status|refNo|orderNo|status), taken by take and run, completed or
+// released by its claim (callback_lease.go). A duplicate is answered from
+// the Deduper's reply alone: no claim is allocated and the fpx field is
+// never read. A pending or failed status first claims the refNo's
+// fulfilment key to learn whether it is stale, and holds that claim while
+// OnStatus runs, renewed beside the status's own.
+
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"strings"
-	"sync/atomic"
-	"time"
 )
 
 // Outcome is what the callback path made of one verified event: the same
@@ -74,19 +84,52 @@ var statusOutcome = map[Status]Outcome{StatusPending: OutcomePending, StatusFail
 // errNoFulfil is the verdict's cause when a paid order has no Fulfil.
 var errNoFulfil = errors.New("paygate: callback handler has no Fulfil; paid order not handled")
 
-// process runs the callback path on one verified event, whatever brought it
-// (a callback or a reconciliation): the receiver rules of CallbackHandler.
-// o says in each log line where the event came from.
-func (h *CallbackHandler) process(ctx context.Context, cb *Callback, o origin) verdict {
+// event is one verified event on the callback path, whatever brought it (a
+// callback or a reconciliation): the handler acting on it, the Deduper
+// that holds its claims, the callback, and where it came from (o, said in
+// each of its log lines). Its methods are the receiver rules.
+type event struct {
+	h  *CallbackHandler
+	d  Deduper
+	cb *Callback
+	o  origin
+}
+
+// newEvent is cb, from o, as h acts on it.
+func (h *CallbackHandler) newEvent(cb *Callback, o origin) event {
+	return event{h: h, d: h.deduper(), cb: cb, o: o}
+}
+
+// log writes one line saying where the event came from.
+func (e event) log(ctx context.Context, level slog.Level, msg string, args ...any) {
+	e.h.logAt(ctx, e.o, level, msg, args...)
+}
+
+// action is what an event does once, under the claim of its own Deduper
+// key: the hook to run, what its completion records (result), a claim held
+// beside it while the hook runs (also; nil: none), and whether it is a
+// success's fulfilment (an inconsistent success is logged as it is
+// fulfilled).
+type action struct {
+	key     string
+	hook    func(context.Context, *Callback) error
+	result  string
+	also    *claim
+	fulfils bool
+}
+
+// process runs the receiver rules of CallbackHandler on the event.
+func (e event) process(ctx context.Context) verdict {
+	cb := e.cb
 	if cb.Status != StatusSuccess {
-		return h.processStatus(ctx, cb, o)
+		return e.processStatus(ctx)
 	}
-	if h.Fulfil == nil {
+	if e.h.Fulfil == nil {
 		// A paid order with nowhere to go: keep the gateway retrying.
-		h.logAt(ctx, o, slog.LevelError, errNoFulfil.Error(), "refNo", cb.RefNo)
+		e.log(ctx, slog.LevelError, errNoFulfil.Error(), "refNo", cb.RefNo)
 		return verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handler misconfigured", err: errNoFulfil}
 	}
-	how, paid, v := h.once(ctx, o, cb, event{key: fulfilKey(cb.RefNo), hook: h.Fulfil, result: cb.OrderNo, fulfils: true})
+	how, paid, v := e.once(ctx, action{key: fulfilKey(cb.RefNo), hook: e.h.Fulfil, result: cb.OrderNo, fulfils: true})
 	switch {
 	case how == notDone:
 		return v
@@ -96,17 +139,25 @@ func (h *CallbackHandler) process(ctx context.Context, cb *Callback, o origin) v
 		return verdict{code: http.StatusOK, outcome: OutcomeAlreadyFulfilled, paid: paid}
 	case paid == "" || cb.OrderNo == "":
 		// One side has no orderNo: nothing proves a second payment.
-		h.logAt(ctx, o, slog.LevelWarn, "success for a fulfilled refNo; an orderNo is missing, so it is taken for a retry",
+		e.log(ctx, slog.LevelWarn, "success for a fulfilled refNo; an orderNo is missing, so it is taken for a retry",
 			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "paidOrderNo", paid)
 		return verdict{code: http.StatusOK, outcome: OutcomeAlreadyFulfilled, paid: paid}
 	}
-	how, _, v = h.once(ctx, o, cb, event{key: eventKey("double", cb.RefNo, cb.OrderNo), hook: func(ctx context.Context, cb *Callback) error {
-		h.logAt(ctx, o, slog.LevelWarn, "second payment for a fulfilled refNo: not fulfilled; refund it",
+	return e.doublePayment(ctx, paid)
+}
+
+// doublePayment handles a success for a refNo fulfilled under paid,
+// another orderNo: a warning and OnDoublePayment, once per orderNo, never a
+// second Fulfil.
+func (e event) doublePayment(ctx context.Context, paid string) verdict {
+	cb := e.cb
+	how, _, v := e.once(ctx, action{key: eventKey("double", cb.RefNo, cb.OrderNo), hook: func(ctx context.Context, cb *Callback) error {
+		e.log(ctx, slog.LevelWarn, "second payment for a fulfilled refNo: not fulfilled; refund it",
 			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "paidOrderNo", paid, "amount", cb.Amount.String())
-		if h.OnDoublePayment == nil {
+		if e.h.OnDoublePayment == nil {
 			return nil
 		}
-		return h.OnDoublePayment(ctx, cb, paid)
+		return e.h.OnDoublePayment(ctx, cb, paid)
 	}})
 	if how != notDone {
 		v = verdict{code: http.StatusOK, outcome: OutcomeDoublePayment}
@@ -119,20 +170,21 @@ func (h *CallbackHandler) process(ctx context.Context, cb *Callback, o origin) v
 // that comes after the refNo's fulfilment is stale: it never regresses the
 // order (docs/assumptions.md A-stale-status). An unknown status is never
 // silent (docs/assumptions.md A-unknown-status).
-func (h *CallbackHandler) processStatus(ctx context.Context, cb *Callback, o origin) verdict {
+func (e event) processStatus(ctx context.Context) verdict {
+	cb := e.cb
 	outcome, known := statusOutcome[cb.Status]
 	if !known {
 		outcome = OutcomeUnknownStatus
-		h.logAt(ctx, o, slog.LevelError, "verified callback with a status the protocol does not define: not fulfilled; reconcile the order",
+		e.log(ctx, slog.LevelError, "verified callback with a status the protocol does not define: not fulfilled; reconcile the order",
 			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "status", string(cb.Status))
 	}
-	hold := h.OnStatus != nil
-	paid, held, v, ok := h.fulfilment(ctx, o, cb, hold)
+	hold := e.h.OnStatus != nil
+	paid, held, v, ok := e.fulfilment(ctx, hold)
 	if !ok {
 		return v
 	}
 	if cb.Stale = paid != nil; cb.Stale {
-		h.logAt(ctx, o, slog.LevelWarn, "status after the refNo was fulfilled: stale, the order stays paid",
+		e.log(ctx, slog.LevelWarn, "status after the refNo was fulfilled: stale, the order stays paid",
 			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "status", string(cb.Status), "paidOrderNo", *paid)
 	}
 	if !hold {
@@ -147,9 +199,9 @@ func (h *CallbackHandler) processStatus(ctx context.Context, cb *Callback, o ori
 		// The refNo's fulfilment is held off while OnStatus runs, so that a
 		// success cannot be fulfilled between the staleness check and the
 		// hook: it gets 503 and comes back after.
-		defer h.releaseHeld(ctx, o, cb, held)
+		defer held.release(ctx)
 	}
-	how, _, v := h.once(ctx, o, cb, event{key: eventKey("status", cb.RefNo, cb.OrderNo, string(cb.Status)), hook: h.OnStatus, also: held})
+	how, _, v := e.once(ctx, action{key: eventKey("status", cb.RefNo, cb.OrderNo, string(cb.Status)), hook: e.h.OnStatus, also: held})
 	if how != notDone {
 		v = verdict{code: http.StatusOK, outcome: outcome}
 	}
@@ -157,46 +209,27 @@ func (h *CallbackHandler) processStatus(ctx context.Context, cb *Callback, o ori
 	return v
 }
 
-// heldClaim is a claim held beside an event's own while its hook runs, and
-// renewed with it.
-type heldClaim struct{ key, token string }
-
-// fulfilment reports whether cb's refNo was fulfilled, and under which
-// orderNo, by claiming its fulfilment key (any Deduper answers that). An
-// acquired claim is given straight back, or, with hold, returned held: the
-// caller releases it. ok is false, with the verdict to answer, when the
+// fulfilment reports whether the event's refNo was fulfilled, and under
+// which orderNo, by claiming its fulfilment key (any Deduper answers that).
+// An acquired claim is given straight back, or, with hold, returned held:
+// the caller releases it. ok is false, with the verdict to answer, when the
 // Deduper fails or a fulfilment is in flight: the event is then judged on
 // the gateway's next retry, once the fulfilment settled.
-func (h *CallbackHandler) fulfilment(ctx context.Context, o origin, cb *Callback, hold bool) (paid *string, held *heldClaim, v verdict, ok bool) {
-	d := h.deduper()
-	sctx, cancel := storeContext(ctx, d)
-	defer cancel()
-	lease, _ := h.claimLease(d)
-	claim, err := d.Claim(sctx, fulfilKey(cb.RefNo), lease)
+func (e event) fulfilment(ctx context.Context, hold bool) (paid *string, held *claim, v verdict, ok bool) {
+	c, res, err := e.take(ctx, action{key: fulfilKey(e.cb.RefNo)})
 	switch {
 	case err != nil:
-		return nil, nil, h.storeFailed(ctx, o, cb, "dedupe claim failed", err), false
-	case claim.State == ClaimDone:
-		return &claim.Result, nil, verdict{}, true
-	case claim.State == ClaimBusy:
-		return nil, nil, verdict{code: http.StatusServiceUnavailable, outcome: OutcomeInFlight, reason: "being handled by another delivery"}, false
+		return nil, nil, e.storeFailed(ctx, "dedupe claim failed", err), false
+	case res.State == ClaimDone:
+		return &res.Result, nil, verdict{}, true
+	case c == nil:
+		return nil, nil, inFlight(), false
 	}
-	held = &heldClaim{key: fulfilKey(cb.RefNo), token: claim.Token}
 	if hold {
-		return nil, held, verdict{}, true
+		return nil, c, verdict{}, true
 	}
-	h.releaseHeld(ctx, o, cb, held)
+	c.release(ctx)
 	return nil, nil, verdict{}, true
-}
-
-// releaseHeld gives a held claim back.
-func (h *CallbackHandler) releaseHeld(ctx context.Context, o origin, cb *Callback, held *heldClaim) {
-	d := h.deduper()
-	sctx, cancel := storeContext(ctx, d)
-	defer cancel()
-	if err := d.Release(sctx, held.key, held.token); err != nil {
-		h.logAt(ctx, o, slog.LevelError, "dedupe release failed", "refNo", cb.RefNo, "err", err)
-	}
 }
 
 // fulfilKey is the Deduper key of a refNo's fulfilment. Its one part is
@@ -224,90 +257,71 @@ func eventKey(kind string, parts ...string) string {
 	return b.String()
 }
 
-// event is one thing the handler acts on once: its dedupe key, its hook,
-// what its completion records, a claim held beside it while the hook runs
-// (nil: none), and whether it is a success's fulfilment (an inconsistent
-// success is logged as it is fulfilled).
-type event struct {
-	key     string
-	hook    func(context.Context, *Callback) error
-	result  string
-	also    *heldClaim
-	fulfils bool
-}
-
-// onceOutcome is what once made of an event.
+// onceOutcome is what once made of an action.
 type onceOutcome uint8
 
 const (
-	// ranNow: the hook ran and the event's completion is recorded.
+	// ranNow: the hook ran and the action's completion is recorded.
 	ranNow onceOutcome = iota + 1
-	// doneBefore: an earlier delivery completed the event; nothing ran.
+	// doneBefore: an earlier delivery completed the action; nothing ran.
 	// once returns what that completion recorded.
 	doneBefore
-	// notDone: the event is not completed (another delivery holds it, the
+	// notDone: the action is not completed (another delivery holds it, the
 	// Deduper failed, or the hook failed): answer the verdict once returns.
 	notDone
 )
 
-// once claims ev and runs its hook: ranNow, doneBefore with what the
+// once claims a's key and runs its hook: ranNow, doneBefore with what the
 // earlier completion recorded (the caller decides what it means), or
 // notDone with the verdict to answer: in flight elsewhere (503), the
 // Deduper unreachable (503), or the hook or the recording of its completion
 // failed (500).
-func (h *CallbackHandler) once(ctx context.Context, o origin, cb *Callback, ev event) (how onceOutcome, recorded string, v verdict) {
+func (e event) once(ctx context.Context, a action) (how onceOutcome, recorded string, v verdict) {
 	// The event is handled to its end even if the gateway hung up.
 	ctx = detached(ctx)
-	d := h.deduper()
-	lease, renewed := h.claimLease(d)
-	sctx, cancel := storeContext(ctx, d)
-	claimed := time.Now()
-	claim, err := d.Claim(sctx, ev.key, lease)
-	cancel()
+	c, res, err := e.take(ctx, a)
 	switch {
 	case err != nil:
-		return notDone, "", h.storeFailed(ctx, o, cb, "dedupe claim failed", err)
-	case claim.State == ClaimDone:
-		return doneBefore, claim.Result, verdict{}
-	case claim.State != ClaimAcquired:
-		return notDone, "", verdict{code: http.StatusServiceUnavailable, outcome: OutcomeInFlight, reason: "being handled by another delivery"}
+		return notDone, "", e.storeFailed(ctx, "dedupe claim failed", err)
+	case res.State == ClaimDone:
+		return doneBefore, res.Result, verdict{}
+	case c == nil:
+		return notDone, "", inFlight()
 	}
+	cb := e.cb
 	// The fpx field is read once the event is acted on: a duplicate never
 	// needs it.
 	cb.readFPX()
-	if ev.fulfils && !cb.Consistent() {
-		h.logAt(ctx, o, slog.LevelWarn, "verified success is inconsistent; fulfilling (check cb.Consistent() in Fulfil to hold it)",
+	if a.fulfils && !cb.Consistent() {
+		e.log(ctx, slog.LevelWarn, "verified success is inconsistent; fulfilling (check cb.Consistent() in Fulfil to hold it)",
 			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "fpx_debit_auth_code", string(cb.FPX.DebitAuthCode),
 			"problems", fmt.Sprint(cb.Problems))
 	}
-	completed, hookErr := h.runHook(ctx, o, d, ev, claimed, claim.Token, lease, renewed, cb)
-	sctx, cancel = storeContext(ctx, d)
-	defer cancel()
-	if hookErr != nil {
-		h.logAt(ctx, o, slog.LevelError, "callback hook failed; the gateway will retry", "refNo", cb.RefNo, "status", string(cb.Status), "err", hookErr)
-		if err := d.Release(sctx, ev.key, claim.Token); err != nil {
-			h.logAt(ctx, o, slog.LevelError, "dedupe release failed", "refNo", cb.RefNo, "err", err)
-		}
-		return notDone, "", verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: hookErr}
+	if err := c.run(ctx, a.hook); err != nil {
+		e.log(ctx, slog.LevelError, "callback hook failed; the gateway will retry", "refNo", cb.RefNo, "status", string(cb.Status), "err", err)
+		c.release(ctx)
+		return notDone, "", verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: err}
 	}
-	if !completed {
-		// Unless the hook committed the completion with its effect
-		// (HookClaim.Completed), record it here.
-		if err := d.Complete(sctx, ev.key, claim.Token, ev.result); err != nil {
-			// The hook ran but its completion is not recorded: 500 so the
-			// gateway retries. If the claim was lost, another delivery may
-			// run the hook again: the at-least-once case of the lease path.
-			h.logAt(ctx, o, slog.LevelError, "dedupe complete failed after the hook ran", "refNo", cb.RefNo, "err", err)
-			return notDone, "", verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: err}
-		}
+	if err := c.complete(ctx); err != nil {
+		// The hook ran but its completion is not recorded: 500 so the
+		// gateway retries. If the claim was lost, another delivery may
+		// run the hook again: the at-least-once case of the lease path.
+		e.log(ctx, slog.LevelError, "dedupe complete failed after the hook ran", "refNo", cb.RefNo, "err", err)
+		return notDone, "", verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: err}
 	}
 	return ranNow, "", verdict{}
 }
 
+// inFlight is the verdict when another delivery holds the claim: 503, the
+// gateway comes back once it settled.
+func inFlight() verdict {
+	return verdict{code: http.StatusServiceUnavailable, outcome: OutcomeInFlight, reason: "being handled by another delivery"}
+}
+
 // storeFailed is the verdict when the Deduper cannot be reached: 503, the
 // gateway comes back.
-func (h *CallbackHandler) storeFailed(ctx context.Context, o origin, cb *Callback, msg string, err error) verdict {
-	h.logAt(ctx, o, slog.LevelError, msg, "refNo", cb.RefNo, "err", err)
+func (e event) storeFailed(ctx context.Context, msg string, err error) verdict {
+	e.log(ctx, slog.LevelError, msg, "refNo", e.cb.RefNo, "err", err)
 	return verdict{code: http.StatusServiceUnavailable, outcome: OutcomeError, reason: "temporarily unavailable", err: err}
 }
 
@@ -335,66 +349,6 @@ func detached(ctx context.Context) context.Context {
 // neverWaits is implemented by a Deduper whose calls never wait on I/O,
 // so that a time limit on them would only cost a timer.
 type neverWaits interface{ neverWaits() }
-
-// claimLease is how long an event's claim on d is taken for, and whether
-// it is renewed while the hook runs: Lease, renewed, on any Deduper but
-// the in-memory one; on a *MemoryDeduper, HookTimeout and Lease at once,
-// not renewed: an in-process claim lapses only with time, and this one
-// outlasts the hook's time limit by a lease, so renewing it would only
-// cost a timer per event. The sum saturates: a HookTimeout or Lease near
-// the largest Duration (meant as "no limit") must not wrap to a negative
-// lease, which would let a duplicate take the event while its hook runs.
-func (h *CallbackHandler) claimLease(d Deduper) (lease time.Duration, renewed bool) {
-	if _, ok := d.(*MemoryDeduper); ok {
-		l := h.lease()
-		return min(h.hookTimeout(), math.MaxInt64-l) + l, false
-	}
-	return h.lease(), true
-}
-
-// runHook runs the hook under HookTimeout and reports whether the hook
-// completed the event itself (HookClaim.Completed); when renewed, a
-// leaseKeeper keeps its claim, taken at claimed for lease, meanwhile. ctx
-// is detached.
-func (h *CallbackHandler) runHook(ctx context.Context, o origin, d Deduper, ev event, claimed time.Time, token string, lease time.Duration, renewed bool, cb *Callback) (completed bool, err error) {
-	// The hook outlives a dropped connection but not its time limit.
-	ctx, cancelTimeout := context.WithTimeout(ctx, h.hookTimeout())
-	defer cancelTimeout()
-	run := &hookRun{claim: HookClaim{Key: ev.key, Token: token, Result: ev.result}}
-	run.claim.completed = &run.completed
-	if !renewed {
-		run.Context = ctx
-		err = callHook(run, ev.hook, cb)
-		return run.completed.Load(), err
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	run.Context = ctx
-	run.keeper.start(run, h, o, d, ev, token, claimed.Add(lease), lease, cancel, &run.completed)
-	err = callHook(run, ev.hook, cb)
-	run.keeper.stop()
-	return run.completed.Load(), err
-}
-
-// hookRun is one call of a hook under its claim, in one allocation: the
-// hook's context, which carries the HookClaim (HookClaimFrom), whether the
-// hook completed the event itself, and the leaseKeeper of the claim.
-type hookRun struct {
-	// Context is the hook's: HookTimeout, cancelled by the keeper.
-	context.Context
-	claim     HookClaim
-	completed atomic.Bool
-	keeper    leaseKeeper
-}
-
-// Value answers the HookClaim's key with the claim, any other from the
-// hook's context.
-func (r *hookRun) Value(key any) any {
-	if _, ok := key.(hookClaimKey); ok {
-		return r.claim
-	}
-	return r.Context.Value(key)
-}
 
 // callHook runs a hook, turning a panic into an error so that the claim is
 // released rather than left to lapse.

@@ -12,75 +12,34 @@ import (
 )
 
 // CallbackHandler is the http.Handler for the merchant's returnUrl
-// (docs/protocol.md "Payment callback" and "Receiver rules"). It makes the
-// receiver rules hold by construction:
+// (docs/protocol.md "Payment callback" and "Receiver rules").
 //
-//   - A POST without a signature is the buyer's browser (the indirect
-//     return, docs/assumptions.md A-browser-return): OnReturn renders a page
-//     from the unverified fields, or the answer is 403. It never fulfils.
-//   - A signature that does not verify under Keys: 403, OnReject, nothing
-//     else.
-//   - A verified `success`: Fulfil, once per base refNo (the reference before
-//     any "~"), whatever the gateway's retries, duplicates or replicas, and
-//     whatever the fields the protocol does not define look like. A success
-//     that is not Consistent (an fpx_debit_auth_code other than 00, a field
-//     that did not parse) is fulfilled all the same and logged at warning
-//     level: Fulfil can check cb.Consistent() and hold the order for review.
-//   - A verified `success` for a refNo already fulfilled under another
-//     orderNo is a second payment the merchant must refund: OnDoublePayment,
-//     once per such orderNo, a warning in the log, never a second Fulfil.
-//   - A verified pending or failed: OnStatus, once per (refNo, orderNo,
-//     status). A pending followed by a success is two events. One that
-//     comes after the refNo was fulfilled is stale (Callback.Stale, a
-//     warning): the order never regresses (docs/assumptions.md
-//     A-stale-status).
-//   - A verified status outside the three (docs/assumptions.md
-//     A-unknown-status) is never silent: an error line with the value,
-//     never Fulfil; OnStatus once if set, else 500 so that the gateway keeps
-//     the event until the merchant reconciles it.
-//   - A hook that fails or panics: 500 and the claim is released, so the
-//     gateway's next retry (about every 30 s) tries again. A completed event:
-//     200 without calling anything. An event another delivery is handling:
-//     503 with Retry-After.
+// It promises:
+//   - 403 for a signature that does not verify under Keys (nothing runs
+//     but OnReject), and for a POST without one unless OnReturn is set: the
+//     buyer's browser, which OnReturn renders, display only, never fulfilled.
+//   - Fulfil only for a verified success, at most once per base refNo
+//     under the gateway's retries, duplicates and replicas sharing one
+//     Deduper; OnStatus once per other verified event; OnDoublePayment once
+//     per second payment for a fulfilled refNo, never a second Fulfil.
+//   - 5xx whenever a retry can help, so that the gateway retries: 500 when
+//     a hook fails, 503 with Retry-After when the Deduper is unreachable or
+//     another replica or delivery holds the event's claim; 200 once handled.
 //
-// What is guaranteed depends on the path:
+// The caller must set Keys and Fulfil, give several replicas one shared
+// Deduper (e.g. sqldedup), and make each hook idempotent on cb.RefNo or
+// write its effect in the Deduper's transaction (sqldedup.Deduper.FulfilTx):
+// a crash between a hook's effect and the record of its completion runs the
+// hook again.
 //
-//   - The lease path (any Deduper, Fulfil writing where it likes): while
-//     the processes sharing the Deduper live, each event's hook completes at
-//     most once. Its claim is renewed while the hook runs, and the hook's
-//     context is cancelled when renewal reports the claim lost or, by a
-//     timer, a safety margin (Lease/4) before an unrenewed claim could lapse,
-//     so a hook that stops on cancellation never overlaps the next
-//     claimant. On the in-memory deduper (a *MemoryDeduper, the default),
-//     where a claim lapses only with time, the claim is taken at once for
-//     HookTimeout plus Lease and not renewed. After a crash between the
-//     hook's side effect and the recording of its completion, the event is
-//     handled again when its lease lapses: at least once. Make Fulfil
-//     idempotent on cb.RefNo.
-//   - The transactional path (sqldedup.Deduper.FulfilTx): the effect and
-//     the record of the event commit in one transaction, fenced on the
-//     claim's token (HookClaim): exactly once for effects written through
-//     that transaction, across crashes, lapses and replicas.
-//   - Either way, every verified event is retried by the gateway until its
-//     hook succeeds, and a callback that never arrives is recovered by
-//     Reconcile, which runs this very path on the order read back from the
-//     gateway: a callback and a reconciliation racing fulfil once.
-//
-// The gateway is assumed to retry until it gets a 2xx (docs/assumptions.md
-// A-callback-retries): the handler answers 5xx only when a retry can help.
-//
-// Other answers: 405 for a method other than POST, 415 for a body that is not
-// application/x-www-form-urlencoded, 413 over BodyLimit, 400 for a body that
-// does not parse or a verified callback without `status` or `refNo`.
-//
-// A form already parsed by middleware (r.ParseForm consumes the body) is
-// read from r.PostForm, still held to BodyLimit (413). ReadTimeout needs
-// a middleware's ResponseWriter to have Unwrap; without it the handler
-// logs one warning naming the cure.
+// docs/callbacks.md tells each rule in full (stale and unknown statuses,
+// second payments, 400, 405, 413, 415), the lease and transactional paths,
+// and what a crash costs.
 type CallbackHandler struct {
 	// Keys verify the signature; several allow key rotation. Required.
 	Keys []Key
-	// Fulfil is called for a verified success, once per base refNo.
+	// Fulfil is called for a verified success, once per base refNo; an
+	// error or panic answers 500 and the gateway's retry calls it again.
 	// Required.
 	Fulfil func(ctx context.Context, cb *Callback) error
 	// OnStatus is called for every other verified event, once each.
@@ -98,20 +57,21 @@ type CallbackHandler struct {
 	// OnReject is told of every callback refused for its signature or shape.
 	// Optional.
 	OnReject func(r *http.Request, err error)
-	// Deduper records handled events; nil means an in-memory one (one
-	// replica). Merchants with several replicas share one, e.g. sqldedup.
+	// Deduper records handled events; nil means an in-memory one, for one
+	// replica only. Several replicas must share one, e.g. sqldedup.
 	Deduper Deduper
 	// BodyLimit caps the body; 0 means DefaultCallbackBodyLimit.
 	BodyLimit int64
-	// ReadTimeout bounds reading the body, through the connection's read
-	// deadline; 0 means DefaultCallbackReadTimeout.
+	// ReadTimeout bounds reading the body; 0 means
+	// DefaultCallbackReadTimeout. Behind a middleware, its ResponseWriter
+	// needs Unwrap for it.
 	ReadTimeout time.Duration
-	// Lease is how long a claim lasts between renewals; 0 means
-	// DefaultLease. It is renewed every Lease/3 while the hook runs, and
-	// an unrenewed hook is cancelled Lease/4 before it could lapse: keep it
-	// in seconds, far above the Deduper's latency and any stall of the
-	// process. On a *MemoryDeduper the claim is taken for HookTimeout plus
-	// Lease instead, and not renewed.
+	// Lease is how long a claim on an event lasts unrenewed: an event whose
+	// replica died while holding it is taken over within Lease. A hook's
+	// ctx is cancelled once its claim is lost or could lapse unrenewed, so a
+	// hook that stops on cancellation never overlaps another delivery. 0
+	// means DefaultLease; keep it in seconds, far above the Deduper's
+	// latency and any stall of the process.
 	Lease time.Duration
 	// HookTimeout is the time limit of one hook call, separate from the
 	// lease; 0 means DefaultHookTimeout.
@@ -171,7 +131,7 @@ func (h *CallbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cb.Verified = true
-	h.answer(w, h.process(r.Context(), cb, origin{r: r}))
+	h.answer(w, h.newEvent(cb, origin{r: r}).process(r.Context()))
 }
 
 // answer writes the gateway's answer for a verdict of the callback path:

@@ -37,12 +37,16 @@ func (c HookClaim) Completed() {
 	}
 }
 
-// hookClaimKey is the context key of the HookClaim a hook runs under.
+// hookClaimKey is the context key of the claim a hook runs under: its
+// value is the *claim (callback_lease.go).
 type hookClaimKey struct{}
 
 // HookClaimFrom returns the claim the hook's ctx runs under; ok is false
 // outside a CallbackHandler hook.
-func HookClaimFrom(ctx context.Context) (claim HookClaim, ok bool) {
-	claim, ok = ctx.Value(hookClaimKey{}).(HookClaim)
-	return claim, ok
+func HookClaimFrom(ctx context.Context) (hc HookClaim, ok bool) {
+	c, ok := ctx.Value(hookClaimKey{}).(*claim)
+	if !ok {
+		return HookClaim{}, false
+	}
+	return HookClaim{Key: c.key, Token: c.token, Result: c.result, completed: &c.completed}, true
 }

@@ -165,7 +165,7 @@ func (h *CallbackHandler) reconcileRecord(ctx context.Context, c *Client, p *Pay
 			"refNo", p.RefNo, "orderNo", p.OrderNo, "status", string(p.Status), "problems", fmt.Sprint(e.Problems))
 		return e
 	}
-	v := h.process(ctx, p.callback(source), origin{source: source})
+	v := h.newEvent(p.callback(source), origin{source: source}).process(ctx)
 	e.Outcome, e.PaidOrderNo, e.Stale, e.Err = v.outcome, v.paid, v.stale, v.err
 	return e
 }
