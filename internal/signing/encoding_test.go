@@ -1,0 +1,55 @@
+package signing
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// referenceEscape is each encoding written the plain way, from
+// url.QueryEscape (which keeps A-Z a-z 0-9 - . _ ~ and writes a space as
+// +): RFC 3986 writes the space as %20, PHP writes ~ as %7E, WHATWG writes
+// ~ as %7E and keeps *.
+func referenceEscape(s string, e Encoding) string {
+	q := url.QueryEscape(s)
+	switch e {
+	case RFC3986:
+		return strings.ReplaceAll(q, "+", "%20")
+	case FormPHP:
+		return strings.ReplaceAll(q, "~", "%7E")
+	case FormWHATWG:
+		return strings.ReplaceAll(strings.ReplaceAll(q, "~", "%7E"), "%2A", "*")
+	}
+	return q
+}
+
+// Every byte, alone and in a run, and after bytes already in dst, is
+// written as the reference writes it, under every encoding.
+func TestAppendEscapedEveryByte(t *testing.T) {
+	var all strings.Builder
+	for c := range 256 {
+		all.WriteByte(byte(c))
+	}
+	for e := range Encoding(len(encodings)) {
+		for c := range 256 {
+			s := string([]byte{byte(c)})
+			require.Equal(t, referenceEscape(s, e), string(AppendEscaped(nil, s, e)), "%s byte %#x", e, c)
+		}
+		got := AppendEscaped([]byte("prefix="), all.String(), e)
+		require.Equal(t, "prefix="+referenceEscape(all.String(), e), string(got), "%s", e)
+	}
+}
+
+// FuzzAppendEscaped: any string is written as the reference writes it.
+func FuzzAppendEscaped(f *testing.F) {
+	for _, s := range []string{"", "a b", "~*%+&=", "林美玲", "\x00\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for e := range Encoding(len(encodings)) {
+			require.Equal(t, referenceEscape(s, e), string(AppendEscaped([]byte("x"), s, e))[1:], "%s", e)
+		}
+	})
+}
