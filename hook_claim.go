@@ -24,6 +24,9 @@ type HookClaim struct {
 	// Result is what the event's completion records (the orderNo that
 	// fulfilled a refNo; empty for other events).
 	Result string
+	// Deduper is the Deduper the claim was taken in: the handler's. A hook
+	// that records the completion itself must be that Deduper's.
+	Deduper Deduper
 
 	completed *atomic.Bool
 }
@@ -48,5 +51,5 @@ func HookClaimFrom(ctx context.Context) (hc HookClaim, ok bool) {
 	if !ok {
 		return HookClaim{}, false
 	}
-	return HookClaim{Key: c.key, Token: c.token, Result: c.result, completed: &c.completed}, true
+	return HookClaim{Key: c.key, Token: c.token, Result: c.result, Deduper: c.ev.d, completed: &c.completed}, true
 }

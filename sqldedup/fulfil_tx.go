@@ -9,6 +9,14 @@ import (
 	"github.com/paygate-go/paygate"
 )
 
+// ErrOtherDeduper is returned by the hook FulfilTx makes, before it writes
+// anything, when the CallbackHandler's Deduper is not the Deduper whose
+// FulfilTx made the hook: the completion must be recorded in the table the
+// handler claimed the event in, so such a handler could never fulfil. The
+// error names the handler's Deduper; the fix is to give the handler this
+// Deduper.
+var ErrOtherDeduper = errors.New("sqldedup: FulfilTx's hook runs on a CallbackHandler whose Deduper is not this one; nothing written")
+
 // ErrNoHookClaim is returned by the hook FulfilTx makes when its context
 // carries no paygate.HookClaim: it was called outside a CallbackHandler, so
 // there is no claim to complete. Nothing is written.
@@ -79,7 +87,8 @@ var ErrNoHookClaim = errors.New("sqldedup: FulfilTx's hook called outside a payg
 // transaction holds one connection of d's pool while fn runs, and the
 // handler renews on another: size the pool for both. Used outside a
 // CallbackHandler (no paygate.HookClaim in the context), the hook returns
-// ErrNoHookClaim and writes nothing.
+// ErrNoHookClaim, and on a handler whose Deduper is not d, ErrOtherDeduper;
+// either writes nothing.
 func (d *Deduper) FulfilTx(fn func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error) func(ctx context.Context, cb *paygate.Callback) error {
 	return func(ctx context.Context, cb *paygate.Callback) error {
 		claim, ok := paygate.HookClaimFrom(ctx)
@@ -88,6 +97,9 @@ func (d *Deduper) FulfilTx(fn func(ctx context.Context, tx *sql.Tx, cb *paygate.
 		}
 		if fn == nil {
 			return errors.New("sqldedup: FulfilTx with a nil fn; nothing written")
+		}
+		if !d.mayBe(claim.Deduper) {
+			return d.otherDeduper(claim)
 		}
 		tx, err := d.db.BeginTx(ctx, nil)
 		if err != nil {
@@ -109,8 +121,7 @@ func (d *Deduper) FulfilTx(fn func(ctx context.Context, tx *sql.Tx, cb *paygate.
 			return fmt.Errorf("sqldedup: fulfil: complete %s: %w", claim.Key, err)
 		}
 		if n != 1 {
-			return fmt.Errorf("sqldedup: fulfil: %s is no longer claimed under this hook's token in %s (taken over after its lease lapsed, released or purged; or the handler's Deduper is not this one): rolled back: %w",
-				claim.Key, d.table, paygate.ErrClaimLost)
+			return d.notCompleted(ctx, tx, claim)
 		}
 		if err := tx.Commit(); err != nil {
 			return fmt.Errorf("sqldedup: fulfil: commit of %s (its outcome unknown: the handler releases the claim, which leaves a committed completion alone): %w", claim.Key, err)
@@ -118,4 +129,37 @@ func (d *Deduper) FulfilTx(fn func(ctx context.Context, tx *sql.Tx, cb *paygate.
 		claim.Completed()
 		return nil
 	}
+}
+
+// mayBe reports whether a handler's Deduper can be d: d itself, or a type
+// that may wrap it (a decorator that traces or counts). Another
+// *sqldedup.Deduper, or the in-memory one, cannot.
+func (d *Deduper) mayBe(other paygate.Deduper) bool {
+	switch o := other.(type) {
+	case *Deduper:
+		return o == d
+	case *paygate.MemoryDeduper:
+		return false
+	}
+	return true
+}
+
+// otherDeduper is the error of a hook on a handler whose Deduper is not d.
+func (d *Deduper) otherDeduper(claim paygate.HookClaim) error {
+	return fmt.Errorf("%w: the handler's Deduper is %T, which does not claim events in %s; set CallbackHandler.Deduper to the *sqldedup.Deduper whose FulfilTx is its Fulfil",
+		ErrOtherDeduper, claim.Deduper, d.table)
+}
+
+// notCompleted says why the fenced completion touched no row, in tx,
+// before it is rolled back: no row for the key at all is a handler whose
+// Deduper (a wrapper of another one) does not claim in d's table; a row
+// under another token, or done, is a claim lost.
+func (d *Deduper) notCompleted(ctx context.Context, tx *sql.Tx, claim paygate.HookClaim) error {
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM `+d.table+` WHERE key = $1`, claim.Key).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return d.otherDeduper(claim)
+	}
+	return fmt.Errorf("sqldedup: fulfil: %s is no longer claimed under this hook's token in %s (taken over after its lease lapsed, released or purged): rolled back: %w",
+		claim.Key, d.table, paygate.ErrClaimLost)
 }

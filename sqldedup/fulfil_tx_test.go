@@ -1,8 +1,10 @@
 package sqldedup
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -297,5 +299,90 @@ func waitFor(t testing.TB, ch <-chan struct{}, what string) {
 	case <-ch:
 	case <-time.After(10 * time.Second):
 		t.Fatalf("waited 10 s for %s", what)
+	}
+}
+
+// noDatabase is a connector that never connects: a Deduper on it can be
+// built, and any statement fails.
+type noDatabase struct{}
+
+func (noDatabase) Connect(context.Context) (driver.Conn, error) {
+	return nil, errors.New("no database in this test")
+}
+
+func (noDatabase) Driver() driver.Driver { return nil }
+
+// A FulfilTx hook on a handler whose Deduper is another one is refused the
+// first time it runs, before it touches the database, with an error that
+// names the handler's Deduper and the fix, and nothing of leases.
+func TestFulfilTxRefusesAnotherDeduper(t *testing.T) {
+	key, err := paygate.ParseKey("3f2504e0-4f89-11d3-9a0c-0305e82c3301")
+	require.NoError(t, err)
+	d, err := New(sql.OpenDB(noDatabase{}))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name    string
+		deduper paygate.Deduper
+	}{
+		{name: "the default in-memory Deduper", deduper: nil},
+		{name: "a MemoryDeduper given", deduper: &paygate.MemoryDeduper{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			called := false
+			h := &paygate.CallbackHandler{
+				Keys:    []paygate.Key{key},
+				Deduper: tc.deduper,
+				Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
+				Fulfil: d.FulfilTx(func(context.Context, *sql.Tx, *paygate.Callback) error {
+					called = true
+					return nil
+				}),
+			}
+			req, err := paygate.NewCallbackRequest(key, "/paygate/return", url.Values{
+				"status": {"success"}, "refNo": {"INV-1"}, "orderNo": {"GW1"}, "amount": {"10.00"},
+			})
+			require.NoError(t, err)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			require.Equal(t, http.StatusInternalServerError, rec.Code)
+			require.False(t, called, "fn never runs")
+			require.Contains(t, logs.String(), "set CallbackHandler.Deduper to the *sqldedup.Deduper whose FulfilTx is its Fulfil")
+			require.NotContains(t, logs.String(), "lease")
+		})
+	}
+}
+
+// On PostgreSQL: a handler whose Deduper is another sqldedup.Deduper is
+// refused before fn runs; one whose Deduper wraps a store that is not d
+// (a decorator of a MemoryDeduper) is refused after fn, which is rolled
+// back: no ledger row either way, every delivery refused alike, and no
+// word of leases.
+func TestFulfilTxRefusesAnotherDeduperOnPostgres(t *testing.T) {
+	_, db := testDeduper(t)
+	shop := newTxShop(t, db)
+	other, _ := testDeduperOn(t, shop.db)
+	for _, tc := range []struct {
+		name    string
+		deduper paygate.Deduper
+	}{
+		{name: "another sqldedup.Deduper", deduper: other},
+		{name: "a wrapper of a MemoryDeduper", deduper: struct{ *paygate.MemoryDeduper }{&paygate.MemoryDeduper{}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			h := shop.handler(tc.deduper, time.Minute, shop.d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+				return shop.insert(ctx, tx, cb, "A")
+			}))
+			h.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			for range 2 {
+				require.Equal(t, http.StatusInternalServerError, shop.deliver(t, h, "INV-"+tc.name))
+			}
+			require.Contains(t, logs.String(), "set CallbackHandler.Deduper to the *sqldedup.Deduper whose FulfilTx is its Fulfil")
+			require.NotContains(t, logs.String(), "lease")
+			var rows int
+			require.NoError(t, shop.db.QueryRow(`SELECT count(*) FROM `+shop.ledger).Scan(&rows))
+			require.Zero(t, rows)
+		})
 	}
 }

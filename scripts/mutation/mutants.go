@@ -127,6 +127,10 @@ var mutants = []mutant{
 		"if s.used >= s.limit {", "if s.used >= s.limit && false {", memory},
 
 	// sqldedup (needs PAYGATE_TEST_POSTGRES_DSN).
+	{"fulfiltx-other-deduper-accepted", false, "sqldedup/fulfil_tx.go",
+		"if !d.mayBe(claim.Deduper) {", "if false {", sqlPkg},
+	{"fulfiltx-missing-row-called-lost", false, "sqldedup/fulfil_tx.go",
+		"if errors.Is(err, sql.ErrNoRows) {\n\t\treturn d.otherDeduper(claim)", "if errors.Is(err, sql.ErrNoRows) && false {\n\t\treturn d.otherDeduper(claim)", sqlPkg},
 	{"sql-lapsed-claim-kept", false, "sqldedup/sqldedup.go",
 		"WHERE t.expires_at <= now();", "WHERE t.expires_at <= now() - interval '1 day';", sqlPkg},
 	{"sql-done-within-a-day-busy", false, "sqldedup/sqldedup.go",
