@@ -274,3 +274,28 @@ func TestReportMalaysianDays(t *testing.T) {
 		require.Contains(t, help, want)
 	}
 }
+
+// FuzzReportDay: whatever -from or -to holds, reportDay either refuses it
+// or returns the start of a Malaysian day, which is the value's own date
+// when the value is a date and today's or yesterday's Malaysian date for
+// the words.
+func FuzzReportDay(f *testing.F) {
+	for _, s := range []string{"2026-11-25", "today", "yesterday", "2026-02-29", "2026-11-25T00:00", " today", "0000-01-01", ""} {
+		f.Add(s, int64(1795710513)) // 2026-11-25T16:28:33Z
+	}
+	f.Fuzz(func(t *testing.T, v string, unix int64) {
+		now := time.Unix(unix%(1<<36), 0)
+		d, ok := reportDay(v, now)
+		if !ok {
+			return
+		}
+		myt := d.In(paygate.MalaysiaTime())
+		require.Zero(t, myt.Hour()+myt.Minute()+myt.Second()+myt.Nanosecond(), "the start of a day")
+		today := now.In(paygate.MalaysiaTime()).Format(time.DateOnly)
+		want := map[string]string{"today": today, "yesterday": now.In(paygate.MalaysiaTime()).AddDate(0, 0, -1).Format(time.DateOnly)}[v]
+		if want == "" {
+			want = v
+		}
+		require.Equal(t, want, myt.Format(time.DateOnly))
+	})
+}
