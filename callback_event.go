@@ -298,7 +298,7 @@ func (e event) once(ctx context.Context, a action) (how onceOutcome, recorded st
 			"problems", fmt.Sprint(cb.Problems))
 	}
 	if err := c.run(ctx, a.hook); err != nil {
-		e.log(ctx, slog.LevelError, "callback hook failed; the gateway will retry", "refNo", cb.RefNo, "status", string(cb.Status), "err", err)
+		e.log(ctx, slog.LevelError, "callback hook failed; "+retriedBy[cb.Source], "refNo", cb.RefNo, "status", string(cb.Status), "err", err)
 		c.release(ctx)
 		return notDone, "", verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: err}
 	}
@@ -310,6 +310,15 @@ func (e event) once(ctx context.Context, a action) (how onceOutcome, recorded st
 		return notDone, "", verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: err}
 	}
 	return ranNow, "", verdict{}
+}
+
+// retriedBy says, by an event's Source, what brings it back after its
+// hook failed: the gateway's next attempt for a callback, the next
+// reconciliation for a lookup or a report row.
+var retriedBy = [...]string{
+	SourceCallback: "the gateway will retry",
+	SourceLookup:   "the next reconciliation will retry",
+	SourceReport:   "the next reconciliation will retry",
 }
 
 // inFlight is the verdict when another delivery holds the claim: 503, the

@@ -3,6 +3,7 @@ package paygate
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -404,4 +405,29 @@ func TestDoublePaymentsWithSplitLookingIDsBothReported(t *testing.T) {
 		require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, f)).Code)
 	}
 	require.ElementsMatch(t, []string{"A|B C", "A B|C"}, doubles)
+}
+
+// A failed hook's log line says what brings the event back: the gateway
+// for a callback, the next reconciliation for a lookup or a report row
+// (issue 31: "the gateway will retry" was logged for report rows too).
+func TestCallbackHookFailureSaysWhoRetries(t *testing.T) {
+	for _, tc := range []struct {
+		source Source
+		want   string
+	}{
+		{source: SourceCallback, want: "callback hook failed; the gateway will retry"},
+		{source: SourceLookup, want: "callback hook failed; the next reconciliation will retry"},
+		{source: SourceReport, want: "callback hook failed; the next reconciliation will retry"},
+	} {
+		t.Run(tc.source.String(), func(t *testing.T) {
+			var logs bytes.Buffer
+			h := &CallbackHandler{Keys: []Key{mustKey(t, testKeyUUID)}, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+				Fulfil: func(context.Context, *Callback) error { return errors.New("shop down") }}
+			cb := &Callback{Status: StatusSuccess, RefNo: "INV-R", OrderNo: "GW1", Verified: true, Source: tc.source}
+			v := h.newEvent(cb, origin{source: tc.source}).process(context.Background())
+			require.Equal(t, http.StatusInternalServerError, v.code)
+			require.Contains(t, logs.String(), tc.want)
+			require.Equal(t, 1, strings.Count(logs.String(), "will retry"), logs.String())
+		})
+	}
 }

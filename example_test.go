@@ -150,5 +150,5 @@ func ExampleWebhookValidator() {
 	// server: /api/adb/webhook <nil>
 	// [A1] <nil>
 	// [ADBLZS ADBPPZ ADB] paygate: 1 validation problem
-	// 	/transactions/0/agency: must be one of BANKLZS, BANKPPZ, BANK (value "ADBLZS")
+	// 	/transactions/0/agency: must be one of BANKLZS, BANKPPZ, BANK (the document's placeholders, the default; the real service's are ADBLZS, ADBPPZ, ADB; set them with NewWebhookValidator, PAYGATE_WEBHOOK_AGENCIES or the CLI's -agencies) (value "ADBLZS")
 }

@@ -116,14 +116,26 @@ func (v WebhookValidator) Accepts(a zakat.Agency) bool {
 	return slices.Contains(v.agencies, a)
 }
 
-// agencyRule is the text of a broken `agency` rule.
+// agencyRule is the text of a broken `agency` rule: the codes in force,
+// whose they are, and how to set others (agencyRuleHow).
 func (v WebhookValidator) agencyRule() string {
-	codes := v.Agencies()
+	which := "the codes in force"
+	if v.agencies == nil {
+		which = "the document's placeholders, the default; the real service's are " + joinAgencies(zakat.ADBAgencies())
+	}
+	return "must be one of " + joinAgencies(v.Agencies()) + " (" + which + "; " + agencyRuleHow + ")"
+}
+
+// agencyRuleHow names every way to set the agency codes, for agencyRule.
+const agencyRuleHow = "set them with NewWebhookValidator, " + EnvWebhookAgencies + " or the CLI's -agencies"
+
+// joinAgencies lists codes, comma-separated.
+func joinAgencies(codes []zakat.Agency) string {
 	names := make([]string, len(codes))
 	for i, c := range codes {
 		names[i] = string(c)
 	}
-	return "must be one of " + strings.Join(names, ", ")
+	return strings.Join(names, ", ")
 }
 
 // ValidateTransactions is the package's ValidateTransactions with this

@@ -87,6 +87,14 @@ func TestNewWebhookValidatorFromList(t *testing.T) {
 func TestWebhookValidatorAgencies(t *testing.T) {
 	adb, err := NewWebhookValidator(zakat.ADBAgencies()...)
 	require.NoError(t, err)
+	// Every refusal names the set in force, whose it is, and the three ways
+	// to set another (issue 31: the real brand's codes were refused with
+	// no word of -agencies or PAYGATE_WEBHOOK_AGENCIES).
+	const (
+		how      = "; set them with NewWebhookValidator, PAYGATE_WEBHOOK_AGENCIES or the CLI's -agencies)"
+		document = "must be one of BANKLZS, BANKPPZ, BANK (the document's placeholders, the default; the real service's are ADBLZS, ADBPPZ, ADB" + how
+		inForce  = "must be one of ADBLZS, ADBPPZ, ADB (the codes in force" + how
+	)
 	tests := []struct {
 		name   string
 		rules  WebhookValidator
@@ -95,12 +103,12 @@ func TestWebhookValidatorAgencies(t *testing.T) {
 	}{
 		{name: "document: BANKLZS", rules: WebhookValidator{}, agency: "BANKLZS"},
 		{name: "document: BANK", rules: WebhookValidator{}, agency: "BANK"},
-		{name: "document: ADBLZS", rules: WebhookValidator{}, agency: "ADBLZS", rule: "must be one of BANKLZS, BANKPPZ, BANK"},
+		{name: "document: ADBLZS", rules: WebhookValidator{}, agency: "ADBLZS", rule: document},
 		{name: "ADB: ADBLZS", rules: adb, agency: "ADBLZS"},
 		{name: "ADB: ADBPPZ", rules: adb, agency: "ADBPPZ"},
 		{name: "ADB: ADB", rules: adb, agency: "ADB"},
-		{name: "ADB: BANKLZS", rules: adb, agency: "BANKLZS", rule: "must be one of ADBLZS, ADBPPZ, ADB"},
-		{name: "ADB: adb", rules: adb, agency: "adb", rule: "must be one of ADBLZS, ADBPPZ, ADB"},
+		{name: "ADB: BANKLZS", rules: adb, agency: "BANKLZS", rule: inForce},
+		{name: "ADB: adb", rules: adb, agency: "adb", rule: inForce},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,6 +126,7 @@ func TestWebhookValidatorAgencies(t *testing.T) {
 					continue
 				}
 				requireProblem(t, problemsOf(t, err), "/transactions/0/agency", tt.rule)
+				require.Equal(t, tt.rule, problemsOf(t, err)[0].Rule, "the whole text")
 			}
 		})
 	}

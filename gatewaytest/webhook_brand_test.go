@@ -77,7 +77,8 @@ func TestWebhookBrandEndToEnd(t *testing.T) {
 	report, err = sender.Send(context.Background(), bank)
 	require.Error(t, err)
 	require.Len(t, report.Invalid, 1)
-	require.Equal(t, "must be one of ADBLZS, ADBPPZ, ADB", report.Invalid[0].Problems[0].Rule)
+	require.Equal(t, "must be one of ADBLZS, ADBPPZ, ADB (the codes in force; set them with NewWebhookValidator, PAYGATE_WEBHOOK_AGENCIES or the CLI's -agencies)",
+		report.Invalid[0].Problems[0].Rule)
 	status, body := post(t, sb, sb.WebhookURL(), `{"transactions":[{"agency":"BANKLZS","orderno":"X","amount":1,"name":"A","email":"a@b.co","time":"2026-11-22T10:30:00+0800","status":"success","data":{}}]}`)
 	require.Equal(t, http.StatusBadRequest, status)
 	require.Contains(t, body, "must be one of ADBLZS, ADBPPZ, ADB")

@@ -21,7 +21,8 @@
 //	                         formula cells made text as report does; -csv-raw)
 //	ping                     check that the service answers (its echo and version), no credential sent
 //	webhook validate FILE... check webhook batch files against docs/protocol.md B1-B3
-//	                         (-agencies or PAYGATE_WEBHOOK_AGENCIES: the agency codes)
+//	                         (-agencies or PAYGATE_WEBHOOK_AGENCIES: the agency codes;
+//	                         -brand ADB: the real service's, ADBLZS, ADBPPZ and ADB)
 //	webhook send FILE        send a batch's valid transactions with X-API-Password, list the
 //	                         invalid ones (-all-or-nothing: send nothing then)
 //	version                  print the SDK's version

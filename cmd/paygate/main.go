@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/paygate-go/paygate"
 )
@@ -16,7 +17,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e := env{ctx: ctx, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, stderrIsTerminal: isTerminal(os.Stderr)}
+	e := env{ctx: ctx, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, stderrIsTerminal: isTerminal(os.Stderr), now: time.Now}
 	os.Exit(dispatch(e, os.Args[1:]))
 }
 
@@ -39,6 +40,16 @@ type env struct {
 	stdin            io.Reader
 	stdout, stderr   io.Writer
 	stderrIsTerminal bool
+	// now is the clock (report's today and yesterday); nil is time.Now.
+	now func() time.Time
+}
+
+// clock returns the time now by e's clock.
+func (e env) clock() time.Time {
+	if e.now == nil {
+		return time.Now()
+	}
+	return e.now()
 }
 
 // command is one subcommand.

@@ -38,7 +38,7 @@ func TestTopLevel(t *testing.T) {
 		{args: []string{"callback", "frob"}, code: exitUsage, inError: `callback: unknown subcommand "frob" (want send)`},
 		{args: []string{"sandbox", "order", "cancel"}, code: exitUsage, inError: `sandbox order: unknown subcommand "cancel" (want create or settle)`},
 		{args: []string{"sandbox", "order", "-help"}, code: exitOK, inError: "usage: paygate sandbox order settle"},
-		{args: []string{"webhook", "validate"}, code: exitUsage, inError: "usage: paygate webhook validate [-agencies LIST] FILE..."},
+		{args: []string{"webhook", "validate"}, code: exitUsage, inError: "usage: paygate webhook validate [-agencies LIST | -brand NAME] FILE..."},
 		{args: []string{"webhook", "validate", "-h"}, code: exitOK, inError: "Exit status"},
 		{args: []string{"webhook", "validate", "-bogus"}, code: exitUsage, inError: "flag provided but not defined"},
 	}

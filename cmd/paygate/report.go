@@ -19,10 +19,13 @@ import (
 // runReport writes the payment report for a date range, from the
 // configuration in PAYGATE_* variables.
 func runReport(e env, args []string) int {
-	fs := newFlags(e, "report", "-from YYYY-MM-DD -to YYYY-MM-DD [-approved] [-format csv|json] [-csv-raw] [flags]",
-		"Writes the payment report (docs/protocol.md endpoint 4) for a date range, Malaysian days, to standard output, page by page.")
-	from := fs.String("from", "", "first day, YYYY-MM-DD (required)")
-	to := fs.String("to", "", "last day, YYYY-MM-DD (required)")
+	fs := newFlags(e, "report", "-from DAY -to DAY [-approved] [-format csv|json] [-csv-raw] [flags]",
+		"Writes the payment report (docs/protocol.md endpoint 4) for a date range to standard output, page by page.\n"+
+			"The days are Malaysian calendar days (UTC+8), as the service reads them (docs/assumptions.md A-report-dates):\n"+
+			"a day runs from 16:00 UTC the day before to 16:00 UTC, so a payment at 16:28 UTC on the 25th is on the 26th.\n"+
+			"DAY is YYYY-MM-DD, today or yesterday (in Malaysia). The UTC span asked for is printed on standard error.")
+	from := fs.String("from", "", "first day, YYYY-MM-DD, today or yesterday; a Malaysian day (required)")
+	to := fs.String("to", "", "last day, YYYY-MM-DD, today or yesterday; a Malaysian day (required)")
 	approved := fs.Bool("approved", false, "approved payments only")
 	format := fs.String("format", "csv", "csv (every row's fields as columns, values as sent but for -csv-raw) or json (one row per line)")
 	raw := csvRawFlag(fs)
@@ -37,31 +40,97 @@ func runReport(e env, args []string) int {
 	if fs.NArg() != 0 {
 		return usageError(e, fs, "unexpected argument %q (flags come before arguments)", fs.Arg(0))
 	}
+	now := e.clock()
 	q := paygate.ReportQuery{ApprovedOnly: *approved, ItemsPerPage: *items}
 	for _, d := range []struct {
 		flag, v string
 		dst     *time.Time
 	}{{"-from", *from, &q.Start}, {"-to", *to, &q.End}} {
-		t, err := time.ParseInLocation(time.DateOnly, d.v, paygate.MalaysiaTime())
-		if err != nil {
-			return fail(e, "%s %q: want YYYY-MM-DD", d.flag, d.v)
+		t, ok := reportDay(d.v, now)
+		if !ok {
+			return fail(e, "%s %q: want YYYY-MM-DD, today or yesterday (a Malaysian day)", d.flag, d.v)
 		}
 		*d.dst = t
 	}
-	if *format != "csv" && *format != "json" {
+	write, ok := map[string]func(iter.Seq2[paygate.ReportRow, error]) int{
+		"csv":  func(rows iter.Seq2[paygate.ReportRow, error]) int { return writeCSV(e, rows, *raw) },
+		"json": func(rows iter.Seq2[paygate.ReportRow, error]) int { return writeJSON(e, rows) },
+	}[*format]
+	if !ok {
 		return fail(e, "-format %q: want csv or json", *format)
 	}
 	client, err := cf.client()
 	if err != nil {
 		return fail(e, "%v", err)
 	}
-	if *format == "json" {
-		return writeRows(e, client.Payments(e.ctx, q), func(row paygate.ReportRow) error {
-			_, err := fmt.Fprintln(e.stdout, string(row.Raw()))
-			return err
-		})
+	fmt.Fprintln(e.stderr, "paygate report: "+reportSpan(q.Start, q.End))
+	n := 0
+	st := write(counted(client.Payments(e.ctx, q), &n))
+	if w := emptyWindowWarning(now); st == exitOK && n == 0 && w != "" {
+		fmt.Fprintln(e.stderr, "paygate report: warning: "+w)
 	}
-	return writeCSV(e, client.Payments(e.ctx, q), *raw)
+	return st
+}
+
+// reportDays are the words -from and -to take for a day, each the offset
+// in days from today's Malaysian date.
+var reportDays = map[string]int{"today": 0, "yesterday": -1}
+
+// reportDay reads a -from or -to value, YYYY-MM-DD or a word of
+// reportDays, as the start of that Malaysian calendar day; now is the
+// clock the words are read by.
+func reportDay(v string, now time.Time) (time.Time, bool) {
+	myt := paygate.MalaysiaTime()
+	if off, ok := reportDays[v]; ok {
+		y, m, d := now.In(myt).Date()
+		return time.Date(y, m, d+off, 0, 0, 0, 0, myt), true
+	}
+	t, err := time.ParseInLocation(time.DateOnly, v, myt)
+	return t, err == nil
+}
+
+// reportSpan says which Malaysian days first to last (each the start of
+// its day) cover, and the UTC instants they run between.
+func reportSpan(first, last time.Time) string {
+	const utc = "2006-01-02 15:04"
+	return fmt.Sprintf("Malaysian days (UTC+8) %s to %s: from %s to %s UTC",
+		first.Format(time.DateOnly), last.Format(time.DateOnly),
+		first.UTC().Format(utc), last.AddDate(0, 0, 1).UTC().Format(utc))
+}
+
+// emptyWindowWarning is what a report that returned no rows says when now
+// falls where the UTC and the Malaysian dates differ (16:00 to 24:00 UTC),
+// the hours in which a UTC date asked for is not today's Malaysian date;
+// "" otherwise.
+func emptyWindowWarning(now time.Time) string {
+	utc, myt := now.UTC().Format(time.DateOnly), now.In(paygate.MalaysiaTime()).Format(time.DateOnly)
+	if utc == myt {
+		return ""
+	}
+	return fmt.Sprintf("no rows. It is %s in Malaysia but %s in UTC: the report's days are Malaysian, so a payment made "+
+		"after 16:00 UTC (created_at %sT16:00:00Z or later) is on %s; -to today asks for the Malaysian date", myt, utc, utc, myt)
+}
+
+// counted yields rows and counts those without an error into *n.
+func counted(rows iter.Seq2[paygate.ReportRow, error], n *int) iter.Seq2[paygate.ReportRow, error] {
+	return func(yield func(paygate.ReportRow, error) bool) {
+		for row, err := range rows {
+			if err == nil {
+				*n++
+			}
+			if !yield(row, err) {
+				return
+			}
+		}
+	}
+}
+
+// writeJSON writes the rows as JSON lines, each as the service sent it.
+func writeJSON(e env, rows iter.Seq2[paygate.ReportRow, error]) int {
+	return writeRows(e, rows, func(row paygate.ReportRow) error {
+		_, err := fmt.Fprintln(e.stdout, string(row.Raw()))
+		return err
+	})
 }
 
 // writeRows feeds every row to write, with a progress line on a terminal.

@@ -36,7 +36,8 @@ func TestReportAndLookup(t *testing.T) {
 	require.Len(t, lines, 4)
 	require.True(t, strings.HasPrefix(lines[0], "agency,amount,created_at,fpx_debit_auth_code"), lines[0])
 	require.Contains(t, out, "A-2,failed")
-	require.Empty(t, errOut, "no progress line when stderr is not a terminal")
+	require.Equal(t, "paygate report: "+reportSpan(mustDay(t, today), mustDay(t, today))+"\n", errOut,
+		"the span only: no progress line when stderr is not a terminal")
 
 	code, out, _ = runCLI(t, "", "report", "-from", today, "-to", today, "-approved", "-format", "json")
 	require.Equal(t, exitOK, code)
@@ -183,4 +184,118 @@ func TestLookupByRefNoByDefault(t *testing.T) {
 	require.Contains(t, help, "lookup     one order by the refNo it was created with")
 	_, _, help = runCLI(t, "", "lookup", "-h")
 	require.Contains(t, help, `(default "refno")`)
+}
+
+// mustDay is the start of the Malaysian day YYYY-MM-DD.
+func mustDay(t *testing.T, day string) time.Time {
+	t.Helper()
+	d, err := time.ParseInLocation(time.DateOnly, day, paygate.MalaysiaTime())
+	require.NoError(t, err)
+	return d
+}
+
+// runCLIAt is runCLI with the clock stopped at now.
+func runCLIAt(t *testing.T, now time.Time, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut strings.Builder
+	code := dispatch(env{ctx: context.Background(), stdin: strings.NewReader(""), stdout: &out, stderr: &errOut,
+		now: func() time.Time { return now }}, args)
+	return code, out.String(), errOut.String()
+}
+
+// The report's days are Malaysian: -from and -to take today and yesterday
+// by the Malaysian date, the command says which UTC span it asks for, and
+// an empty answer while the UTC and Malaysian dates differ says why it may
+// be empty (the newcomer at 16:28 UTC who asked for the UTC date).
+func TestReportMalaysianDays(t *testing.T) {
+	var mu sync.Mutex
+	var asked []string
+	rows := `{"seller_order_no":"A-1","created_at":"2026-11-25T16:28:33Z"}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		mu.Lock()
+		asked = append(asked, q.Get("start")+".."+q.Get("end"))
+		mu.Unlock()
+		data := ""
+		if q.Get("start") <= "2026-11-26" && q.Get("end") >= "2026-11-26" {
+			data = rows
+		}
+		_, _ = io.WriteString(w, `{"status":"OK","stats":{"total_pages":1},"data":[`+data+`]}`)
+	}))
+	defer srv.Close()
+	t.Setenv("PAYGATE_REPORTS_URL", srv.URL)
+	t.Setenv("PAYGATE_AUTH_TOKEN", "token")
+	evening := time.Date(2026, 11, 25, 16, 28, 33, 0, time.UTC) // 2026-11-26 00:28 in Malaysia
+	morning := time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC)    // 2026-11-25 11:00 in Malaysia
+	const warning = "warning: no rows. It is 2026-11-26 in Malaysia but 2026-11-25 in UTC"
+	for _, tc := range []struct {
+		name       string
+		now        time.Time
+		from, to   string
+		asked      string
+		rows       int
+		span, warn string
+	}{
+		{name: "today in the evening UTC", now: evening, from: "today", to: "today", asked: "2026-11-26..2026-11-26", rows: 1,
+			span: "Malaysian days (UTC+8) 2026-11-26 to 2026-11-26: from 2026-11-25 16:00 to 2026-11-26 16:00 UTC"},
+		{name: "yesterday in the evening UTC", now: evening, from: "yesterday", to: "yesterday", asked: "2026-11-25..2026-11-25",
+			span: "from 2026-11-24 16:00 to 2026-11-25 16:00 UTC", warn: warning},
+		{name: "the UTC date in the evening UTC", now: evening, from: "2026-11-25", to: "2026-11-25", asked: "2026-11-25..2026-11-25",
+			warn: warning},
+		{name: "yesterday to today", now: evening, from: "yesterday", to: "today", asked: "2026-11-25..2026-11-26", rows: 1},
+		{name: "today in the morning UTC", now: morning, from: "today", to: "today", asked: "2026-11-25..2026-11-25",
+			span: "Malaysian days (UTC+8) 2026-11-25 to 2026-11-25"},
+		{name: "yesterday in the morning UTC", now: morning, from: "yesterday", to: "today", asked: "2026-11-24..2026-11-25"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runCLIAt(t, tc.now, "report", "-from", tc.from, "-to", tc.to, "-format", "json")
+			require.Equal(t, exitOK, code, errOut)
+			require.Equal(t, tc.rows, strings.Count(out, "\n"), out)
+			mu.Lock()
+			require.Equal(t, tc.asked, asked[len(asked)-1])
+			mu.Unlock()
+			require.Contains(t, errOut, "paygate report: Malaysian days (UTC+8) ")
+			require.Contains(t, errOut, tc.span)
+			if tc.warn == "" {
+				require.NotContains(t, errOut, "warning")
+			} else {
+				require.Contains(t, errOut, tc.warn)
+				require.Contains(t, errOut, "-to today")
+			}
+		})
+	}
+	for _, day := range []string{"tomorrow", "Today", "2026-11-31"} {
+		code, _, errOut := runCLIAt(t, evening, "report", "-from", day, "-to", "today")
+		require.Equal(t, exitUsage, code)
+		require.Contains(t, errOut, "want YYYY-MM-DD, today or yesterday (a Malaysian day)")
+	}
+	_, _, help := runCLI(t, "", "report", "-h")
+	for _, want := range []string{"Malaysian calendar days (UTC+8)", "today or yesterday", "A-report-dates"} {
+		require.Contains(t, help, want)
+	}
+}
+
+// FuzzReportDay: whatever -from or -to holds, reportDay either refuses it
+// or returns the start of a Malaysian day, which is the value's own date
+// when the value is a date and today's or yesterday's Malaysian date for
+// the words.
+func FuzzReportDay(f *testing.F) {
+	for _, s := range []string{"2026-11-25", "today", "yesterday", "2026-02-29", "2026-11-25T00:00", " today", "0000-01-01", ""} {
+		f.Add(s, int64(1795710513)) // 2026-11-25T16:28:33Z
+	}
+	f.Fuzz(func(t *testing.T, v string, unix int64) {
+		now := time.Unix(unix%(1<<36), 0)
+		d, ok := reportDay(v, now)
+		if !ok {
+			return
+		}
+		myt := d.In(paygate.MalaysiaTime())
+		require.Zero(t, myt.Hour()+myt.Minute()+myt.Second()+myt.Nanosecond(), "the start of a day")
+		today := now.In(paygate.MalaysiaTime()).Format(time.DateOnly)
+		want := map[string]string{"today": today, "yesterday": now.In(paygate.MalaysiaTime()).AddDate(0, 0, -1).Format(time.DateOnly)}[v]
+		if want == "" {
+			want = v
+		}
+		require.Equal(t, want, myt.Format(time.DateOnly))
+	})
 }

@@ -57,6 +57,7 @@ func TestVerify(t *testing.T) {
 	key, _ := paygate.ParseKey(testKey)
 	fields := url.Values{"status": {"success"}, "refNo": {"INV-1~x"}, "amount": {"10.00"}}
 	signed, _ := paygate.SignCallback(key, fields)
+	noAmount, _ := paygate.SignCallback(key, url.Values{"status": {"success"}, "refNo": {"INV-1~x"}})
 	tampered, _ := url.ParseQuery(signed.Encode())
 	tampered.Set("amount", "1.00")
 	// The expected signatures, computed here with crypto/hmac, not the SDK.
@@ -81,14 +82,28 @@ func TestVerify(t *testing.T) {
 		}
 		return out
 	}
+	const okLine = `ok: refNo "INV-1~x", status "success", amount "10.00" (signature matches the form encoding)` + "\n"
+	// The same fields signed over PHP's encoding (~ as %7E), as a gateway
+	// built on http_build_query would.
+	php := url.Values{"status": {"success"}, "refNo": {"INV-1~x"}, "amount": {"10.00"}, "signature": {sig("amount=10.00&refNo=INV-1%7Ex&status=success")}}
 	tests := []struct {
-		name string
-		args []string
-		code int
-		out  string
+		name  string
+		args  []string
+		stdin string
+		code  int
+		out   string
+		err   string
 	}{
-		{name: "ok", args: []string{"verify", signed.Encode()}, code: exitOK, out: "ok\n"},
-		{name: "explain", args: []string{"verify", "-explain", signed.Encode()}, code: exitOK, out: explained(signed.Get("signature"), "matches", "10.00") + "ok\n"},
+		{name: "ok", args: []string{"verify", signed.Encode()}, code: exitOK, out: okLine},
+		{name: "ok on stdin", args: []string{"verify", "-"}, stdin: signed.Encode() + "\n", code: exitOK, out: okLine},
+		{name: "leading ?", args: []string{"verify", "?" + signed.Encode()}, code: exitOK, out: okLine, err: "dropped the leading ?"},
+		{name: "leading ? on stdin", args: []string{"verify", "-"}, stdin: " ?" + signed.Encode(), code: exitOK, out: okLine, err: "dropped the leading ?"},
+		{name: "two ?", args: []string{"verify", "??" + signed.Encode()}, code: exitInvalid, out: "mismatch: paygate: signature mismatch\n", err: "dropped the leading ?"},
+		{name: "php encoding", args: []string{"verify", php.Encode()}, code: exitOK,
+			out: `ok: refNo "INV-1~x", status "success", amount "10.00" (signature matches the form-php encoding)` + "\n"},
+		{name: "no amount", args: []string{"verify", noAmount.Encode()}, code: exitOK,
+			out: `ok: refNo "INV-1~x", status "success", amount (none) (signature matches the form encoding)` + "\n"},
+		{name: "explain", args: []string{"verify", "-explain", signed.Encode()}, code: exitOK, out: explained(signed.Get("signature"), "matches", "10.00") + okLine},
 		{name: "explain tampered", args: []string{"verify", "-explain", tampered.Encode()}, code: exitInvalid, out: explained(signed.Get("signature"), "differs", "1.00") + "mismatch: paygate: signature mismatch\n"},
 		{name: "explain unsigned", args: []string{"verify", "-explain", fields.Encode()}, code: exitInvalid, out: explained("(none)", "differs", "10.00") + "missing: no signature (the buyer's browser return; display only)\n"},
 		{name: "tampered", args: []string{"verify", tampered.Encode()}, code: exitInvalid, out: "mismatch: paygate: signature mismatch\n"},
@@ -96,15 +111,21 @@ func TestVerify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := runCLI(t, "", tt.args...)
+			code, out, errOut := runCLI(t, tt.stdin, tt.args...)
 			require.Equal(t, tt.code, code, errOut)
 			require.Equal(t, tt.out, out)
+			require.Contains(t, errOut, tt.err)
+			if tt.err == "" {
+				require.Empty(t, errOut)
+			}
 			require.NotContains(t, out+errOut, testKey, "never the key")
 			require.NotContains(t, out+errOut, hex.EncodeToString(raw), "never the key")
 		})
 	}
 	code, _, _ := runCLI(t, "", "verify")
 	require.Equal(t, exitUsage, code)
+	_, _, help := runCLI(t, "", "verify", "-h")
+	require.Contains(t, help, "One leading ? (a body pasted from a URL's query) is dropped")
 }
 
 // TestFormFromStdinIsBounded: sign -form - and verify - read at most

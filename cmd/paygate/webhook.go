@@ -27,13 +27,22 @@ func runWebhook(e env, args []string) int {
 
 // agenciesFlag adds -agencies, the webhook's agency codes (default
 // $PAYGATE_WEBHOOK_AGENCIES, else the document's; docs/assumptions.md
-// A-webhook-brand), and returns a reader of the validator it sets.
+// A-webhook-brand), and -brand, a brand's three codes instead
+// (zakat.BrandAgencies), and returns a reader of the validator they set.
 func agenciesFlag(fs *flag.FlagSet) func() (paygate.WebhookValidator, error) {
 	list := fs.String("agencies", "", "comma-separated agency codes, e.g. ADBLZS,ADBPPZ,ADB (default $"+paygate.EnvWebhookAgencies+", else BANKLZS,BANKPPZ,BANK)")
+	brand := fs.String("brand", "", "instead of -agencies, a brand's codes: NAME+LZS, NAME+PPZ and NAME\n(-brand ADB: ADBLZS,ADBPPZ,ADB, the real service's; -brand BANK: the document's)")
 	return func() (paygate.WebhookValidator, error) {
-		v, err := paygate.NewWebhookValidator(zakat.ParseAgencies(envOr(*list, paygate.EnvWebhookAgencies))...)
+		from, codes := "-agencies or "+paygate.EnvWebhookAgencies, zakat.ParseAgencies(envOr(*list, paygate.EnvWebhookAgencies))
+		if *brand != "" {
+			if *list != "" {
+				return paygate.WebhookValidator{}, errors.New("give -agencies or -brand, not both")
+			}
+			from, codes = "-brand", zakat.BrandAgencies(*brand)
+		}
+		v, err := paygate.NewWebhookValidator(codes...)
 		if err != nil {
-			return v, fmt.Errorf("-agencies or %s: %w", paygate.EnvWebhookAgencies, err)
+			return v, fmt.Errorf("%s: %w", from, err)
 		}
 		return v, nil
 	}
@@ -45,7 +54,7 @@ func agenciesFlag(fs *flag.FlagSet) func() (paygate.WebhookValidator, error) {
 // then indented on its own line (pointer, rule, value). FILE "-" is
 // standard input.
 func runWebhookValidate(e env, args []string) int {
-	fs := newFlags(e, "webhook validate", "[-agencies LIST] FILE...", "Checks each webhook batch (docs/protocol.md B1-B3) and prints FILE: ok or FILE: N problems.\nExit status: 0 all valid, 1 any invalid, 2 usage or I/O error. FILE - reads standard input.")
+	fs := newFlags(e, "webhook validate", "[-agencies LIST | -brand NAME] FILE...", "Checks each webhook batch (docs/protocol.md B1-B3) and prints FILE: ok or FILE: N problems.\nExit status: 0 all valid, 1 any invalid, 2 usage or I/O error. FILE - reads standard input.")
 	agencies := agenciesFlag(fs)
 	if st, ok := parse(fs, args); !ok {
 		return st
@@ -135,7 +144,7 @@ func readInput(e env, name string) ([]byte, error) {
 // sent, and do not hold back the rest, unless -all-or-nothing. Then it
 // prints what became of each orderno.
 func runWebhookSend(e env, args []string) int {
-	fs := newFlags(e, "webhook send", "[-batch N] [-all-or-nothing] [-webhook-url URL] [-agencies LIST] FILE",
+	fs := newFlags(e, "webhook send", "[-batch N] [-all-or-nothing] [-webhook-url URL] [-agencies LIST | -brand NAME] FILE",
 		"Validates a webhook batch and posts its valid transactions (docs/protocol.md endpoint 7) with $PAYGATE_WEBHOOK_PASSWORD, listing the invalid ones, which are not sent.\n"+
 			"Exit status: 0 every transaction accepted; 1 any transaction invalid, rejected or unconfirmed, or the file not sent; 2 usage, configuration or I/O error. FILE - reads standard input (at most 16 MiB).")
 	batchSize := fs.Int("batch", paygate.DefaultBatchSize, "transactions per request")

@@ -36,7 +36,8 @@ func TestWebhookCommandsWithAgencies(t *testing.T) {
 	file := adbBatch(t)
 	code, out, _ := runCLI(t, "", "webhook", "validate", file)
 	require.Equal(t, exitInvalid, code)
-	require.Contains(t, out, "must be one of BANKLZS, BANKPPZ, BANK")
+	require.Contains(t, out, "must be one of BANKLZS, BANKPPZ, BANK (the document's placeholders, the default; the real service's are ADBLZS, ADBPPZ, ADB;")
+	require.Contains(t, out, "PAYGATE_WEBHOOK_AGENCIES or the CLI's -agencies)", "the refusal says how to change the set")
 	code, out, errOut := runCLI(t, "", "webhook", "validate", "-agencies", "ADBLZS,ADBPPZ,ADB", file)
 	require.Equal(t, exitOK, code, errOut)
 	require.Equal(t, file+": ok\n", out)
@@ -97,4 +98,35 @@ func TestSandboxCommandWebhookBrand(t *testing.T) {
 	code, _, errOut2 := runCLI(t, "", "sandbox", "-agencies", "A B")
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut2, "agency")
+}
+
+// -brand NAME is a brand's three codes (zakat.BrandAgencies), instead of
+// -agencies, and overrides PAYGATE_WEBHOOK_AGENCIES as -agencies does.
+func TestWebhookBrandFlag(t *testing.T) {
+	file := adbBatch(t)
+	tests := []struct {
+		name     string
+		env      string
+		args     []string
+		code     int
+		out, err string
+	}{
+		{name: "ADB", args: []string{"-brand", "ADB"}, code: exitOK, out: file + ": ok\n"},
+		{name: "ADB over the variable", env: "BANKLZS,BANKPPZ,BANK", args: []string{"-brand", "ADB"}, code: exitOK, out: file + ": ok\n"},
+		{name: "BANK", args: []string{"-brand", "BANK"}, code: exitInvalid, out: "must be one of BANKLZS, BANKPPZ, BANK (the codes in force;"},
+		{name: "another brand", args: []string{"-brand", "XYZ"}, code: exitInvalid, out: "must be one of XYZLZS, XYZPPZ, XYZ (the codes in force;"},
+		{name: "both", args: []string{"-brand", "ADB", "-agencies", "ADB"}, code: exitUsage, err: "give -agencies or -brand, not both"},
+		{name: "bad brand", args: []string{"-brand", "A B"}, code: exitUsage, err: `-brand: webhook agency "A BLZS"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(paygate.EnvWebhookAgencies, tt.env)
+			code, out, errOut := runCLI(t, "", append(append([]string{"webhook", "validate"}, tt.args...), file)...)
+			require.Equal(t, tt.code, code, errOut)
+			require.Contains(t, out, tt.out)
+			require.Contains(t, errOut, tt.err)
+		})
+	}
+	_, _, help := runCLI(t, "", "webhook", "send", "-h")
+	require.Contains(t, help, "-brand ADB: ADBLZS,ADBPPZ,ADB, the real service's")
 }
