@@ -267,6 +267,19 @@ func (cb *Callback) Consistent() bool {
 	return cb.Status != StatusSuccess || !cb.FPX.HasDebitAuthCode || cb.FPX.DebitAuthCode == "00"
 }
 
+// CreatedRefNo is the reference the order was created with, which the
+// gateway's lookups take (Client.LookupOrderByRefNo, CallbackHandler.
+// Reconcile, paygate lookup): RefNo, then "~" and ExtraData when the order
+// had extra data (docs/protocol.md A1 convention). Keep it beside the
+// order to reconcile it later; RefNo alone finds only an order created
+// without extra data.
+func (cb *Callback) CreatedRefNo() string {
+	if cb.ExtraData == "" {
+		return cb.RefNo
+	}
+	return cb.RefNo + "~" + cb.ExtraData
+}
+
 // String describes the callback without its form: status, references, amount.
 func (cb *Callback) String() string {
 	return fmt.Sprintf("callback %s refNo=%q orderNo=%q amount=%s verified=%t", cb.Status, cb.RefNo, cb.OrderNo, cb.Amount, cb.Verified)

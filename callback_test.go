@@ -209,3 +209,23 @@ func TestCallbackHandlerFulfilsSeveralTildes(t *testing.T) {
 		})
 	}
 }
+
+// CreatedRefNo joins the base reference and the extra data back into the
+// reference the order was created with, whichever way the callback
+// carried it.
+func TestCallbackCreatedRefNo(t *testing.T) {
+	for _, tc := range []struct {
+		fields url.Values
+		want   string
+	}{
+		{url.Values{"refNo": {"INV-5~c5"}}, "INV-5~c5"},
+		{url.Values{"refNo": {"INV-5"}, "extraData": {"c5"}}, "INV-5~c5"},
+		{url.Values{"refNo": {"INV-5"}}, "INV-5"},
+		{url.Values{"refNo": {"INV-5~a~b"}}, "INV-5~a~b"},
+	} {
+		tc.fields.Set("status", "success")
+		cb, err := ParseCallback(tc.fields)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, cb.CreatedRefNo(), "%v", tc.fields)
+	}
+}

@@ -311,7 +311,7 @@ func (c *Client) lookup(ctx context.Context, param, ref string) (*OrderRecord, e
 	resp, err := c.reportGET(ctx, c.endpoints.FPXRequest, url.Values{param: {ref}})
 	var apiErr *APIError
 	if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound {
-		return nil, fmt.Errorf("%w: %s %q", ErrOrderNotFound, param, ref)
+		return nil, notFound(param, ref)
 	}
 	if err != nil {
 		return nil, err
@@ -328,9 +328,19 @@ func (c *Client) lookup(ctx context.Context, param, ref string) (*OrderRecord, e
 	}
 	switch string(bytes.TrimSpace(a.FPXRequest)) {
 	case "", "null", "{}", "[]":
-		return nil, fmt.Errorf("%w: %s %q", ErrOrderNotFound, param, ref)
+		return nil, notFound(param, ref)
 	}
 	return &OrderRecord{Raw: a.FPXRequest}, nil
+}
+
+// notFound is the ErrOrderNotFound of a lookup by param. A refno without
+// "~" may be a callback's base reference of an order created with extra
+// data, which the gateway knows only whole: the error says what to pass.
+func notFound(param, ref string) error {
+	if param == "refno" && !strings.Contains(ref, "~") {
+		return fmt.Errorf("%w: refno %q (the gateway knows an order by the reference it was created with, refNo~extraData when it had extra data: pass Callback.CreatedRefNo, not Callback.RefNo)", ErrOrderNotFound, ref)
+	}
+	return fmt.Errorf("%w: %s %q", ErrOrderNotFound, param, ref)
 }
 
 // reportGET sends a GET to the reports host with the right credential:

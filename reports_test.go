@@ -323,3 +323,27 @@ func TestAnswerValuesQuotedCut(t *testing.T) {
 		})
 	}
 }
+
+// A refno lookup that finds nothing says what to pass when the reference
+// has no "~": the gateway knows an order by the reference it was created
+// with, which a callback's base RefNo is not when the order had extra data.
+func TestLookupByRefNoNotFoundSaysWhatToPass(t *testing.T) {
+	for _, tc := range []struct {
+		ref, body string
+		hint      bool
+	}{
+		{ref: "INV-5", body: `{"status":"OK","fpxrequest":null}`, hint: true},
+		{ref: "INV-5~c5", body: `{"status":"OK","fpxrequest":null}`, hint: false},
+	} {
+		f := newTestClient(t, WithAuthToken(testAuthToken))
+		f.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/fpxrequest", httpmock.NewStringResponder(200, tc.body))
+		_, err := f.c.LookupOrderByRefNo(context.Background(), tc.ref)
+		require.ErrorIs(t, err, ErrOrderNotFound)
+		require.Equal(t, tc.hint, strings.Contains(err.Error(), "pass Callback.CreatedRefNo"), "%s: %v", tc.ref, err)
+	}
+	f := newTestClient(t, WithAuthToken(testAuthToken))
+	f.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/fpxrequest", httpmock.NewStringResponder(404, `{}`))
+	_, err := f.c.LookupOrder(context.Background(), "INV-5")
+	require.ErrorIs(t, err, ErrOrderNotFound)
+	require.NotContains(t, err.Error(), "CreatedRefNo", "fpx_seller_order_no is not the created refno")
+}
