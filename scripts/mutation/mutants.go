@@ -154,7 +154,7 @@ var mutants = []mutant{
 
 	// The sender's report and the transport's retry rules.
 	{"sender-continues-after-401", false, "webhook_sender.go",
-		"if ctx.Err() != nil || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrRedirect) {", "if ctx.Err() != nil || errors.Is(err, ErrRedirect) {", root},
+		"return ctx.Err() != nil || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrRedirect) || tlsFailure(err)", "return ctx.Err() != nil || errors.Is(err, ErrRedirect) || tlsFailure(err)", root},
 	{"5xx-outcome-known", false, "transport.go",
 		"return apiErr.StatusCode >= 500", "return false", root},
 	{"signed-post-retried-after-reset", false, "transport.go",
