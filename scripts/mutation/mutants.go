@@ -159,6 +159,12 @@ var mutants = []mutant{
 		"return apiErr.StatusCode >= 500", "return false", root},
 	{"signed-post-retried-after-reset", false, "transport.go",
 		"return notSent(err)\n}", "return true\n}", root},
+	{"tls-handshake-retried", false, "transport.go",
+		"return status == 0 && !tlsFailure(err) || status", "return status == 0 || status", root},
+	{"no-answer-counts-as-reached", false, "transport.go",
+		"e.reached = e.reached || !notSent(err)", "e.reached = true", root},
+	{"outcomes-ignore-not-sent", false, "webhook_report.go",
+		"TxNotSent: &r.NotSent}", "TxNotSent: &r.Unconfirmed}", root},
 
 	// Paging.
 	{"max-pages-ignored", false, "paging.go",
