@@ -233,3 +233,34 @@ func TestRedirectLocationScrubbed(t *testing.T) {
 		})
 	}
 }
+
+// A Retry-After past MaxDelay ends the retries and the error says what the
+// service asked for, with the value, not only its status: no wait is made
+// (the recorded sleeps stay empty).
+func TestClientRetryAfterBeyondMaxDelay(t *testing.T) {
+	for _, tc := range []struct {
+		header, want string
+	}{
+		{header: "31536000", want: "the service asked to retry after 8760h0m0s (Retry-After), longer than the longest wait allowed (RetryPolicy.MaxDelay 5s)"},
+		{header: "6", want: "retry after 6s (Retry-After)"},
+	} {
+		t.Run(tc.header, func(t *testing.T) {
+			f := newTestClient(t, WithRetry(RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Second}))
+			var waits []time.Duration
+			f.c.transport.sleep = func(ctx context.Context, d time.Duration) error {
+				waits = append(waits, d)
+				return ctx.Err()
+			}
+			f.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/payment", func(*http.Request) (*http.Response, error) {
+				resp := httpmock.NewStringResponse(503, "")
+				resp.Header.Set("Retry-After", tc.header)
+				return resp, nil
+			})
+			_, err := f.c.PaymentReportPage(context.Background(), ReportQuery{}, 0)
+			require.ErrorContains(t, err, "HTTP 503")
+			require.ErrorContains(t, err, tc.want)
+			require.Empty(t, waits)
+			require.Equal(t, 1, f.mt.GetTotalCallCount())
+		})
+	}
+}

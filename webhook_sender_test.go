@@ -693,10 +693,9 @@ func TestWebhookSenderDeadline(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		server func(t *testing.T) (string, *http.Client)
-		reason string
 	}{
-		{name: "stalled answer", server: stall, reason: "before an answer proved the outcome"},
-		{name: "Retry-After wait", server: retryLater, reason: "before an answer proved the outcome"},
+		{name: "stalled answer", server: stall},
+		{name: "Retry-After wait", server: retryLater},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url, client := tc.server(t)
@@ -708,7 +707,7 @@ func TestWebhookSenderDeadline(t *testing.T) {
 			require.ErrorContains(t, err, "send incomplete: 0 of 3 transactions accepted, 0 rejected, 1 unconfirmed, 2 not sent")
 			require.Equal(t, []string{"ORD-000000"}, report.Unconfirmed)
 			require.Equal(t, []string{"ORD-000001", "ORD-000002"}, report.NotSent)
-			require.ErrorContains(t, report.Requests[0].Err, "the send's deadline (50ms, WithSendTimeout) passed "+tc.reason)
+			require.ErrorContains(t, report.Requests[0].Err, "unconfirmed: the send's deadline (50ms, WithSendTimeout) passed before an answer proved the outcome")
 			require.ErrorContains(t, report.Requests[2].Err, "the send stopped before this request: paygate: the send's deadline passed (50ms, WithSendTimeout)")
 			require.Zero(t, report.Requests[2].Attempts)
 			require.NotContains(t, err.Error(), testPassword)
