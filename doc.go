@@ -27,7 +27,7 @@
 // A partner bank posts zakat transactions:
 //
 //	sender, err := paygate.NewWebhookSenderFromEnv() // PAYGATE_WEBHOOK_URL, PAYGATE_WEBHOOK_PASSWORD
-//	report, err := sender.Send(ctx, txs)             // Accepted, Rejected, Unconfirmed, Invalid
+//	report, err := sender.Send(ctx, txs)             // report.Outcomes(): each tx's status; err: a *SendError
 //
 // The values a transaction's agency, zakat_state and zakat_type take are
 // in package zakat (zakat.AgencyADBLZS, zakat.Selangor, zakat.ZakatFitrah).

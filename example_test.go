@@ -119,6 +119,46 @@ func ExampleWebhookSender_Send() {
 	// [A1] <nil>
 }
 
+// What became of each transaction, by its index in the slice given to
+// Send: the report is never nil, and the error, a *SendError, carries the
+// same report and says only that the send was incomplete.
+func ExampleSendReport_Outcomes() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		batch, _ := paygate.ValidateBatchJSON(body)
+		if batch.Transactions[0].OrderNo == "A2" {
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			_, _ = io.WriteString(w, "unknown zakat_name")
+		}
+	}))
+	defer srv.Close()
+
+	sender, err := paygate.NewWebhookSender(srv.URL, "demo-password", paygate.WithBatchSize(1))
+	if err != nil {
+		panic(err)
+	}
+	tx := paygate.Transaction{
+		Agency: zakat.AgencyLZS, Amount: 2500, Name: "Ali", Email: "ali@example.com",
+		Time:   time.Date(2026, 11, 22, 10, 30, 0, 0, time.FixedZone("MYT", 8*3600)),
+		Status: paygate.StatusSuccess,
+	}
+	txs := []paygate.Transaction{tx, tx, tx}
+	txs[0].OrderNo, txs[1].OrderNo, txs[2].OrderNo = "A1", "A2", "A3"
+	txs[2].Amount = -1 // invalid: never sent
+
+	report, err := sender.Send(context.Background(), txs)
+	for _, o := range report.Outcomes() {
+		fmt.Println(o.Index, o.OrderNo, o.Status, "safe to resend:", o.Status.SafeToResend())
+	}
+	var se *paygate.SendError
+	fmt.Println(errors.As(err, &se) && se.Report == report)
+	// Output:
+	// 0 A1 accepted safe to resend: false
+	// 1 A2 rejected safe to resend: false
+	// 2 A3 invalid safe to resend: false
+	// true
+}
+
 // The bank webhook page's endpoint and agency codes: the URL's path is
 // used as given, and the validator, the sender and the schema share the
 // codes.

@@ -2,6 +2,8 @@ package paygate
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -65,36 +67,33 @@ type exchange struct {
 
 // do runs attempts until one succeeds, one fails in a way x.retryable does
 // not retry, the retry policy is exhausted, or ctx is done. A non-success
-// answer is an *APIError; a transport error is returned wrapped; after
-// several attempts the error says how many.
+// answer is an *APIError; a transport error is returned wrapped; the error
+// of a failed exchange is an *attemptsError (how many attempts, whether
+// any may have reached the service, a Retry-After not waited for).
 func (t *transport) do(ctx context.Context, x exchange) (*response, error) {
-	var lastErr error
-	earlierUnknown := false // an attempt before the last may have been acted on
-	fail := func(n int, err error) error {
-		return &attemptsError{attempts: n, earlierUnknown: earlierUnknown, err: err}
-	}
+	st := &attemptsError{}
 	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
-			return nil, fail(n-1, errors.Join(err, lastErr))
+			return nil, st.end(n-1, err)
 		}
 		resp, wait, err := t.once(ctx, x, n)
 		if err == nil {
 			return resp, nil
 		}
-		earlierUnknown = earlierUnknown || lastErr != nil && outcomeUnknown(lastErr)
-		lastErr = err
+		st.record(err)
 		if ctx.Err() != nil {
-			return nil, fail(n, errors.Join(ctx.Err(), lastErr))
+			return nil, st.end(n, ctx.Err())
 		}
 		if !x.retryable(answerStatus(err), err) {
-			return nil, fail(n, lastErr)
+			return nil, st.end(n, nil)
 		}
 		d, ok := t.retry.wait(n, wait)
 		if !ok {
-			return nil, fail(n, lastErr)
+			st.refuseWait(wait, t.retry.MaxDelay)
+			return nil, st.end(n, nil)
 		}
 		if err := t.sleep(ctx, d); err != nil {
-			return nil, fail(n, errors.Join(err, lastErr))
+			return nil, st.end(n, err)
 		}
 	}
 }
@@ -243,51 +242,112 @@ func discardLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1}))
 }
 
-// attemptsError says how many attempts a failed exchange took; it unwraps to
-// the last attempt's error.
+// attemptsError is the error of a failed exchange: how many attempts it
+// took, what they prove, and the last attempt's error, to which it
+// unwraps.
 type attemptsError struct {
 	attempts int
 	// earlierUnknown: an attempt before the last one may have been acted on
 	// (outcomeUnknown), so the last answer cannot prove a rejection.
 	earlierUnknown bool
-	err            error
+	// reached: some attempt got an answer or may have reached the service
+	// (not notSent); false when nothing was sent.
+	reached bool
+	// retryAfter is the service's Retry-After that exceeded maxDelay, the
+	// policy's longest wait, and so ended the retries; 0 otherwise.
+	retryAfter, maxDelay time.Duration
+	// last is the last attempt's error; err is what Unwrap returns: last,
+	// joined with what ended the exchange (the context's end) if anything.
+	last, err error
 }
 
-// Error names the attempt count when there was more than one.
-func (e *attemptsError) Error() string {
-	if e.attempts <= 1 {
-		return e.err.Error()
+// record notes a failed attempt's error.
+func (e *attemptsError) record(err error) {
+	e.earlierUnknown = e.earlierUnknown || e.last != nil && outcomeUnknown(e.last)
+	e.reached = e.reached || !notSent(err)
+	e.last = err
+}
+
+// refuseWait notes a Retry-After longer than maxDelay, if wait is one.
+func (e *attemptsError) refuseWait(wait, maxDelay time.Duration) {
+	if wait > maxDelay {
+		e.retryAfter, e.maxDelay = wait, maxDelay
 	}
-	return fmt.Sprintf("%v (after %d attempts)", e.err, e.attempts)
 }
 
-// Unwrap returns the last attempt's error.
+// end closes the exchange after n attempts; cause, if not nil, is what
+// ended it besides the last error (the context's end).
+func (e *attemptsError) end(n int, cause error) error {
+	e.attempts, e.err = n, e.last
+	if cause != nil {
+		e.err = errors.Join(cause, e.last)
+	}
+	return e
+}
+
+// Error names the attempt count when there was more than one, and a
+// Retry-After that was not waited for, with its value.
+func (e *attemptsError) Error() string {
+	msg := e.err.Error()
+	if e.attempts > 1 {
+		msg = fmt.Sprintf("%s (after %d attempts)", msg, e.attempts)
+	}
+	if e.retryAfter > 0 {
+		msg += fmt.Sprintf("; the service asked to retry after %v (Retry-After), longer than the longest wait allowed (RetryPolicy.MaxDelay %v)", e.retryAfter, e.maxDelay)
+	}
+	return msg
+}
+
+// Unwrap returns the last attempt's error (joined with the context's end
+// when that ended the exchange).
 func (e *attemptsError) Unwrap() error { return e.err }
 
 // retryTransient retries transport errors, 429 and 5xx: the rule for requests
 // that are safe to repeat (GETs, and webhook batches, whose orderno is unique).
-func retryTransient(status int, _ error) bool {
-	return status == 0 || status == http.StatusTooManyRequests || status >= 500
+// A TLS failure (tlsFailure) is not retried: a certificate the client does
+// not trust, or a handshake the server refuses, fails the same way again.
+func retryTransient(status int, err error) bool {
+	return status == 0 && !tlsFailure(err) || status == http.StatusTooManyRequests || status >= 500
 }
 
 // retrySignedPost retries a signed POST only when it provably did not reach
 // the service (the connection was never made) or the service said 429 or 503
 // (it did not act on it). A reset or timeout after sending may have created
-// the order, so it is not repeated.
+// the order, so it is not repeated; nor is a failed TLS handshake, which
+// fails the same way again.
 func retrySignedPost(status int, err error) bool {
 	if status != 0 {
 		return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
+	}
+	if tlsFailure(err) {
+		return false
 	}
 	return notSent(err)
 }
 
 // notSent reports whether a transport error happened before any byte of the
-// request could reach the server: a failed dial or name lookup.
+// request could reach the server: a failed dial or name lookup, or a
+// failed TLS handshake (tlsFailure), after which no byte of the request
+// is written.
 func notSent(err error) bool {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
 		return true
 	}
 	var dns *net.DNSError
-	return errors.As(err, &dns)
+	return errors.As(err, &dns) || tlsFailure(err)
+}
+
+// tlsFailure reports whether a transport error is a failed TLS handshake:
+// a certificate the client does not trust or that does not name the host,
+// an alert from the server, or an answer that is not TLS at all.
+func tlsFailure(err error) bool {
+	var verify *tls.CertificateVerificationError
+	var authority x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var alert tls.AlertError
+	var header tls.RecordHeaderError
+	return errors.As(err, &verify) || errors.As(err, &authority) || errors.As(err, &host) ||
+		errors.As(err, &invalid) || errors.As(err, &alert) || errors.As(err, &header)
 }

@@ -2,6 +2,8 @@ package paygate
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +29,7 @@ func TestRetryRules(t *testing.T) {
 		status                int
 		err                   error
 		transient, signedPost bool
+		handshake             bool // a failed TLS handshake: nothing sent
 	}{
 		{name: "refused connection", err: dialError(), transient: true, signedPost: true},
 		{name: "name lookup failed", err: fmt.Errorf("lookup: %w", &net.DNSError{Err: "no such host", Name: "reports.example"}), transient: true, signedPost: true},
@@ -38,14 +41,29 @@ func TestRetryRules(t *testing.T) {
 		{name: "400", status: 400, err: &APIError{StatusCode: 400}, transient: false, signedPost: false},
 		{name: "401", status: 401, err: &APIError{StatusCode: 401}, transient: false, signedPost: false},
 		{name: "302", status: 302, err: &APIError{StatusCode: 302}, transient: false, signedPost: false},
+		// A failed TLS handshake sent nothing and fails the same way again.
+		{name: "untrusted certificate", err: tlsError(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), transient: false, signedPost: false, handshake: true},
+		{name: "certificate for another host", err: tlsError(x509.HostnameError{Host: "bank.example"}), transient: false, signedPost: false, handshake: true},
+		{name: "expired certificate", err: tlsError(x509.CertificateInvalidError{Reason: x509.Expired}), transient: false, signedPost: false, handshake: true},
+		{name: "handshake refused", err: tlsError(tls.AlertError(40)), transient: false, signedPost: false, handshake: true},
+		{name: "not TLS", err: tlsError(tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}), transient: false, signedPost: false, handshake: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			require.Equal(t, tt.status, answerStatus(tt.err), "answerStatus")
 			require.Equal(t, tt.transient, retryTransient(answerStatus(tt.err), tt.err), "retryTransient")
 			require.Equal(t, tt.signedPost, retrySignedPost(answerStatus(tt.err), tt.err), "retrySignedPost")
+			require.Equal(t, tt.handshake, tlsFailure(tt.err), "tlsFailure")
+			if tt.handshake {
+				require.True(t, notSent(tt.err), "a failed handshake sent nothing")
+			}
 		})
 	}
+}
+
+// tlsError is a failed handshake as http.Client.Do returns it.
+func tlsError(err error) error {
+	return &url.Error{Op: "Post", URL: "https://bank.example/api/bank/webhook", Err: err}
 }
 
 // dialError is what a refused connection looks like: nothing was sent.
@@ -212,6 +230,37 @@ func TestRedirectLocationScrubbed(t *testing.T) {
 				require.NotContains(t, strings.ToLower(txt), strings.ToLower(testPassword))
 			}
 			require.Contains(t, err.Error(), "elsewhere.example", "the redirect still names where it pointed")
+		})
+	}
+}
+
+// A Retry-After past MaxDelay ends the retries and the error says what the
+// service asked for, with the value, not only its status: no wait is made
+// (the recorded sleeps stay empty).
+func TestClientRetryAfterBeyondMaxDelay(t *testing.T) {
+	for _, tc := range []struct {
+		header, want string
+	}{
+		{header: "31536000", want: "the service asked to retry after 8760h0m0s (Retry-After), longer than the longest wait allowed (RetryPolicy.MaxDelay 5s)"},
+		{header: "6", want: "retry after 6s (Retry-After)"},
+	} {
+		t.Run(tc.header, func(t *testing.T) {
+			f := newTestClient(t, WithRetry(RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Second}))
+			var waits []time.Duration
+			f.c.transport.sleep = func(ctx context.Context, d time.Duration) error {
+				waits = append(waits, d)
+				return ctx.Err()
+			}
+			f.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/payment", func(*http.Request) (*http.Response, error) {
+				resp := httpmock.NewStringResponse(503, "")
+				resp.Header.Set("Retry-After", tc.header)
+				return resp, nil
+			})
+			_, err := f.c.PaymentReportPage(context.Background(), ReportQuery{}, 0)
+			require.ErrorContains(t, err, "HTTP 503")
+			require.ErrorContains(t, err, tc.want)
+			require.Empty(t, waits)
+			require.Equal(t, 1, f.mt.GetTotalCallCount())
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/paygate-go/paygate/zakat"
 )
@@ -27,6 +28,8 @@ type WebhookSender struct {
 	batchSize int
 	rules     WebhookValidator
 	transport transport
+	// sendTimeout bounds one Send (WithSendTimeout).
+	sendTimeout time.Duration
 }
 
 // SenderOption configures a WebhookSender. The options it shares with a
@@ -61,6 +64,29 @@ func WithBatchSize(n int) SenderOption {
 	})
 }
 
+// DefaultSendTimeout bounds one Send unless WithSendTimeout says
+// otherwise. It lets one request use every attempt of the default retry
+// policy (4 attempts of at most 30 s with 3 waits of at most 30 s: 3.5
+// minutes) and ends a send to a bank that stalls within minutes, where a
+// scheduled job or an operator notices. A feed of many requests that needs
+// longer sets WithSendTimeout (or sends in parts).
+const DefaultSendTimeout = 5 * time.Minute
+
+// WithSendTimeout bounds one Send, all its requests, attempts and waits
+// included (default DefaultSendTimeout; d > 0). When it passes, the request
+// under way is TxUnconfirmed (or TxNotSent if nothing of it reached the
+// service) and the requests not yet made are TxNotSent: safe to send again.
+// The context given to Send can end it sooner.
+func WithSendTimeout(d time.Duration) SenderOption {
+	return senderOption(func(s *WebhookSender) error {
+		if d <= 0 {
+			return fmt.Errorf("paygate: WithSendTimeout: %v, want > 0", d)
+		}
+		s.sendTimeout = d
+		return nil
+	})
+}
+
 // WithWebhookValidator makes Send check transactions with v, so that its
 // agency codes (zakat.ADBAgencies for the bank webhook page's ADBLZS,
 // ADBPPZ, ADB) are the ones accepted (docs/assumptions.md A-webhook-brand).
@@ -90,10 +116,11 @@ func NewWebhookSender(webhookURL, password string, opts ...SenderOption) (*Webho
 		return nil, err
 	}
 	s := &WebhookSender{
-		endpoint:  endpoint,
-		password:  newSecret(password),
-		batchSize: DefaultBatchSize,
-		transport: defaultTransport(),
+		endpoint:    endpoint,
+		password:    newSecret(password),
+		batchSize:   DefaultBatchSize,
+		transport:   defaultTransport(),
+		sendTimeout: DefaultSendTimeout,
 	}
 	for _, o := range opts {
 		if o == nil {
@@ -157,107 +184,78 @@ func NewWebhookSenderFromEnv(opts ...SenderOption) (*WebhookSender, error) {
 	return NewWebhookSender(u, pw, opts...)
 }
 
-// SendReport says what became of every transaction of a Send, by orderno,
-// so that nothing is silently lost. Every transaction given to Send is in
-// exactly one of Accepted, Rejected, Unconfirmed and Invalid.
-//
-// The lists follow what the service's answers prove, not what they suggest
-// (docs/assumptions.md A-webhook-answers): once an attempt's outcome is
-// unknown (a lost answer, a timeout, a 5xx), a later 4xx cannot prove that
-// the batch was not stored, so its transactions are Unconfirmed, never
-// Rejected.
-type SendReport struct {
-	// Requests lists the requests in order, with the ordernos each carried.
-	Requests []RequestReport
-	// Accepted: in a request the service answered with 2xx.
-	Accepted []string
-	// Rejected: in a request the service refused with a 4xx (other than 409
-	// and 429) to which no earlier attempt's outcome was unknown: none of
-	// them was stored. Sending them again unchanged will not help.
-	Rejected []string
-	// Unconfirmed: stored or not, nothing proves which: retries exhausted,
-	// the context ended, a redirect, a 409 (the orderno may be stored
-	// already), a 4xx after an attempt whose outcome was unknown, or not
-	// sent after an earlier request stopped the send. RequestReport.Err says
-	// why. Safe to send again: orderno is unique, so the service does not
-	// store a transaction twice.
-	Unconfirmed []string
-	// Invalid lists the transactions that failed local validation; they
-	// were not sent. The others were.
-	Invalid []InvalidTransaction
-}
-
-// Attempts counts the HTTP requests Send made: every attempt of every
-// request, retries included.
-func (r *SendReport) Attempts() int {
-	n := 0
-	for _, rr := range r.Requests {
-		n += rr.Attempts
-	}
-	return n
-}
-
-// InvalidTransaction is a transaction Send did not send because it breaks a
-// rule of the webhook body (docs/protocol.md "Webhook transaction").
-type InvalidTransaction struct {
-	// Index is the transaction's position in the slice given to Send.
-	Index int
-	// OrderNo is the transaction's orderno (possibly empty).
-	OrderNo string
-	// Problems are the transaction's problems, by JSON pointer
-	// (/transactions/<Index>/...).
-	Problems []FieldError
-}
-
-// RequestReport is the outcome of one webhook request.
-type RequestReport struct {
-	// OrderNos are the transactions the request carried.
-	OrderNos []string
-	// StatusCode is the last status seen; 0 if none.
-	StatusCode int
-	// Attempts counts the attempts made; 0 when the request was never sent.
-	Attempts int
-	// Err is nil when accepted; otherwise what happened and, for
-	// Unconfirmed transactions, why nothing proves their fate.
-	Err error
-}
-
 // Send checks every transaction (the rules of ValidateTransactions, with the
-// agency codes of WithWebhookValidator), then
-// posts the valid ones in requests of the batch size, each retried on 429,
-// 5xx and network errors with backoff and Retry-After (safe: orderno is
-// unique). Invalid transactions are listed in SendReport.Invalid with their
-// problems and not sent; they do not hold back the rest. A 401/403
-// (errors.Is ErrUnauthorized) or a redirect (ErrRedirect, never followed:
-// the password would go with it) stops the send, since every later request
-// would meet the same; so does the end of ctx. The report is always
-// returned; the error joins the validation error and every request's error.
+// agency codes of WithWebhookValidator), then posts the valid ones in
+// requests of the batch size, each retried on 429, 5xx and network errors
+// with backoff and Retry-After (safe: orderno is unique). Invalid
+// transactions are listed in SendReport.Invalid with their problems and not
+// sent; they do not hold back the rest.
+//
+// The send stops, and the requests not yet made are TxNotSent, when every
+// later request would fail the same way or time is up: a 401/403 (errors.Is
+// ErrUnauthorized), a redirect (ErrRedirect, never followed: the password
+// would go with it), a failed TLS handshake (not retried either: nothing
+// was sent, and a certificate the client does not trust stays untrusted),
+// the end of ctx, or the deadline of WithSendTimeout (DefaultSendTimeout
+// unless set), which bounds the whole Send however slowly the bank answers.
+//
+// The report is never nil and says what became of every transaction
+// (SendReport.Outcomes). The error is nil when every transaction was
+// accepted, and otherwise a *SendError, which says only that the send is
+// incomplete (with the counts and the first problem) and carries the same
+// report: on an error, read the report rather than discard it.
 func (s *WebhookSender) Send(ctx context.Context, txs []Transaction) (*SendReport, error) {
-	report := &SendReport{}
-	var errs []error
-	valid := txs
+	ctx, cancel := context.WithTimeoutCause(ctx, s.sendTimeout, &deadlineError{d: s.sendTimeout})
+	defer cancel()
+	report := &SendReport{total: len(txs)}
+	var causes []error
+	valid, idx := validTransactions(txs, nil)
 	if byTx, err := checkTyped(txs, s.rules); err != nil {
 		report.Invalid = invalidTransactions(txs, byTx)
-		errs = append(errs, fmt.Errorf("%d of %d transactions not sent: %w", len(report.Invalid), len(txs), err))
-		valid = validTransactions(txs, report.Invalid)
+		causes = append(causes, fmt.Errorf("%d of %d transactions invalid, not sent: %w", len(report.Invalid), len(txs), err))
+		valid, idx = validTransactions(txs, report.Invalid)
 	}
 	var stopped error
 	for start := 0; start < len(valid); start += s.batchSize {
-		chunk := valid[start:min(start+s.batchSize, len(valid))]
+		end := min(start+s.batchSize, len(valid))
+		chunk := batchPart{txs: valid[start:end], idx: idx[start:end]}
 		if stopped != nil {
-			report.notSent(chunk, stopped)
+			report.file(notSentAfter(chunk, stopped))
 			continue
 		}
-		rr, err := s.sendChunk(ctx, chunk, report)
+		rr, err := s.sendChunk(ctx, chunk)
+		report.file(rr)
 		if err == nil {
 			continue
 		}
-		if ctx.Err() != nil || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrRedirect) {
-			stopped = err
+		if stopsTheSend(ctx, err) {
+			stopped = stopCause(ctx, err)
 		}
-		errs = append(errs, fmt.Errorf("request %d (%d transactions from orderno %q): %w", len(report.Requests)-1, len(chunk), rr.OrderNos[0], rr.Err))
+		causes = append(causes, fmt.Errorf("request %d (%d transactions from orderno %q): %w", len(report.Requests)-1, len(chunk.txs), rr.OrderNos[0], rr.Err))
 	}
-	return report, errors.Join(errs...)
+	return report, sendError(report, causes)
+}
+
+// batchPart is the transactions of one request and their positions in the
+// slice given to Send.
+type batchPart struct {
+	txs []Transaction
+	idx []int
+}
+
+// stopsTheSend reports whether a request's failure would be every later
+// request's too, or time is up.
+func stopsTheSend(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrRedirect) || tlsFailure(err)
+}
+
+// stopCause is why the send stopped: the context's cause (the
+// WithSendTimeout deadline, or the caller's) when it ended, else err.
+func stopCause(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return err
 }
 
 // orderNos lists the ordernos of a request's transactions.
@@ -269,60 +267,107 @@ func orderNos(chunk []Transaction) []string {
 	return nos
 }
 
-// notSent files a request not sent because an earlier one stopped the send:
-// its transactions are Unconfirmed.
-func (r *SendReport) notSent(chunk []Transaction, stopped error) {
-	rr := RequestReport{OrderNos: orderNos(chunk), Err: fmt.Errorf("paygate: not sent: an earlier request stopped the send: %w", stopped)}
-	r.Unconfirmed = append(r.Unconfirmed, rr.OrderNos...)
-	r.Requests = append(r.Requests, rr)
+// notSentAfter is the report of a request not made because an earlier
+// one stopped the send: its transactions are TxNotSent.
+func notSentAfter(chunk batchPart, stopped error) RequestReport {
+	return RequestReport{OrderNos: orderNos(chunk.txs), Indexes: chunk.idx, Status: TxNotSent,
+		Err: fmt.Errorf("paygate: not sent: the send stopped before this request: %w", stopped)}
 }
 
-// sendChunk posts one request's transactions and files them and the
-// request in report; err is the request's error as the transport gave it.
-func (s *WebhookSender) sendChunk(ctx context.Context, chunk []Transaction, report *SendReport) (rr RequestReport, err error) {
-	rr.OrderNos = orderNos(chunk)
-	defer func() { report.Requests = append(report.Requests, rr) }()
-	resp, err := s.post(ctx, chunk)
+// sendChunk posts one request's transactions and returns its report; err
+// is the request's error as the transport gave it.
+func (s *WebhookSender) sendChunk(ctx context.Context, chunk batchPart) (rr RequestReport, err error) {
+	rr.OrderNos, rr.Indexes = orderNos(chunk.txs), chunk.idx
+	resp, err := s.post(ctx, chunk.txs)
 	if err == nil {
-		rr.StatusCode, rr.Attempts = resp.StatusCode, resp.Attempts
-		report.Accepted = append(report.Accepted, rr.OrderNos...)
+		rr.StatusCode, rr.Attempts, rr.Status = resp.StatusCode, resp.Attempts, TxAccepted
 		return rr, nil
 	}
-	rr.Attempts = attemptsOf(err)
 	var apiErr *APIError
 	if errors.As(err, &apiErr) {
 		rr.StatusCode = apiErr.StatusCode
 	}
+	var ae *attemptsError
+	if errors.As(err, &ae) {
+		rr.Attempts, rr.RetryAfter = ae.attempts, ae.retryAfter
+	}
 	rr.Err = err
-	if why := unconfirmedBecause(ctx, err); why != "" {
-		rr.Err = fmt.Errorf("unconfirmed: %s: %w", why, err)
-		report.Unconfirmed = append(report.Unconfirmed, rr.OrderNos...)
-	} else {
-		report.Rejected = append(report.Rejected, rr.OrderNos...)
+	status, why := classify(ctx, err)
+	rr.Status = status
+	if why != "" {
+		rr.Err = fmt.Errorf("%s: %s: %w", status, why, err)
 	}
 	return rr, err
 }
 
-// unconfirmedBecause says why a failed request's transactions may have been
-// stored after all, or "" when the service's answer proves they were not.
-func unconfirmedBecause(ctx context.Context, err error) string {
+// classify says what a failed request's error proves about its
+// transactions and, unless the service's answer proves they were not
+// stored (TxRejected), why.
+func classify(ctx context.Context, err error) (TxStatus, string) {
 	var apiErr *APIError
-	var ae *attemptsError
 	switch {
+	case !reachedService(err):
+		return TxNotSent, notSentBecause(ctx, err)
 	case ctx.Err() != nil:
-		return "the context ended before an answer proved the outcome"
+		return TxUnconfirmed, endedBy(ctx) + " before an answer proved the outcome"
 	case !errors.As(err, &apiErr):
-		return "no answer (the request may have reached the service)"
+		return TxUnconfirmed, "no answer (the request may have reached the service)"
 	case apiErr.StatusCode/100 == 3:
-		return "the service redirected the request, which was not followed"
+		return TxUnconfirmed, "the service redirected the request, which was not followed"
 	case apiErr.StatusCode == http.StatusTooManyRequests || apiErr.StatusCode >= 500:
-		return "retries exhausted on a temporary refusal or a server error"
-	case errors.As(err, &ae) && ae.earlierUnknown:
-		return fmt.Sprintf("an earlier attempt's outcome is unknown, so the later HTTP %d cannot prove the batch was not stored", apiErr.StatusCode)
+		return TxUnconfirmed, retriesEndedBecause(err)
+	case earlierUnknown(err):
+		return TxUnconfirmed, fmt.Sprintf("an earlier attempt's outcome is unknown, so the later HTTP %d cannot prove the batch was not stored", apiErr.StatusCode)
 	case apiErr.StatusCode == http.StatusConflict:
-		return "HTTP 409: the service may hold these ordernos already"
+		return TxUnconfirmed, "HTTP 409: the service may hold these ordernos already"
 	}
-	return ""
+	return TxRejected, ""
+}
+
+// reachedService reports whether any attempt of a failed request may have
+// reached the service (false also for an error before any attempt).
+func reachedService(err error) bool {
+	var ae *attemptsError
+	return errors.As(err, &ae) && ae.reached
+}
+
+// earlierUnknown reports whether an attempt before the last one of a
+// failed request may have been acted on.
+func earlierUnknown(err error) bool {
+	var ae *attemptsError
+	return errors.As(err, &ae) && ae.earlierUnknown
+}
+
+// retriesEndedBecause says why a request answered 429 or 5xx was not
+// retried again: a Retry-After past the policy's longest wait, with its
+// value, or the attempts used up.
+func retriesEndedBecause(err error) string {
+	var ae *attemptsError
+	if errors.As(err, &ae) && ae.retryAfter > 0 {
+		return fmt.Sprintf("the service asked to retry after %v (Retry-After), longer than the sender waits (RetryPolicy.MaxDelay %v)", ae.retryAfter, ae.maxDelay)
+	}
+	return "retries exhausted on a temporary refusal or a server error"
+}
+
+// notSentBecause says why nothing of a request reached the service.
+func notSentBecause(ctx context.Context, err error) string {
+	switch {
+	case tlsFailure(err):
+		return "the TLS handshake failed (a certificate not trusted or not for this host, or a handshake refused), so nothing was sent; not retried"
+	case ctx.Err() != nil:
+		return endedBy(ctx) + " before the request reached the service"
+	}
+	return "the connection could not be made, so nothing was sent"
+}
+
+// endedBy names what ended a Send's context: its WithSendTimeout deadline
+// or the caller's context.
+func endedBy(ctx context.Context) string {
+	var de *deadlineError
+	if errors.As(context.Cause(ctx), &de) {
+		return fmt.Sprintf("the send's deadline (%v, WithSendTimeout) passed", de.d)
+	}
+	return "the context ended"
 }
 
 // invalidTransactions lists the transactions with problems (checkTyped's),
@@ -335,27 +380,27 @@ func invalidTransactions(txs []Transaction, byTx []txProblems) []InvalidTransact
 	return out
 }
 
-// validTransactions is txs without the invalid ones (in index order).
-func validTransactions(txs []Transaction, invalid []InvalidTransaction) []Transaction {
+// validTransactions is txs without the invalid ones (in index order),
+// with the index in txs of each.
+func validTransactions(txs []Transaction, invalid []InvalidTransaction) ([]Transaction, []int) {
+	if len(invalid) == 0 {
+		idx := make([]int, len(txs))
+		for i := range idx {
+			idx[i] = i
+		}
+		return txs, idx
+	}
 	valid := make([]Transaction, 0, len(txs)-len(invalid))
+	idx := make([]int, 0, len(txs)-len(invalid))
 	next := 0
 	for i := range txs {
 		if next < len(invalid) && invalid[next].Index == i {
 			next++
 			continue
 		}
-		valid = append(valid, txs[i])
+		valid, idx = append(valid, txs[i]), append(idx, i)
 	}
-	return valid
-}
-
-// attemptsOf reads the attempt count from a transport error (1 if unknown).
-func attemptsOf(err error) int {
-	var ae *attemptsError
-	if errors.As(err, &ae) {
-		return ae.attempts
-	}
-	return 1
+	return valid, idx
 }
 
 // post sends one batch with retries. A 2xx is the answer whatever its body

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/paygate-go/paygate/internal/paths"
 	"io"
+	"log"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -158,6 +159,8 @@ func TestWebhookSenderRetryMatrix(t *testing.T) {
 		rejected  bool
 		wantIs    error
 		wantInErr string
+		// waitAsked: a Retry-After past MaxDelay, reported with its value
+		waitAsked time.Duration
 	}{
 		{name: "200", answers: []any{200}, attempts: 1, accepted: true},
 		{name: "202", answers: []any{202}, attempts: 1, accepted: true},
@@ -171,7 +174,11 @@ func TestWebhookSenderRetryMatrix(t *testing.T) {
 		{name: "422 not retried", answers: []any{422}, attempts: 1, rejected: true, wantInErr: "bad field"},
 		{name: "401", answers: []any{401}, attempts: 1, rejected: true, wantIs: ErrUnauthorized},
 		{name: "403", answers: []any{403}, attempts: 1, rejected: true, wantIs: ErrUnauthorized},
-		{name: "Retry-After beyond the cap stops", answers: []any{503, 200}, retryHdr: "3600", attempts: 1, wantInErr: "HTTP 503"},
+		{name: "Retry-After beyond the cap stops", answers: []any{503, 200}, retryHdr: "3600", attempts: 1, waitAsked: time.Hour,
+			wantInErr: "; the service asked to retry after 1h0m0s (Retry-After), longer than the longest wait allowed (RetryPolicy.MaxDelay 50ms)"},
+		{name: "Retry-After of a year on 429", answers: []any{429, 200}, retryHdr: "31536000", attempts: 1, waitAsked: 365 * 24 * time.Hour,
+			wantInErr: "unconfirmed: the service asked to retry after 8760h0m0s (Retry-After), longer than the sender waits (RetryPolicy.MaxDelay 50ms)"},
+		{name: "5xx to the last attempt names no wait", answers: []any{500, 503}, attempts: 4, wantInErr: "retries exhausted"},
 		// Once an attempt's outcome is unknown, a later 4xx proves nothing.
 		{name: "500 then 409", answers: []any{500, 409}, attempts: 2, wantInErr: "earlier attempt's outcome is unknown"},
 		{name: "500 then 422", answers: []any{500, 422}, attempts: 2, wantInErr: "earlier attempt's outcome is unknown"},
@@ -204,6 +211,7 @@ func TestWebhookSenderRetryMatrix(t *testing.T) {
 			require.Equal(t, tt.attempts, calls)
 			require.Len(t, report.Requests, 1)
 			require.Equal(t, tt.attempts, report.Requests[0].Attempts)
+			require.Equal(t, tt.waitAsked, report.Requests[0].RetryAfter)
 			if tt.accepted {
 				require.NoError(t, err)
 				require.Len(t, report.Accepted, 2)
@@ -248,7 +256,7 @@ func TestWebhookSenderHonoursRetryAfter(t *testing.T) {
 }
 
 // 401 stops the send: later requests are not made and their transactions are
-// reported unconfirmed.
+// reported not sent.
 func TestWebhookSenderStopsOnUnauthorized(t *testing.T) {
 	s, mt, _ := newTestSender(t, WithBatchSize(2))
 	mt.RegisterResponder(http.MethodPost, testWebhookURL, httpmock.NewStringResponder(401, "wrong password"))
@@ -257,8 +265,10 @@ func TestWebhookSenderStopsOnUnauthorized(t *testing.T) {
 	require.Equal(t, 1, mt.GetTotalCallCount())
 	require.Len(t, report.Requests, 3)
 	require.Equal(t, []string{"ORD-000000", "ORD-000001"}, report.Rejected)
-	require.Equal(t, []string{"ORD-000002", "ORD-000003", "ORD-000004"}, report.Unconfirmed)
+	require.Equal(t, []string{"ORD-000002", "ORD-000003", "ORD-000004"}, report.NotSent)
+	require.Empty(t, report.Unconfirmed)
 	require.Zero(t, report.Requests[2].Attempts)
+	require.ErrorIs(t, report.Requests[2].Err, ErrUnauthorized, "a request not made says what stopped the send")
 }
 
 // A transaction with a string that is not UTF-8 never reaches the network
@@ -323,7 +333,8 @@ func TestWebhookSenderCancel(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	require.Less(t, time.Since(start), 10*time.Second, "the hour-long backoff was cut short")
 	require.Equal(t, 1, mt.GetTotalCallCount())
-	require.Len(t, report.Unconfirmed, 3)
+	require.Equal(t, []string{"ORD-000000"}, report.Unconfirmed, "the 503 may have stored it")
+	require.Equal(t, []string{"ORD-000001", "ORD-000002"}, report.NotSent)
 }
 
 // A server that fails half of all requests transiently (some before storing,
@@ -651,4 +662,97 @@ func TestWebhookSender2xxWithAnyBody(t *testing.T) {
 			require.Equal(t, 1, mt.GetTotalCallCount(), "an accepted batch is not sent again")
 		})
 	}
+}
+
+// A bank that stalls its answer stops the send at WithSendTimeout's
+// deadline, however long each attempt may take: the request under way is
+// unconfirmed (it may have been stored), the rest not sent, and the error
+// names the deadline. A real server that holds every request until the
+// client gives up (loopback, bounded), or a Retry-After wait the deadline
+// cuts short.
+func TestWebhookSenderDeadline(t *testing.T) {
+	stall := func(t *testing.T) (string, *http.Client) {
+		h, _ := testbound.Handler(t, 1, "the stalled request is the only one made",
+			http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				<-r.Context().Done() // the client gave up
+			}))
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		return srv.URL, srv.Client()
+	}
+	retryLater := func(t *testing.T) (string, *http.Client) {
+		mt := testbound.NewMock(t, 1, "the wait for the retry is cut short")
+		mt.RegisterResponder(http.MethodPost, testWebhookURL, func(*http.Request) (*http.Response, error) {
+			resp := httpmock.NewStringResponse(503, "busy")
+			resp.Header.Set("Retry-After", "30")
+			return resp, nil
+		})
+		return testWebhookBase, &http.Client{Transport: mt}
+	}
+	for _, tc := range []struct {
+		name   string
+		server func(t *testing.T) (string, *http.Client)
+	}{
+		{name: "stalled answer", server: stall},
+		{name: "Retry-After wait", server: retryLater},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url, client := tc.server(t)
+			s, err := NewWebhookSender(url, testPassword, WithHTTPClient(client), WithBatchSize(1), WithSendTimeout(50*time.Millisecond),
+				WithAttemptTimeout(time.Hour), WithRetry(RetryPolicy{MaxAttempts: 4, BaseDelay: time.Hour, MaxDelay: time.Hour}))
+			require.NoError(t, err)
+			report, err := s.Send(context.Background(), validTxs(3))
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			require.ErrorContains(t, err, "send incomplete: 0 of 3 transactions accepted, 0 rejected, 1 unconfirmed, 2 not sent")
+			require.Equal(t, []string{"ORD-000000"}, report.Unconfirmed)
+			require.Equal(t, []string{"ORD-000001", "ORD-000002"}, report.NotSent)
+			require.ErrorContains(t, report.Requests[0].Err, "unconfirmed: the send's deadline (50ms, WithSendTimeout) passed before an answer proved the outcome")
+			require.ErrorContains(t, report.Requests[2].Err, "the send stopped before this request: paygate: the send's deadline passed (50ms, WithSendTimeout)")
+			require.Zero(t, report.Requests[2].Attempts)
+			require.NotContains(t, err.Error(), testPassword)
+		})
+	}
+	_, err := NewWebhookSender(testWebhookBase, testPassword, WithSendTimeout(0))
+	require.ErrorContains(t, err, "WithSendTimeout")
+}
+
+// A failed TLS handshake sent nothing: it is not retried, its transactions
+// and every later request's are not sent, and the reason says so, never
+// "may have reached the service".
+func TestWebhookSenderTLSFailureIsNotSent(t *testing.T) {
+	h, reqs := testbound.Handler(t, 1, "no request passes a failed handshake",
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	srv := httptest.NewTLSServer(h)
+	defer srv.Close()
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshake errors are the test
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	for _, tc := range []struct {
+		name   string
+		url    string
+		client *http.Client
+		cause  string
+	}{
+		{name: "certificate not trusted", url: srv.URL, client: &http.Client{}, cause: "certificate signed by unknown authority"},
+		{name: "certificate for another host", url: fmt.Sprintf("https://localhost:%d", port), client: srv.Client(), cause: "certificate is valid for"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := NewWebhookSender(tc.url, testPassword, WithHTTPClient(tc.client), WithBatchSize(1),
+				WithRetry(RetryPolicy{MaxAttempts: 4, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}))
+			require.NoError(t, err)
+			report, err := s.Send(context.Background(), validTxs(3))
+			var se *SendError
+			require.ErrorAs(t, err, &se)
+			require.ErrorContains(t, err, "0 of 3 transactions accepted, 0 rejected, 0 unconfirmed, 3 not sent")
+			require.Equal(t, []string{"ORD-000000", "ORD-000001", "ORD-000002"}, report.NotSent)
+			require.Equal(t, 1, report.Requests[0].Attempts, "not retried")
+			require.Equal(t, 1, report.Attempts(), "the send stopped")
+			first := report.Requests[0].Err.Error()
+			require.Contains(t, first, "not sent: the TLS handshake failed")
+			require.Contains(t, first, tc.cause)
+			require.NotContains(t, first, "may have reached")
+			require.NotContains(t, err.Error(), testPassword)
+		})
+	}
+	require.Zero(t, reqs.Count(), "the server's handler never ran")
 }

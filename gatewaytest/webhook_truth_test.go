@@ -46,7 +46,7 @@ func TestWebhookReportMatchesStore(t *testing.T) {
 				stored[tx.OrderNo] = true
 			}
 			seen := map[string]string{}
-			for list, ids := range map[string][]string{"accepted": report.Accepted, "rejected": report.Rejected, "unconfirmed": report.Unconfirmed} {
+			for list, ids := range map[string][]string{"accepted": report.Accepted, "rejected": report.Rejected, "unconfirmed": report.Unconfirmed, "not sent": report.NotSent} {
 				for _, id := range ids {
 					require.Empty(t, seen[id], "%s is both %s and %s", id, seen[id], list)
 					seen[id] = list
@@ -69,6 +69,9 @@ func TestWebhookReportMatchesStore(t *testing.T) {
 				if stored[id] {
 					unconfirmedStored++
 				}
+			}
+			for _, id := range report.NotSent {
+				require.False(t, stored[id], "%s reported not sent, but stored", id)
 			}
 			require.Zero(t, wrongAccepted, "accepted but not stored")
 			require.Zero(t, wrongRejected, "rejected but stored")

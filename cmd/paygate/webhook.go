@@ -144,10 +144,11 @@ func readInput(e env, name string) ([]byte, error) {
 // sent, and do not hold back the rest, unless -all-or-nothing. Then it
 // prints what became of each orderno.
 func runWebhookSend(e env, args []string) int {
-	fs := newFlags(e, "webhook send", "[-batch N] [-all-or-nothing] [-webhook-url URL] [-agencies LIST | -brand NAME] FILE",
+	fs := newFlags(e, "webhook send", "[-batch N] [-timeout D] [-all-or-nothing] [-webhook-url URL] [-agencies LIST | -brand NAME] FILE",
 		"Validates a webhook batch and posts its valid transactions (docs/protocol.md endpoint 7) with $PAYGATE_WEBHOOK_PASSWORD, listing the invalid ones, which are not sent.\n"+
-			"Exit status: 0 every transaction accepted; 1 any transaction invalid, rejected or unconfirmed, or the file not sent; 2 usage, configuration or I/O error. FILE - reads standard input (at most 16 MiB).")
+			"Exit status: 0 every transaction accepted; 1 any transaction invalid, rejected, unconfirmed or not sent, or the file not sent; 2 usage, configuration or I/O error. FILE - reads standard input (at most 16 MiB).")
 	batchSize := fs.Int("batch", paygate.DefaultBatchSize, "transactions per request")
+	timeout := fs.Duration("timeout", paygate.DefaultSendTimeout, "the longest the whole send may take; when it passes, the batches not yet sent are listed as not sent (safe to send again)")
 	allOrNothing := fs.Bool("all-or-nothing", false, "send nothing when any transaction is invalid")
 	webhookURL := fs.String("webhook-url", "", "the webhook endpoint's URL, used as given (https://pay.tulus.my/api/adb/webhook), or a bare host for /api/bank/webhook (default $PAYGATE_WEBHOOK_URL)")
 	agencies := agenciesFlag(fs)
@@ -158,7 +159,7 @@ func runWebhookSend(e env, args []string) int {
 		return usageError(e, fs, "want one FILE (or - for standard input), got %d arguments", fs.NArg())
 	}
 	name := fs.Arg(0)
-	sender, rules, err := webhookSender(*webhookURL, *batchSize, agencies)
+	sender, rules, err := webhookSender(*webhookURL, agencies, paygate.WithBatchSize(*batchSize), paygate.WithSendTimeout(*timeout))
 	if err != nil {
 		return fail(e, "%v", err)
 	}
@@ -176,10 +177,8 @@ func runWebhookSend(e env, args []string) int {
 		printInvalid(e, invalid)
 		return exitInvalid
 	}
-	report, err := sender.Send(e.ctx, txs)
-	if report != nil {
-		printSendReport(e, name, report, invalid)
-	}
+	report, err := sender.Send(e.ctx, txs) // the report is never nil
+	printSendReport(e, name, report, invalid)
 	if err != nil {
 		return failed(e, "webhook send", err)
 	}
@@ -191,8 +190,8 @@ func runWebhookSend(e env, args []string) int {
 
 // webhookSender is the sender of paygate webhook send: to -webhook-url or
 // PAYGATE_WEBHOOK_URL with PAYGATE_WEBHOOK_PASSWORD, checked by the
-// -agencies rules, which it returns too.
-func webhookSender(webhookURL string, batchSize int, agencies func() (paygate.WebhookValidator, error)) (*paygate.WebhookSender, paygate.WebhookValidator, error) {
+// -agencies rules, which it returns too, and opts.
+func webhookSender(webhookURL string, agencies func() (paygate.WebhookValidator, error), opts ...paygate.SenderOption) (*paygate.WebhookSender, paygate.WebhookValidator, error) {
 	target, password := envOr(webhookURL, paygate.EnvWebhookURL), os.Getenv(paygate.EnvWebhookPassword)
 	switch {
 	case target == "":
@@ -204,16 +203,16 @@ func webhookSender(webhookURL string, batchSize int, agencies func() (paygate.We
 	if err != nil {
 		return nil, rules, err
 	}
-	sender, err := paygate.NewWebhookSender(target, password, paygate.WithBatchSize(batchSize), paygate.WithWebhookValidator(rules))
+	sender, err := paygate.NewWebhookSender(target, password, append(opts, paygate.WithWebhookValidator(rules))...)
 	return sender, rules, err
 }
 
 // printSendReport prints what became of each orderno of file name: the
-// counts, the invalid ones (not sent), the rejected, each failed batch and
-// the unconfirmed.
+// counts, the invalid ones (not sent), the rejected, each failed batch, the
+// unconfirmed and the not sent.
 func printSendReport(e env, name string, report *paygate.SendReport, invalid []paygate.InvalidTransaction) {
-	fmt.Fprintf(e.stdout, "%s: %d accepted, %d rejected, %d unconfirmed, %d invalid (not sent); %d batches in %d HTTP requests (retries included)\n",
-		name, len(report.Accepted), len(report.Rejected), len(report.Unconfirmed), len(invalid), len(report.Requests), report.Attempts())
+	fmt.Fprintf(e.stdout, "%s: %d accepted, %d rejected, %d unconfirmed, %d not sent, %d invalid (not sent); %d batches in %d HTTP requests (retries included)\n",
+		name, len(report.Accepted), len(report.Rejected), len(report.Unconfirmed), len(report.NotSent), len(invalid), len(report.Requests), report.Attempts())
 	printInvalid(e, invalid)
 	for _, id := range report.Rejected {
 		fmt.Fprintf(e.stdout, "  rejected %s\n", id)
@@ -226,6 +225,9 @@ func printSendReport(e env, name string, report *paygate.SendReport, invalid []p
 	}
 	for _, id := range report.Unconfirmed {
 		fmt.Fprintf(e.stdout, "  unconfirmed %s (safe to send again)\n", id)
+	}
+	for _, id := range report.NotSent {
+		fmt.Fprintf(e.stdout, "  not sent %s (safe to send again)\n", id)
 	}
 }
 

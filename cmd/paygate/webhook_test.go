@@ -46,14 +46,18 @@ func TestWebhookSend(t *testing.T) {
 		stored   int
 	}{
 		{name: "valid", args: []string{"-batch", "2", valid}, stdin: "", password: "", code: exitOK,
-			out: valid + ": 3 accepted, 0 rejected, 0 unconfirmed, 0 invalid (not sent); 2 batches in 2 HTTP requests (retries included)\n", prefix: false, errOut: "", stored: 3},
+			out: valid + ": 3 accepted, 0 rejected, 0 unconfirmed, 0 not sent, 0 invalid (not sent); 2 batches in 2 HTTP requests (retries included)\n", prefix: false, errOut: "", stored: 3},
 		{name: "valid and invalid", args: []string{mixed}, stdin: "", password: "", code: exitInvalid,
-			out: mixed + ": 3 accepted, 0 rejected, 0 unconfirmed, 2 invalid (not sent); 1 batches in 1 HTTP requests (retries included)\n" + invalidLines, prefix: false, errOut: "", stored: 3},
+			out: mixed + ": 3 accepted, 0 rejected, 0 unconfirmed, 0 not sent, 2 invalid (not sent); 1 batches in 1 HTTP requests (retries included)\n" + invalidLines, prefix: false, errOut: "", stored: 3},
 		{name: "all or nothing", args: []string{"-all-or-nothing", mixed}, stdin: "", password: "", code: exitInvalid,
 			out: mixed + ": not sent (-all-or-nothing): 2 invalid\n" + invalidLines, prefix: false, errOut: "", stored: 0},
 		{name: "all or nothing, all valid", args: []string{"-all-or-nothing", valid}, stdin: "", password: "", code: exitOK, out: valid + ": 3 accepted", prefix: true, errOut: "", stored: 3},
 		{name: "not JSON", args: []string{notJSON}, stdin: "", password: "", code: exitInvalid, out: notJSON + ": not sent: 1 validation problem", prefix: true, errOut: "", stored: 0},
 		{name: "wrong password", args: []string{valid}, stdin: "", password: "wrong", code: exitInvalid, out: valid + ": 0 accepted, 3 rejected", prefix: true, errOut: "", stored: 0},
+		{name: "deadline passed", args: []string{"-batch", "2", "-timeout", "1ns", valid}, stdin: "", password: "", code: exitInvalid,
+			out: valid + ": 0 accepted, 0 rejected, 0 unconfirmed, 3 not sent, 0 invalid (not sent); 2 batches in 0 HTTP requests (retries included)\n" +
+				"  batch from ORD-000001 (2 transactions): not sent: the send's deadline (1ns, WithSendTimeout) passed before the request reached the service: ", prefix: true,
+			errOut: "webhook send: send incomplete: 0 of 3 transactions accepted", stored: 0},
 		{name: "too large", args: []string{"-"}, stdin: strings.Repeat(" ", maxSendFile+1), password: "", code: exitUsage, out: "", prefix: false, errOut: "-: larger than 16 MiB: split it", stored: 0},
 		{name: "no file", args: nil, stdin: "", password: "", code: exitUsage, out: "", prefix: false, errOut: "paygate webhook send: want one FILE", stored: 0},
 	} {

@@ -49,9 +49,19 @@ func feed(ctx context.Context, url, password string, rules paygate.WebhookValida
 	if err != nil {
 		return err
 	}
+	// The report is never nil: print what became of each transaction
+	// before returning the error, a *paygate.SendError that says only that
+	// the send was incomplete (with the counts) and carries this report.
 	report, err := sender.Send(ctx, batch.Transactions)
-	if report != nil {
-		fmt.Fprintf(out, "accepted %v\nrejected %v\nunconfirmed (safe to resend) %v\n", report.Accepted, report.Rejected, report.Unconfirmed)
+	for _, o := range report.Outcomes() {
+		switch {
+		case o.Err == nil:
+			fmt.Fprintf(out, "%s %s\n", o.OrderNo, o.Status)
+		case o.Status.SafeToResend():
+			fmt.Fprintf(out, "%s %s (safe to resend): %v\n", o.OrderNo, o.Status, o.Err)
+		default:
+			fmt.Fprintf(out, "%s %s: %v\n", o.OrderNo, o.Status, o.Err)
+		}
 	}
 	return err
 }

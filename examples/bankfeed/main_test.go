@@ -21,8 +21,19 @@ func TestFeed(t *testing.T) {
 	require.NoError(t, err)
 	var out bytes.Buffer
 	require.NoError(t, feed(context.Background(), sb.URL, sb.WebhookPassword, paygate.WebhookValidator{}, valid, &out))
-	require.Contains(t, out.String(), "accepted [ORD-000001 ORD-000002 ORD-000003]")
+	require.Equal(t, "ORD-000001 accepted\nORD-000002 accepted\nORD-000003 accepted\n", out.String())
 	require.Len(t, sb.Transactions(), 3)
+
+	// A wrong password: every transaction rejected, each line says why,
+	// and the error carries the same report.
+	out.Reset()
+	err = feed(context.Background(), sb.URL, "wrong-password", paygate.WebhookValidator{}, valid, &out)
+	var se *paygate.SendError
+	require.True(t, errors.As(err, &se))
+	require.ErrorIs(t, err, paygate.ErrUnauthorized)
+	require.Equal(t, []string{"ORD-000001", "ORD-000002", "ORD-000003"}, se.Report.Rejected)
+	require.Contains(t, out.String(), "ORD-000001 rejected: ")
+	require.Contains(t, err.Error(), "send incomplete: 0 of 3 transactions accepted, 3 rejected")
 
 	invalid, err := os.ReadFile("../../testdata/webhook/invalid-batch.json")
 	require.NoError(t, err)
@@ -45,6 +56,6 @@ func TestFeedBrand(t *testing.T) {
 	adb := bytes.ReplaceAll(valid, []byte(`"agency": "BANK`), []byte(`"agency": "ADB`))
 	var out bytes.Buffer
 	require.NoError(t, feed(context.Background(), sb.WebhookURL(), sb.WebhookPassword, rules, adb, &out))
-	require.Contains(t, out.String(), "accepted [ORD-000001 ORD-000002 ORD-000003]")
+	require.Equal(t, "ORD-000001 accepted\nORD-000002 accepted\nORD-000003 accepted\n", out.String())
 	require.Len(t, sb.Transactions(), 3)
 }

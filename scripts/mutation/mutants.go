@@ -158,11 +158,17 @@ var mutants = []mutant{
 
 	// The sender's report and the transport's retry rules.
 	{"sender-continues-after-401", false, "webhook_sender.go",
-		"if ctx.Err() != nil || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrRedirect) {", "if ctx.Err() != nil || errors.Is(err, ErrRedirect) {", root},
+		"return ctx.Err() != nil || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrRedirect) || tlsFailure(err)", "return ctx.Err() != nil || errors.Is(err, ErrRedirect) || tlsFailure(err)", root},
 	{"5xx-outcome-known", false, "transport.go",
 		"return apiErr.StatusCode >= 500", "return false", root},
 	{"signed-post-retried-after-reset", false, "transport.go",
 		"return notSent(err)\n}", "return true\n}", root},
+	{"tls-handshake-retried", false, "transport.go",
+		"return status == 0 && !tlsFailure(err) || status", "return status == 0 || status", root},
+	{"no-answer-counts-as-reached", false, "transport.go",
+		"e.reached = e.reached || !notSent(err)", "e.reached = true", root},
+	{"outcomes-ignore-not-sent", false, "webhook_report.go",
+		"TxNotSent: &r.NotSent}", "TxNotSent: &r.Unconfirmed}", root},
 
 	// Paging.
 	{"max-pages-ignored", false, "paging.go",
