@@ -71,7 +71,7 @@ func SignCallback(key Key, form url.Values) (url.Values, error) {
 // is none (the buyer's browser posts the same fields unsigned), and
 // ErrSignatureMismatch otherwise, including for a signature that is not 16
 // hex characters (either case is accepted) and for a form with a field
-// given twice. No keys, or a zero Key, is an error wrapping ErrInvalidKey.
+// given twice (docs/assumptions.md A-multiple-values). No keys, or a zero Key, is an error wrapping ErrInvalidKey.
 // It allocates nothing.
 //
 // Form encoders differ on ~ and *, refNo carries ~ by convention, and the
