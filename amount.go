@@ -15,7 +15,9 @@ import (
 type Amount int64
 
 // MinOrderAmount is the smallest order amount the gateway takes (docs/protocol.md "Limits":
-// "Minimum order amount 1.00").
+// "Minimum order amount 1.00"), checked for every order, pay link and QR
+// request whatever the channel: the RM 2.00 the developer pages give for
+// FPX B2B is not enforced (docs/assumptions.md A-b2b-minimum).
 const MinOrderAmount Amount = 100
 
 // ParseAmount parses a non-negative decimal with at most two decimals: "10",

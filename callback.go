@@ -119,7 +119,8 @@ type FPXDetail struct {
 // missing, empty, or given several times (a *ValidationError naming each).
 // Every other field that does not parse (an amount such as "1,000.00", an
 // fpx that is not a JSON object, a fpx_debit_auth_code that is not a string
-// or appears twice, several values of one field, an extraData that disagrees
+// or appears twice, several values of one field (docs/assumptions.md
+// A-multiple-values), an extraData that disagrees
 // with a joined refNo) is listed in Callback.Problems and the callback is
 // returned: a verified payment is never dropped for a field the protocol
 // does not define.

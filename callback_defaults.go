@@ -11,7 +11,8 @@ import (
 // Defaults of CallbackHandler's limits.
 const (
 	// DefaultCallbackBodyLimit caps a callback body unless BodyLimit says
-	// otherwise. A genuine callback is a few kilobytes.
+	// otherwise. A genuine callback is a few kilobytes; no size is
+	// published (docs/assumptions.md A-callback-body-limit).
 	DefaultCallbackBodyLimit = 64 << 10
 	// DefaultCallbackReadTimeout bounds reading a callback body unless
 	// ReadTimeout says otherwise: a client sending a byte a second does not

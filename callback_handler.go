@@ -60,7 +60,8 @@ type CallbackHandler struct {
 	// Deduper records handled events; nil means an in-memory one, for one
 	// replica only. Several replicas must share one, e.g. sqldedup.
 	Deduper Deduper
-	// BodyLimit caps the body; 0 means DefaultCallbackBodyLimit.
+	// BodyLimit caps the body; 0 means DefaultCallbackBodyLimit
+	// (docs/assumptions.md A-callback-body-limit).
 	BodyLimit int64
 	// ReadTimeout bounds reading the body; 0 means
 	// DefaultCallbackReadTimeout. Behind a middleware, its ResponseWriter

@@ -21,7 +21,10 @@ const maxOrderField = 255
 
 // Order is a payment order (docs/protocol.md A1).
 type Order struct {
-	// Agency defaults to the client's (WithAgency).
+	// Agency defaults to the client's (WithAgency). Another agency is sent
+	// and signed with the client's key as given, unchallenged: the gateway,
+	// which knows the key's agency, decides (docs/assumptions.md
+	// A-agency-override).
 	Agency string
 	// RefNo is the merchant's reference; it must not contain ~.
 	RefNo string
@@ -118,7 +121,9 @@ func checkRef(v *ValidationError, refNo, extra string) {
 	}
 }
 
-// checkOrderAmount records the amount rule (docs/protocol.md A1, Limits: >= 1.00).
+// checkOrderAmount records the amount rule (docs/protocol.md A1, Limits: >=
+// 1.00), the same for every channel: no RM 2.00 minimum for FPX B2B
+// (docs/assumptions.md A-b2b-minimum).
 func checkOrderAmount(v *ValidationError, a Amount) {
 	if a < MinOrderAmount {
 		v.add("amount", "must be at least 1.00", a.String())
@@ -353,7 +358,10 @@ func (c *Client) signPOST(target string, form url.Values, now time.Time) (url.Va
 }
 
 // signedPOSTBody is signPOST(...).Encode(), the signed body, built without
-// the url.Values in between.
+// the url.Values in between: form-encoded (space as +) while the signature
+// covers the RFC 3986 query (space as %20), the service being assumed to
+// decode the fields before it rebuilds the message (docs/assumptions.md
+// A-post-body).
 func (c *Client) signedPOSTBody(target string, form url.Values, now time.Time) (string, error) {
 	prefix, err := c.postPrefix(target)
 	if err != nil {
@@ -378,7 +386,7 @@ func (c *Client) postPrefix(target string) (string, error) {
 
 // PayLink is a hosted pay URL (docs/protocol.md endpoint 2).
 type PayLink struct {
-	Agency    string // defaults to the client's
+	Agency    string // defaults to the client's; another is used as given, unchallenged (docs/assumptions.md A-agency-override)
 	Category  string // paymentCategory; allowed values are not published (docs/assumptions.md A-pay-url)
 	RefNo     string // the merchant's reference, without ~
 	ExtraData string // sent as refNo~extraData
@@ -431,7 +439,8 @@ func checkPathSegments(v *ValidationError, fields [][2]string) {
 }
 
 // checkPayment records the rules a pay link and a QR request share: an
-// agency (the client's by default), a paymentCategory, refNo and extraData
+// agency (the client's by default; another is not challenged,
+// docs/assumptions.md A-agency-override), a paymentCategory, refNo and extraData
 // without ~, an amount of at least 1.00. It returns the agency to send.
 func (c *Client) checkPayment(v *ValidationError, what, agency, category, refNo, extra string, amount Amount) string {
 	if agency == "" {

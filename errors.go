@@ -25,7 +25,7 @@ var (
 	ErrSignatureExpired = signing.ErrSignatureExpired
 	// ErrMultipleValues: a signed field set holds a key with several values;
 	// the gateway's fields are single-valued, so such a set cannot be signed
-	// or verified unambiguously.
+	// or verified unambiguously (docs/assumptions.md A-multiple-values).
 	ErrMultipleValues = signing.ErrMultipleValues
 	// ErrInvalidAmount: a money amount that breaks the rules of Amount.
 	ErrInvalidAmount = errors.New("paygate: invalid amount")

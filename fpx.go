@@ -31,8 +31,9 @@ func (c FPXCode) Reason() string {
 	return fpxReasons()[c]
 }
 
-// fpxCodesTSV is the public FPX response-code table: a header line, then
-// one code and its meaning per line, separated by a tab.
+// fpxCodesTSV is the public FPX response-code table: lines starting with #
+// that name its source, a header line, then one code and its meaning per
+// line, separated by a tab.
 //
 //go:embed fpx_codes.tsv
 var fpxCodesTSV string
@@ -49,21 +50,26 @@ var fpxReasons = sync.OnceValue(func() map[FPXCode]string {
 	return m
 })
 
-// parseFPXCodes reads the table: after the header line "code\tmeaning",
-// every line is a code and its meaning; an empty field, a repeated code or a
-// line without a tab is an error naming the line. Lines end in LF or CRLF
-// (a checkout by Git for Windows' core.autocrlf embeds CRLF).
+// parseFPXCodes reads the table: comment lines starting with # (the
+// source), then the header line "code\tmeaning", then every line a code and
+// its meaning; an empty field, a repeated code or a line without a tab is
+// an error naming the line. Lines end in LF or CRLF (a checkout by Git for
+// Windows' core.autocrlf embeds CRLF).
 func parseFPXCodes(tsv string) (map[FPXCode]string, error) {
 	tsv = strings.ReplaceAll(tsv, "\r\n", "\n")
 	lines := strings.Split(strings.TrimSuffix(tsv, "\n"), "\n")
-	if lines[0] != "code\tmeaning" {
-		return nil, fmt.Errorf("line 1: header %q, want \"code\\tmeaning\"", lines[0])
+	head := 0 // the header's index, after the comments
+	for head < len(lines)-1 && strings.HasPrefix(lines[head], "#") {
+		head++
 	}
-	m := make(map[FPXCode]string, len(lines)-1)
-	for i, line := range lines[1:] {
+	if lines[head] != "code\tmeaning" {
+		return nil, fmt.Errorf("line %d: header %q, want \"code\\tmeaning\"", head+1, lines[head])
+	}
+	m := make(map[FPXCode]string, len(lines)-head-1)
+	for i, line := range lines[head+1:] {
 		code, meaning, ok := strings.Cut(line, "\t")
 		if _, dup := m[FPXCode(code)]; !ok || code == "" || meaning == "" || dup {
-			return nil, fmt.Errorf("line %d: %q: want a new code, a tab and its meaning", i+2, line)
+			return nil, fmt.Errorf("line %d: %q: want a new code, a tab and its meaning", head+i+2, line)
 		}
 		m[FPXCode(code)] = meaning
 	}

@@ -17,7 +17,12 @@ func TestFPXCodesTable(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	require.True(t, sc.Scan()) // header
+	require.True(t, sc.Scan())
+	require.True(t, strings.HasPrefix(sc.Text(), "# source: "), "the table names its source first")
+	for strings.HasPrefix(sc.Text(), "#") {
+		require.True(t, sc.Scan())
+	}
+	require.Equal(t, "code\tmeaning", sc.Text())
 	n := 0
 	for sc.Scan() {
 		code, meaning, ok := strings.Cut(sc.Text(), "\t")
@@ -84,6 +89,8 @@ func TestParseFPXCodesRefuses(t *testing.T) {
 		{name: "empty meaning", tsv: "code\tmeaning\n00\t\n", want: "line 2"},
 		{name: "repeated code", tsv: "code\tmeaning\n00\tApproved\n00\tAgain\n", want: "line 3"},
 		{name: "blank line", tsv: "code\tmeaning\n00\tApproved\n\n03\tInvalid Merchant\n", want: "line 3"},
+		{name: "comment after the header", tsv: "# source\ncode\tmeaning\n# more\n00\tApproved\n", want: "line 3"},
+		{name: "comments only", tsv: "# source\n# more\n", want: "line 2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 // QRRequest asks for a payment QR code (docs/protocol.md endpoint 3).
 type QRRequest struct {
-	Agency    string // defaults to the client's
+	Agency    string // defaults to the client's; another is signed as given (docs/assumptions.md A-agency-override)
 	RefNo     string // the merchant's reference, without ~
 	ExtraData string // sent as refno = refNo~extraData
 	Amount    Amount // at least 1.00

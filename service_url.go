@@ -9,8 +9,8 @@ import (
 )
 
 // serviceURL parses a service base URL: absolute, https (or http to a
-// loopback host, for a local sandbox), no query (not even an empty one) or
-// fragment.
+// loopback host, for a local sandbox: docs/assumptions.md A-http-loopback),
+// no query (not even an empty one) or fragment.
 func serviceURL(opt, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	switch {
@@ -28,7 +28,8 @@ func serviceURL(opt, raw string) (*url.URL, error) {
 }
 
 // webhookEndpoint is NewWebhookSender's rule for the URL: the endpoint it
-// posts to, or an error that does not repeat the URL's secrets.
+// posts to, or an error that does not repeat the URL's secrets. Plain http
+// is refused but to a loopback host (docs/assumptions.md A-http-loopback).
 func webhookEndpoint(webhookURL string) (string, error) {
 	u, err := url.Parse(webhookURL)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {

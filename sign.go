@@ -71,12 +71,15 @@ func SignCallback(key Key, form url.Values) (url.Values, error) {
 // is none (the buyer's browser posts the same fields unsigned), and
 // ErrSignatureMismatch otherwise, including for a signature that is not 16
 // hex characters (either case is accepted) and for a form with a field
-// given twice. No keys, or a zero Key, is an error wrapping ErrInvalidKey.
+// given twice (docs/assumptions.md A-multiple-values). No keys, or a zero Key, is an error wrapping ErrInvalidKey.
 // It allocates nothing.
 //
-// Form encoders differ on ~ and *, and refNo carries ~ by convention, so
-// besides the canonical encoding (Go's url.Values.Encode) it accepts the
-// PHP and WHATWG variants when a field holds one of those characters
+// Form encoders differ on ~ and *, refNo carries ~ by convention, and the
+// gateway's public PHP client signs everything else in RFC 3986 (space as
+// %20), so besides the canonical encoding (Go's url.Values.Encode) it
+// accepts, only when a field holds a character they write differently, the
+// PHP urlencode and WHATWG variants (a ~ or *) and RFC 3986 (a space):
+// at most four candidate messages against a 64-bit tag
 // (docs/assumptions.md A-callback-encoding).
 func VerifyCallback(form url.Values, keys ...Key) error {
 	var inline [4]*signing.Key

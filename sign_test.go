@@ -27,14 +27,17 @@ type signingVector struct {
 		Signature string `json:"signature"`
 	} `json:"post"`
 	Callback []struct {
+		Encoding  string `json:"encoding"`
 		Signature string `json:"signature"`
 	} `json:"callback"`
 }
 
 // TestPublicSigningMatchesVectors: SignURL, SignForm, SignCallback and
 // VerifyCallback give the independent generator's results, the callback
-// encoder variants included.
+// encoder variants included: each variant's signature verifies, RFC 3986
+// (space as %20) among them.
 func TestPublicSigningMatchesVectors(t *testing.T) {
+	variants := map[string]int{}
 	raw, err := os.ReadFile("testdata/signing/vectors.json")
 	require.NoError(t, err)
 	var vs []signingVector
@@ -59,9 +62,13 @@ func TestPublicSigningMatchesVectors(t *testing.T) {
 		require.NoError(t, err, "vector %d", i)
 		require.Equal(t, v.Callback[0].Signature, cb.Get("signature"), "vector %d", i)
 		for _, c := range v.Callback {
+			variants[c.Encoding]++
 			cb.Set("signature", strings.ToUpper(c.Signature))
-			require.NoError(t, VerifyCallback(cb, key), "vector %d", i)
+			require.NoError(t, VerifyCallback(cb, key), "vector %d %s", i, c.Encoding)
 		}
+	}
+	for _, e := range []string{"form-php", "form-whatwg", "rfc3986"} {
+		require.Greater(t, variants[e], 50, "vectors must exercise the %s variant", e)
 	}
 }
 
@@ -116,8 +123,9 @@ func raceDetector() bool {
 }
 
 // VerifyCallback allocates nothing once its Key's state is warm: a
-// genuine callback, one whose ~ and * make it try the other encoders, a
-// mismatch, and a rotation of two keys (without -race only: the race
+// genuine callback, one whose ~ and * make it try the other encoders, one
+// signed in RFC 3986 that matches only the fourth candidate, a mismatch,
+// and a rotation of two keys (without -race only: the race
 // detector's sync.Pool drops states on purpose).
 func TestVerifyCallbackAllocatesNothing(t *testing.T) {
 	if raceDetector() {
@@ -138,6 +146,7 @@ func TestVerifyCallbackAllocatesNothing(t *testing.T) {
 	}{
 		{name: "genuine", form: signed("INV-1", key), keys: []Key{key}},
 		{name: "~ and *: the other encoders tried", form: signed("INV-1~cart*7", key), keys: []Key{key}},
+		{name: "a space signed as %20: four candidates", form: rfc3986Signed(t, "INV-1~cart*7 blue", key), keys: []Key{key}},
 		{name: "mismatch", form: signed("INV-1~cart*7", old), keys: []Key{key}, want: ErrSignatureMismatch},
 		{name: "rotation: the second key", form: signed("INV-1", old), keys: []Key{key, old}},
 	} {
@@ -147,4 +156,15 @@ func TestVerifyCallbackAllocatesNothing(t *testing.T) {
 			require.Zero(t, allocs)
 		})
 	}
+}
+
+// rfc3986Signed is the callback of refNo signed as the public PHP client
+// signs (http_build_query with PHP_QUERY_RFC3986): Go's form encoding with
+// each + (only ever a space there) written as %20.
+func rfc3986Signed(t *testing.T, refNo string, k Key) url.Values {
+	t.Helper()
+	f := callbackFields(refNo, "GW1", StatusSuccess, "00")
+	sig := k.k.Sign([]byte(strings.ReplaceAll(f.Encode(), "+", "%20")))
+	f.Set("signature", string(sig[:]))
+	return f
 }

@@ -67,7 +67,8 @@ type txField struct {
 }
 
 // txFields lists the fields of docs/protocol.md B2 in JSON order, every one
-// required. Read-only. After a change, `go generate` rewrites txIndex.
+// required; orderno and name must not be empty either (docs/assumptions.md
+// A-webhook-nonempty). Read-only. After a change, `go generate` rewrites txIndex.
 var txFields = [...]txField{
 	{
 		name:   "agency",

@@ -8,7 +8,9 @@ import "time"
 // then optionally a fraction of any length, then the offset Z, ±hh:mm or
 // ±hhmm (PHP's DATE_ISO8601 writes 2024-01-02T03:04:05+0800). The date must
 // exist (no February 30), hours are 00-23, minutes and seconds 00-59, and
-// the offset's hours 00-23; a time without an offset is refused. The
+// the offset's hours 00-23; a time without an offset is refused, and so is
+// a comma before the fraction, which ISO 8601 allows (docs/assumptions.md
+// A-webhook-time-comma). The
 // schema's `time` pattern (WebhookSchema) states the same rule. Digits
 // beyond the ninth of a fraction are dropped (time.Time holds nanoseconds).
 func parseWebhookTime(s string) (time.Time, bool) {

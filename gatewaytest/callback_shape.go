@@ -120,12 +120,15 @@ func (s *Server) verifyPOST(r *http.Request, form url.Values) error {
 // follows the cap.
 func WithMaxItems(n int) Option { return func(c *config) { c.maxItems = n } }
 
-// CallbackEncoding is the form encoder whose message the sandbox signs its
+// CallbackEncoding is the encoder whose message the sandbox signs its
 // callbacks over. "Form-style, space becomes +" fits several encoders that
-// differ on ~ and *; paygate.VerifyCallback accepts each
-// (docs/assumptions.md A-callback-encoding). They differ only when a field
-// holds ~ or * (a joined refNo, an extra reference): pair with
+// differ on ~ and *, and the gateway's public PHP client signs everything
+// else in RFC 3986 (space as %20); paygate.VerifyCallback accepts each
+// (docs/assumptions.md A-callback-encoding). The form encoders differ only
+// when a field holds ~ or * (a joined refNo, an extra reference): pair with
 // WithCallbackRefNo(RefNoJoined) or WithRefNoTildes to see a difference.
+// RFC 3986 differs whenever a field holds a space, as the default fpx
+// field's buyer name does.
 type CallbackEncoding int
 
 const (
@@ -136,6 +139,10 @@ const (
 	// EncodingWHATWG is the browsers' form serializer (and Java's
 	// URLEncoder): ~ as %7E, * kept.
 	EncodingWHATWG
+	// EncodingRFC3986 is PHP's http_build_query with PHP_QUERY_RFC3986, as
+	// the public PHP client signs its requests: space as %20, ~ kept, * as
+	// %2A.
+	EncodingRFC3986
 )
 
 // WithCallbackEncoding sets the encoder the callbacks are signed with
@@ -154,13 +161,16 @@ func (s *Server) signCallback(f url.Values) (url.Values, error) {
 	}
 	// Computed here, not with the SDK's own candidate list, so that the
 	// sandbox tests the verifier rather than agree with it. In Go's
-	// encoding a literal ~ comes only from ~ and %2A only from *.
+	// encoding a literal ~ comes only from ~, %2A only from * and + only
+	// from a space.
 	msg := f.Encode()
 	switch s.cfg.encoding {
 	case EncodingPHP:
 		msg = strings.ReplaceAll(msg, "~", "%7E")
 	case EncodingWHATWG:
 		msg = strings.ReplaceAll(strings.ReplaceAll(msg, "~", "%7E"), "%2A", "*")
+	case EncodingRFC3986:
+		msg = strings.ReplaceAll(msg, "+", "%20")
 	}
 	raw, err := hex.DecodeString(strings.ReplaceAll(s.APIKey, "-", ""))
 	if err != nil {

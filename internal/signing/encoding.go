@@ -7,13 +7,15 @@ import (
 
 // Encoding is one way of percent-encoding a query. The protocol names two:
 // RFC 3986 for outbound requests and form-style for callbacks. Form-style is
-// ambiguous in practice (docs/assumptions.md A-callback-encoding), so the
-// callback verifier also knows the variants common encoders write.
+// ambiguous in practice and the public PHP client signs in RFC 3986
+// (docs/assumptions.md A-callback-encoding), so the callback verifier also
+// knows the variants common encoders write, RFC 3986 among them.
 type Encoding uint8
 
 const (
 	// RFC3986 keeps A-Z a-z 0-9 - . _ ~ and writes everything else as %XX
-	// with upper-case hex, space as %20: outbound GET and POST.
+	// with upper-case hex, space as %20: outbound GET and POST, and a
+	// callback variant (PHP's http_build_query with PHP_QUERY_RFC3986).
 	RFC3986 Encoding = iota
 	// Form is the canonical callback encoding, Go's url.Values.Encode and
 	// Python's urlencode: as RFC3986 but space as +.

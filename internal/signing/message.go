@@ -17,7 +17,8 @@ type field struct {
 // steps 1-3): all but signature, keys with no value left out, and, when exp
 // is not empty (outbound), exp with that value in place of any exp of form.
 // A key with several values is an error naming it (the first such key in
-// sorted order).
+// sorted order): which value was signed cannot be known
+// (docs/assumptions.md A-multiple-values).
 func (s *state) collect(form url.Values, exp string) error {
 	s.fields = s.fields[:0]
 	multi, several := "", false // the first key, in sorted order, with several values

@@ -95,8 +95,9 @@ func SignForm(k *Key, prefix string, form url.Values, now time.Time) (url.Values
 }
 
 // SignFormBody is SignForm(k, prefix, form, now).Encode(): the signed POST
-// body, form-encoded as url.Values.Encode writes it, without the url.Values
-// in between.
+// body, form-encoded as url.Values.Encode writes it (space as +, while the
+// signature covers %20: docs/assumptions.md A-post-body), without the
+// url.Values in between.
 func SignFormBody(k *Key, prefix string, form url.Values, now time.Time) (string, error) {
 	s := k.get()
 	defer k.put(s)

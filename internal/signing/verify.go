@@ -18,11 +18,15 @@ import (
 // hex characters of either case, and a field given twice). No keys, or a
 // nil one, is an error wrapping ErrInvalidKey. It allocates nothing.
 //
-// The canonical message (url.Values.Encode: ~ kept, * as %2A) is tried
-// first; only when a field holds ~ or * are the PHP and WHATWG variants
-// tried too (docs/assumptions.md A-callback-encoding). In the canonical
-// message a literal ~ comes only from a ~ and %2A only from a *, so the
-// message itself tells whether a variant can differ.
+// The canonical message (url.Values.Encode: space as +, ~ kept, * as %2A)
+// is tried first; the variants only when they can differ from it
+// (docs/assumptions.md A-callback-encoding): PHP's urlencode when a field
+// holds ~, the WHATWG serializer when one holds ~ or *, and RFC 3986 (space
+// as %20, the encoding of the public PHP client's http_build_query with
+// PHP_QUERY_RFC3986) when one holds a space. In the canonical message a
+// literal ~ comes only from a ~, %2A only from a * and + only from a space,
+// so the message itself tells which variants can differ: at most four
+// candidates.
 func VerifyCallback(form url.Values, keys []*Key) error {
 	want, err := received(form, keys)
 	if err != nil {
@@ -47,17 +51,28 @@ func VerifyCallback(form url.Values, keys []*Key) error {
 	return ErrSignatureMismatch
 }
 
-// callbackVariants lists the encodings VerifyCallback tries after the
-// canonical message, given that message: PHP's when a field holds ~,
-// WHATWG's when one holds ~ or * (%2A).
-func callbackVariants(canonical []byte) ([2]Encoding, int) {
-	switch {
-	case bytes.IndexByte(canonical, '~') >= 0:
-		return [2]Encoding{FormPHP, FormWHATWG}, 2
-	case bytes.Contains(canonical, []byte("%2A")):
-		return [2]Encoding{FormWHATWG}, 1
+// callbackOrder is the order VerifyCallback tries the variants in, after
+// the canonical Form message.
+var callbackOrder = [...]Encoding{FormPHP, FormWHATWG, RFC3986}
+
+// callbackVariants lists, in callbackOrder, the encodings whose message can
+// differ from the canonical one: those that write a byte the canonical
+// message holds (+ for a space, ~, %2A for *) otherwise than Form does.
+func callbackVariants(canonical []byte) ([len(callbackOrder)]Encoding, int) {
+	space := bytes.IndexByte(canonical, '+') >= 0
+	tilde := bytes.IndexByte(canonical, '~') >= 0
+	star := bytes.Contains(canonical, []byte("%2A"))
+	form := encodings[Form]
+	var out [len(callbackOrder)]Encoding
+	n := 0
+	for _, e := range callbackOrder {
+		enc := encodings[e]
+		if space && enc.plusSpace != form.plusSpace || tilde && enc.tilde != form.tilde || star && enc.star != form.star {
+			out[n] = e
+			n++
+		}
 	}
-	return [2]Encoding{}, 0
+	return out, n
 }
 
 // received checks keys and reads the signature field of form:

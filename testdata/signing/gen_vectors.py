@@ -15,7 +15,10 @@ so the PHP variant (urlencode: '~' -> %7E) replaces '~' in its output, which is
 exact because every other byte of a percent-encoded string is either kept as an
 unreserved character or written as %XX / '+'. The WHATWG variant (browsers,
 Java URLEncoder: '~' -> %7E, '*' kept) also turns '%2A' back into '*', exact
-for the same reason ('%' always starts a triplet).
+for the same reason ('%' always starts a triplet). The RFC 3986 variant (PHP's
+http_build_query with PHP_QUERY_RFC3986, as the public PHP client signs) is the
+callback query encoded with quote, as outbound: it differs from the canonical
+message only where a field holds a space, and is emitted only then.
 
 Deterministic: `python3 gen_vectors.py > vectors.json` reproduces the file.
 """
@@ -89,6 +92,8 @@ def vector(rng, i):
         variants["form-whatwg"] = cb.replace("~", "%7E").replace("%2A", "*")
     elif any("*" in k + v for k, v in pairs):
         variants["form-whatwg"] = cb.replace("%2A", "*")
+    if any(" " in k + v for k, v in pairs):
+        variants["rfc3986"] = rfc3986(pairs)
     return {
         "key": key,
         "now": now,
