@@ -351,3 +351,61 @@ func TestCallbackHandlerContentLengthOnTheWire(t *testing.T) {
 		})
 	}
 }
+
+// The BodyLimit the caller sets, raised or lowered, is the one in force on
+// every path a body takes: read by the handler (with or without a
+// Content-Length) or parsed by a middleware first (with or without one). A
+// body within a raised limit, though over the default, is fulfilled; one
+// over a lowered limit, though within the default, is 413 and never
+// fulfilled.
+func TestCallbackHandlerBodyLimitInForceOnEveryPath(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	limits := []struct {
+		name    string
+		limit   int64
+		padding int
+		want    int
+	}{
+		{name: "200 KB within a 256 KB limit", limit: 256 << 10, padding: 200 << 10, want: http.StatusOK},
+		{name: "1 KB over a 512-byte limit", limit: 512, padding: 1 << 10, want: http.StatusRequestEntityTooLarge},
+	}
+	paths := []struct {
+		name       string
+		parseFirst bool // a middleware parsed the form first
+		chunked    bool // no Content-Length
+	}{
+		{name: "read by the handler"},
+		{name: "read by the handler, chunked", chunked: true},
+		{name: "parsed by a middleware", parseFirst: true},
+		{name: "parsed by a middleware, chunked", parseFirst: true, chunked: true},
+	}
+	for _, l := range limits {
+		for _, p := range paths {
+			t.Run(l.name+", "+p.name, func(t *testing.T) {
+				rec := &recorder{}
+				h := rec.handler(key)
+				h.BodyLimit = l.limit
+				var serveIt http.Handler = h
+				if p.parseFirst {
+					serveIt = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						require.NoError(t, r.ParseForm())
+						h.ServeHTTP(w, r)
+					})
+				}
+				f := callbackFields("INV-BIG", "GWB", StatusSuccess, "00")
+				f.Set("padding", strings.Repeat("p", l.padding))
+				r := signedRequest(t, key, f)
+				if p.chunked {
+					r.ContentLength = -1
+				}
+				w := serve(serveIt, r)
+				require.Equal(t, l.want, w.Code, w.Body.String())
+				if l.want == http.StatusOK {
+					require.Equal(t, []string{"INV-BIG"}, rec.fulfils)
+				} else {
+					require.Empty(t, rec.fulfils)
+				}
+			})
+		}
+	}
+}

@@ -2,6 +2,7 @@ package paygate
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,13 +21,16 @@ import (
 
 // A status after the refNo's fulfilment is stale: OnStatus gets it marked,
 // the order is not regressed, a warning is logged; before the fulfilment
-// it is not stale.
+// it is not stale. Staleness is the refNo's: a late failed or pending
+// under another orderNo than the one that paid (a retried payment's
+// first, abandoned attempt) is as stale as one under the paying orderNo.
 func TestCallbackStatusAfterSuccessIsStale(t *testing.T) {
 	key := mustKey(t, testKeyUUID)
 	tests := []struct {
 		name      string
-		first     []Status // delivered before the one under test
+		first     []Status // delivered before the one under test, under GW1
 		status    Status
+		orderNo   string // of the status under test; "" is GW1
 		wantStale bool
 		// wantFulfils is how many times Fulfil ran: a stale status leaves
 		// the order fulfilled once.
@@ -34,7 +38,10 @@ func TestCallbackStatusAfterSuccessIsStale(t *testing.T) {
 	}{
 		{name: "failed after success", first: []Status{StatusSuccess}, status: StatusFailed, wantStale: true, wantFulfils: 1},
 		{name: "pending after success", first: []Status{StatusSuccess}, status: StatusPending, wantStale: true, wantFulfils: 1},
+		{name: "failed after success, another orderNo", first: []Status{StatusSuccess}, status: StatusFailed, orderNo: "GW0", wantStale: true, wantFulfils: 1},
+		{name: "pending after success, another orderNo", first: []Status{StatusSuccess}, status: StatusPending, orderNo: "GW2", wantStale: true, wantFulfils: 1},
 		{name: "pending before success", status: StatusPending},
+		{name: "failed under another orderNo, never paid", first: []Status{StatusPending}, status: StatusFailed, orderNo: "GW0"},
 		{name: "failed, never paid", first: []Status{StatusPending}, status: StatusFailed},
 	}
 	for _, tt := range tests {
@@ -42,21 +49,42 @@ func TestCallbackStatusAfterSuccessIsStale(t *testing.T) {
 			var logs bytes.Buffer
 			var got []*Callback
 			fulfils := 0
+			// order is the shop's state of INV-S, as a merchant's hooks keep
+			// it: a stale status leaves it as it is.
+			order := "new"
 			h := &CallbackHandler{Keys: []Key{key}, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-				Fulfil: func(context.Context, *Callback) error { fulfils++; return nil },
+				Fulfil: func(context.Context, *Callback) error { fulfils++; order = "paid"; return nil },
 				OnStatus: func(_ context.Context, cb *Callback) error {
 					got = append(got, cb)
+					if !cb.Stale {
+						order = string(cb.Status)
+					}
 					return nil
 				}}
 			for _, st := range tt.first {
 				require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, callbackFields("INV-S", "GW1", st, "00"))).Code)
 			}
 			got = nil
-			require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, callbackFields("INV-S", "GW1", tt.status, "00"))).Code)
+			orderNo := cmp.Or(tt.orderNo, "GW1")
+			require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, callbackFields("INV-S", orderNo, tt.status, "00"))).Code)
 			require.Len(t, got, 1, "OnStatus gets the event once")
+			require.Equal(t, orderNo, got[0].OrderNo)
 			require.Equal(t, tt.wantStale, got[0].Stale)
 			require.Equal(t, tt.wantStale, strings.Contains(logs.String(), "level=WARN msg=\"status after the refNo was fulfilled"), logs.String())
 			require.Equal(t, tt.wantFulfils, fulfils, "the order stays fulfilled once")
+			if tt.wantStale {
+				require.Equal(t, "paid", order, "a stale status never regresses the paid order")
+			} else {
+				require.Equal(t, string(tt.status), order)
+			}
+
+			// A reconciliation reading the same record back reports it the
+			// same way, without calling OnStatus again.
+			p := PaymentRecord{RefNo: "INV-S", OrderNo: orderNo, Status: tt.status, Amount: 14990}
+			e := h.reconcileRecord(context.Background(), &Client{}, &p, SourceLookup, "INV-S")
+			require.Equal(t, statusOutcome[tt.status], e.Outcome, "%+v", e)
+			require.Equal(t, tt.wantStale, e.Stale)
+			require.Len(t, got, 1)
 		})
 	}
 }

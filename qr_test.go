@@ -3,9 +3,14 @@ package paygate
 import (
 	"context"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/require"
@@ -62,4 +67,85 @@ func TestGenerateQR(t *testing.T) {
 	require.ErrorAs(t, err, &ve)
 	require.Len(t, ve.Problems, 2)
 	require.Zero(t, f.mt.GetTotalCallCount())
+}
+
+// resetServer is a loopback server that resets the connection of each
+// path's first request after reading it whole (the request reached the
+// service, its answer is lost), and answers the next ones 200 with body.
+type resetServer struct {
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (s *resetServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	s.mu.Lock()
+	s.calls[r.URL.Path]++
+	n := s.calls[r.URL.Path]
+	s.mu.Unlock()
+	if n > 1 {
+		_, _ = io.WriteString(w, `{"status":"OK","data":[],"stats":{"total_pages":1},"fpxrequest":{"seller_order_no":"INV-1","status":"pending"}}`)
+		return
+	}
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(err)
+	}
+	_ = conn.(*net.TCPConn).SetLinger(0) // close with a reset
+	_ = conn.Close()
+}
+
+// Every signed POST (order creation and both QR generators) is sent at
+// most once when the connection is reset after the request was written:
+// the service may have acted on it, and a second signed request could
+// create a second order or code. A GET reset the same way is retried.
+func TestSignedPostsNeverRetriedAfterReset(t *testing.T) {
+	tests := []struct {
+		name    string
+		path    string
+		call    func(c *Client) error
+		retried bool
+	}{
+		{name: "CreateOrder", path: "/v2/checkout", call: func(c *Client) error {
+			_, err := c.CreateOrder(context.Background(), testOrder())
+			return err
+		}},
+		{name: "GenerateQR", path: "/api/qrcode/v1/generator", call: func(c *Client) error {
+			_, err := c.GenerateQR(context.Background(), QRRequest{RefNo: "INV-9", Amount: 1200, Category: "fpx"})
+			return err
+		}},
+		{name: "GenerateQR DuitNow", path: "/api/duitnowqr/v1/generator", call: func(c *Client) error {
+			_, err := c.GenerateQR(context.Background(), QRRequest{RefNo: "INV-9", Amount: 1200, Category: "fpx", DuitNow: true})
+			return err
+		}},
+		{name: "payment report GET", path: "/api/report/v1/payment", retried: true, call: func(c *Client) error {
+			_, err := c.PaymentReportPage(context.Background(), ReportQuery{}, 0)
+			return err
+		}},
+		{name: "order lookup GET", path: "/api/report/v1/fpxrequest", retried: true, call: func(c *Client) error {
+			_, err := c.LookupOrderByRefNo(context.Background(), "INV-1")
+			return err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &resetServer{calls: map[string]int{}}
+			srv := httptest.NewServer(s)
+			t.Cleanup(srv.Close)
+			c, err := NewClient(WithAgency(testAgency), WithKey(mustKey(t, testKeyUUID)), WithAuthToken(testAuthToken),
+				WithCheckoutURL(srv.URL), WithReportsURL(srv.URL), WithLogger(slog.New(slog.DiscardHandler)),
+				WithRetry(RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}))
+			require.NoError(t, err)
+			err = tt.call(c)
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if tt.retried {
+				require.NoError(t, err)
+				require.Equal(t, map[string]int{tt.path: 2}, s.calls, "a GET is retried after a reset")
+				return
+			}
+			require.Error(t, err)
+			require.Equal(t, map[string]int{tt.path: 1}, s.calls, "a signed POST is never sent twice once it may have been sent")
+		})
+	}
 }

@@ -1,6 +1,9 @@
 package paygate
 
 import (
+	"context"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,10 +14,11 @@ import (
 // absent or did not parse; problems that do not touch money hold nothing.
 func TestReconcileHoldBack(t *testing.T) {
 	const ok = `"seller_order_no":"INV-1~x","order_no":"GW1","agency":"AG01","amount":"19.90","status":"success","fpx_debit_auth_code":"00"`
-	tests := []struct {
+	type holdCase struct {
 		name, record, asked string
 		held                []string // the fields named, in order
-	}{
+	}
+	tests := []holdCase{
 		{name: "clean success", record: `{` + ok + `}`, asked: "INV-1~x"},
 		{name: "asked by base reference", record: `{` + ok + `}`, asked: "INV-1"},
 		{name: "report row (nothing asked)", record: `{` + ok + `}`},
@@ -28,6 +32,33 @@ func TestReconcileHoldBack(t *testing.T) {
 		{name: "success, amounts disagree", record: `{"seller_order_no":"INV-1","amount":"19.90","fpx_txn_amount":"1.00","status":"success"}`, held: []string{"fpx_txn_amount"}},
 		{name: "success, time unreadable: acted on", record: `{"seller_order_no":"INV-1","amount":"19.90","status":"success","fpx_txn_time":"yesterday"}`},
 		{name: "failed with problems: acted on (no money moves)", record: `{"seller_order_no":"INV-1","amount":"x","status":"failed"}`},
+		{name: "no agency named: acted on", record: `{"seller_order_no":"INV-1","amount":"19.90","status":"success"}`, asked: "INV-1"},
+		// A reference is the whole reference: one that starts like the one
+		// asked for, or that it starts like, is another.
+		{name: "asked INV-1, got INV-10", record: `{"seller_order_no":"INV-10","agency":"AG01","amount":"19.90","status":"success"}`, asked: "INV-1", held: []string{"refNo"}},
+		{name: "asked INV-10, got INV-1", record: `{"seller_order_no":"INV-1","agency":"AG01","amount":"19.90","status":"success"}`, asked: "INV-10", held: []string{"refNo"}},
+		{name: "asked INV-1~x, got INV-10~x", record: `{"seller_order_no":"INV-10~x","agency":"AG01","amount":"19.90","status":"success"}`, asked: "INV-1~x", held: []string{"refNo"}},
+		{name: "asked INV-1, got INV-1 with extra data", record: `{"seller_order_no":"INV-1~x","agency":"AG01","amount":"19.90","status":"success"}`, asked: "INV-1"},
+		{name: "agency AG010", record: `{"seller_order_no":"INV-1","agency":"AG010","amount":"19.90","status":"success"}`, held: []string{"agency"}},
+	}
+	// Another reference or agency holds a record back whatever its status.
+	for _, st := range []string{"success", "pending", "failed", "SUCCESS", ""} {
+		var status, onStatus []string
+		if st != "" {
+			status = []string{`"status":"` + st + `"`}
+		}
+		if !Status(st).Valid() {
+			onStatus = []string{"status"}
+		}
+		rec := func(fields ...string) string { return "{" + strings.Join(append(fields, status...), ",") + "}" }
+		tests = append(tests,
+			holdCase{name: "another reference, status " + st, record: rec(`"seller_order_no":"INV-2"`, `"agency":"AG01"`, `"amount":"19.90"`),
+				asked: "INV-1", held: append([]string{"refNo"}, onStatus...)},
+			holdCase{name: "another agency, status " + st, record: rec(`"seller_order_no":"INV-1"`, `"agency":"AG02"`, `"amount":"19.90"`),
+				asked: "INV-1", held: append([]string{"agency"}, onStatus...)},
+			holdCase{name: "another reference and agency, status " + st, record: rec(`"seller_order_no":"INV-10"`, `"agency":"AG02"`, `"amount":"19.90"`),
+				asked: "INV-1", held: append([]string{"refNo", "agency"}, onStatus...)},
+		)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -39,5 +70,26 @@ func TestReconcileHoldBack(t *testing.T) {
 			}
 			require.Equal(t, tt.held, fields)
 		})
+	}
+}
+
+// A record held back for another reference or agency calls no hook,
+// whatever its status, and is reported held back.
+func TestReconcileHeldRecordCallsNothing(t *testing.T) {
+	calls := 0
+	h := &CallbackHandler{Logger: slog.New(slog.DiscardHandler),
+		Fulfil:          func(context.Context, *Callback) error { calls++; return nil },
+		OnStatus:        func(context.Context, *Callback) error { calls++; return nil },
+		OnDoublePayment: func(context.Context, *Callback, string) error { calls++; return nil }}
+	c := &Client{agency: "AG01"}
+	for _, st := range []Status{StatusSuccess, StatusPending, StatusFailed} {
+		for _, p := range []PaymentRecord{
+			{RefNo: "INV-10", OrderNo: "GW1", Agency: "AG01", Status: st, Amount: 1990},
+			{RefNo: "INV-1", OrderNo: "GW1", Agency: "AG02", Status: st, Amount: 1990},
+		} {
+			e := h.reconcileRecord(context.Background(), c, &p, SourceLookup, "INV-1")
+			require.Equal(t, OutcomeHeldBack, e.Outcome, "%s %s %s", st, p.RefNo, p.Agency)
+			require.Zero(t, calls, "%s %s %s", st, p.RefNo, p.Agency)
+		}
 	}
 }

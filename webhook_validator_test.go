@@ -3,6 +3,7 @@ package paygate
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -166,6 +167,43 @@ func TestWebhookValidatorSchemaLineEnds(t *testing.T) {
 			require.NoError(t, json.Unmarshal(adb.schemaFrom(tc.base), &doc))
 			agency := doc["$defs"].(map[string]any)["transaction"].(map[string]any)["properties"].(map[string]any)["agency"].(map[string]any)
 			require.Equal(t, []any{"ADBLZS", "ADBPPZ", "ADB"}, agency["enum"])
+		})
+	}
+}
+
+// The value cap the caller sets with WithMaxValueBytes, raised or lowered,
+// is the one in force on the whole body and on the stream (whose windows,
+// 256 KiB, are shorter than a raised cap's longest value): a value within
+// a raised cap, though over the default, is no problem; one over a
+// lowered cap is, naming that cap.
+func TestWebhookValueCapInForceOnEveryPath(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		maxValue int
+		length   int    // bytes of the name (plain ASCII)
+		rule     string // "": within the cap
+	}{
+		{name: "raised: 300 KiB, a 280 KiB name", maxValue: 300 << 10, length: 280 << 10},
+		{name: "raised: a name at the cap", maxValue: 100 << 10, length: 100 << 10},
+		{name: "raised: a name one byte over", maxValue: 100 << 10, length: 100<<10 + 1, rule: fmt.Sprintf(ruleTooLong, 100<<10)},
+		{name: "lowered: 200 bytes, a name one byte over", maxValue: 200, length: 201, rule: fmt.Sprintf(ruleTooLong, 200)},
+		{name: "lowered: 200 bytes, a name at the cap", maxValue: 200, length: 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			batch := validBatchMap(1)
+			batch["transactions"].([]any)[0].(map[string]any)["name"] = strings.Repeat("n", tc.length)
+			body, err := json.Marshal(batch)
+			require.NoError(t, err)
+			var want []FieldError
+			if tc.rule != "" {
+				want = []FieldError{{Field: "/transactions/0/name", Rule: tc.rule}}
+			}
+			v := WebhookValidator{}.WithMaxValueBytes(tc.maxValue)
+			_, whole := v.ValidateBatchJSON(body)
+			require.Equal(t, want, problemsOf(t, whole), "ValidateBatchJSON")
+			n, streamed := v.ValidateBatchReader(bytes.NewReader(body))
+			require.Equal(t, want, problemsOf(t, streamed), "ValidateBatchReader")
+			require.Equal(t, 1, n)
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -164,12 +165,17 @@ func (deafRenewals) Renew(context.Context, string, string, time.Duration) error 
 func TestFulfilTxTakenOverRollsBack(t *testing.T) {
 	s := newTxShop(t, openDB(t, testDSN(t)))
 	const lease = 300 * time.Millisecond
-	enteredA, proceedA := make(chan struct{}), make(chan struct{})
-	enteredB, proceedB := make(chan struct{}), make(chan struct{})
+	// Registered after newTxShop, so that a failing test lets both hooks go
+	// (and waits for their deliveries) before the ledger is dropped: a hook
+	// held open would hold its transaction, and the DROP with it, until
+	// HookTimeout.
+	deliveries := heldDeliveries(t)
+	enteredA, proceedA := make(chan struct{}), deliveries.gate()
+	enteredB, proceedB := make(chan struct{}), deliveries.gate()
 	fulfilA := s.d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
 		err := s.insert(ctx, tx, cb, "A")
 		close(enteredA)
-		<-proceedA // outlives its lease, its renewals lost
+		<-proceedA.ch // outlives its lease, its renewals lost
 		return err
 	})
 	errA := make(chan error, 1)
@@ -181,11 +187,10 @@ func TestFulfilTxTakenOverRollsBack(t *testing.T) {
 	b := s.handler(s.d, lease, s.d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
 		err := s.insert(ctx, tx, cb, "B")
 		close(enteredB)
-		<-proceedB
+		<-proceedB.ch
 		return err
 	}))
-	codeA, codeB := make(chan int, 1), make(chan int, 1)
-	go func() { codeA <- s.deliver(t, a, "INV-4") }()
+	codeA := deliveries.deliver(s, a, "INV-4")
 	waitFor(t, enteredA, "replica A's hook to start")
 	for i := 0; ; i++ { // until A's lease has lapsed
 		require.Less(t, i, 100, "A's lease of %v never lapsed", lease)
@@ -196,20 +201,18 @@ func TestFulfilTxTakenOverRollsBack(t *testing.T) {
 		}
 		time.Sleep(lease / 10)
 	}
-	go func() { codeB <- s.deliver(t, b, "INV-4") }()
-	select { // B takes the lapsed claim over; A's hook is let go either way
+	codeB := deliveries.deliver(s, b, "INV-4")
+	select { // B takes the lapsed claim over
 	case <-enteredB:
 	case code := <-codeB:
-		close(proceedA)
 		t.Fatalf("replica B answered %d instead of taking A's lapsed claim over", code)
 	case <-time.After(10 * time.Second):
-		close(proceedA)
 		t.Fatal("waited 10 s for replica B to take the lapsed claim over")
 	}
-	close(proceedA)
+	proceedA.open()
 	require.ErrorIs(t, <-errA, paygate.ErrClaimLost)
 	require.Equal(t, http.StatusInternalServerError, <-codeA)
-	close(proceedB)
+	proceedB.open()
 	require.Equal(t, http.StatusOK, <-codeB)
 	require.Equal(t, []string{"B"}, s.rows(t, "INV-4"))
 	require.Equal(t, http.StatusOK, s.deliver(t, b, "INV-4"))
@@ -220,27 +223,82 @@ func TestFulfilTxTakenOverRollsBack(t *testing.T) {
 // transaction is open, not after it.
 func TestFulfilTxDuplicateInFlight(t *testing.T) {
 	s := newTxShop(t, openDB(t, testDSN(t)))
-	entered, proceed := make(chan struct{}), make(chan struct{})
+	deliveries := heldDeliveries(t)
+	entered, proceed := make(chan struct{}), deliveries.gate()
 	h := s.handler(s.d, 0, s.d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
 		err := s.insert(ctx, tx, cb, "A")
 		close(entered)
-		<-proceed
+		<-proceed.ch
 		return err
 	}))
-	first := make(chan int, 1)
-	go func() { first <- s.deliver(t, h, "INV-5") }()
+	first := deliveries.deliver(s, h, "INV-5")
 	waitFor(t, entered, "the first delivery's hook to start")
-	dup := make(chan int, 1)
-	go func() { dup <- s.deliver(t, h, "INV-5") }()
+	dup := deliveries.deliver(s, h, "INV-5")
 	select {
 	case code := <-dup:
 		require.Equal(t, http.StatusServiceUnavailable, code)
 	case <-time.After(10 * time.Second):
 		t.Fatal("a duplicate in flight waited for the first delivery's hook: it must get 503 at once")
 	}
-	close(proceed)
+	proceed.open()
 	require.Equal(t, http.StatusOK, <-first)
 	require.Equal(t, []string{"A"}, s.rows(t, "INV-5"))
+}
+
+// deliveries are callbacks delivered in the background whose hooks wait
+// on gates. However the test ends, its cleanup opens every gate and waits
+// for every delivery, so that a failing test fails at once, not after
+// HookTimeout, and leaves no hook running into the next test.
+type deliveries struct {
+	t     testing.TB
+	gates []*gate
+	wg    sync.WaitGroup
+}
+
+// gate is a channel a hook waits on, opened once.
+type gate struct {
+	ch   chan struct{}
+	once sync.Once
+}
+
+func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
+
+// heldDeliveries returns deliveries released by t's cleanup: call it after
+// whatever must outlive them (a table they write) was set up.
+func heldDeliveries(t testing.TB) *deliveries {
+	ds := &deliveries{t: t}
+	t.Cleanup(func() {
+		for _, g := range ds.gates {
+			g.open()
+		}
+		done := make(chan struct{})
+		go func() { ds.wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("a delivery did not end within 10 s of its gates opening")
+		}
+	})
+	return ds
+}
+
+// gate is a new gate, opened by the cleanup at the latest.
+func (ds *deliveries) gate() *gate {
+	g := &gate{ch: make(chan struct{})}
+	ds.gates = append(ds.gates, g)
+	return g
+}
+
+// deliver delivers ref's success callback to h in the background; the
+// channel gets its status.
+func (ds *deliveries) deliver(s *txShop, h http.Handler, ref string) chan int {
+	code := make(chan int, 1)
+	ds.wg.Add(1)
+	go func() {
+		defer ds.wg.Done()
+		code <- s.deliver(ds.t, h, ref)
+	}()
+	return code
 }
 
 // A claim is not blocked by a completion written but not yet committed:

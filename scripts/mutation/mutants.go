@@ -178,6 +178,46 @@ var mutants = []mutant{
 	{"total-pages-cut-short-ignored", false, "paging.go",
 		"case p.HasTotalPages && n+1 < p.TotalPages:", "case false:", root},
 
+	// Issue 32: the classes of an independent audit's survivors.
+	// Lease timing: a renewal's deadline counts from when it was sent, and
+	// a failed renewal is retried a tenth of the period later.
+	{"lease-renewal-counted-from-answer", false, "callback_lease.go",
+		"c.heldUntil = sent.Add(c.lease)", "c.heldUntil = time.Now().Add(c.lease); _ = sent", root},
+	{"lease-renewal-deadline-kept", false, "callback_lease.go",
+		"c.heldUntil = sent.Add(c.lease)", "_ = sent", root},
+	{"lease-failed-renewal-retried-late", false, "callback_lease.go",
+		"c.tick.Reset(max(c.every/10, time.Millisecond))", "c.tick.Reset(c.every)", root},
+	// Stale status across order numbers.
+	{"stale-only-under-paying-orderno", false, "callback_event.go",
+		"if cb.Stale = paid != nil; cb.Stale {", "if cb.Stale = paid != nil && *paid == cb.OrderNo; cb.Stale {", root},
+	// Reconciliation's hold-back rules.
+	{"reconcile-refno-prefix-accepted", false, "reconcile.go",
+		`asked != "" && base != p.RefNo {`, `asked != "" && base != p.RefNo[:min(len(base), len(p.RefNo))] {`, root},
+	{"reconcile-refno-success-only", false, "reconcile.go",
+		`asked != "" && base != p.RefNo {`, `asked != "" && base != p.RefNo && p.Status == StatusSuccess {`, root},
+	{"reconcile-agency-success-only", false, "reconcile.go",
+		`if agency != "" && p.Agency != "" && p.Agency != agency {`, `if agency != "" && p.Agency != "" && p.Agency != agency && p.Status == StatusSuccess {`, root},
+	// Configured limits, on every path.
+	{"body-limit-default-when-read", false, "callback_handler.go",
+		"readCallbackBody(http.MaxBytesReader(w, r.Body, limit), ", "readCallbackBody(http.MaxBytesReader(w, r.Body, DefaultCallbackBodyLimit), ", root},
+	{"body-limit-default-after-middleware", false, "callback_body.go",
+		"if r.ContentLength > limit {", "if r.ContentLength > DefaultCallbackBodyLimit {", root},
+	{"stream-value-cap-default", false, "webhook_validator.go",
+		"return validateStream(r, jsonscan.Chunk, v)", "return validateStream(r, jsonscan.Chunk, v.WithMaxValueBytes(0))", root},
+	{"value-cap-problem-names-default", false, "webhook_decode.go",
+		"OnLong: longValueProblem(v, rules.maxValueBytes())", "OnLong: longValueProblem(v, DefaultMaxValueBytes)", root},
+	{"max-pages-one-ignored", false, "paging.go",
+		"if maxPages <= 0 {", "if maxPages <= 1 {", root},
+	// Retry rules per endpoint: no signed POST after a reset.
+	{"qr-retried-after-reset", false, "qr.go",
+		"retryable: retrySignedPost, maxBody: maxCheckoutBody}", "retryable: retryTransient, maxBody: maxCheckoutBody}", root},
+	{"order-retried-after-reset", false, "checkout.go",
+		"\t\tretryable: retrySignedPost,", "\t\tretryable: retryTransient,", root},
+	// FulfilTx commits only under its claim's token (a weakened check must
+	// fail fast, not after HookTimeout).
+	{"sql-fulfil-tx-lost-claim-committed", false, "sqldedup/fulfil_tx.go",
+		"\t\tif n != 1 {", "\t\tif n > 1 {", sqlPkg},
+
 	// The JSON scanner (internal/jsonscan), against its oracle,
 	// encoding/json: an escape decoded wrong, one level of nesting too
 	// many, a leading zero accepted, a lone surrogate not flagged, a value
