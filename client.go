@@ -214,6 +214,28 @@ func NewClientFromEnv(opts ...Option) (*Client, error) {
 	return c, nil
 }
 
+// KeyFromEnv parses the API key in PAYGATE_API_KEY (EnvAPIKey), the
+// variable NewClientFromEnv reads, so that a Client and a CallbackHandler
+// are configured from one place:
+//
+//	key, err := paygate.KeyFromEnv()
+//	h := &paygate.CallbackHandler{Keys: []paygate.Key{key}, ...}
+//
+// An unset or empty variable is an error wrapping ErrNoCredential, a
+// malformed key one wrapping ErrInvalidKey; both name the variable and
+// what it must hold, never its value.
+func KeyFromEnv() (Key, error) {
+	v := os.Getenv(EnvAPIKey)
+	if v == "" {
+		return Key{}, fmt.Errorf("%w: %s is not set: want the agency's API key, a UUID (32 hex digits, dashes optional)", ErrNoCredential, EnvAPIKey)
+	}
+	k, err := ParseKey(v)
+	if err != nil {
+		return Key{}, newEnvError(EnvAPIKey, "ParseKey", err)
+	}
+	return k, nil
+}
+
 // clientEnv maps each variable NewClientFromEnv reads to the option it
 // stands for (named in the option's own errors). Read-only.
 var clientEnv = [...]struct {

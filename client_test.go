@@ -282,3 +282,34 @@ func TestNewClientNilOption(t *testing.T) {
 		})
 	}
 }
+
+// KeyFromEnv reads the variable NewClientFromEnv reads, and its errors
+// name it and what it must hold, never the value.
+func TestKeyFromEnv(t *testing.T) {
+	for _, tc := range []struct {
+		name, value string
+		want        error
+		says        string
+	}{
+		{name: "a UUID", value: testKeyUUID},
+		{name: "unset", value: "", want: ErrNoCredential, says: "PAYGATE_API_KEY is not set: want the agency's API key, a UUID"},
+		{name: "malformed", value: "not-a-key-zzz", want: ErrInvalidKey, says: "PAYGATE_API_KEY: invalid API key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(EnvAPIKey, tc.value)
+			key, err := KeyFromEnv()
+			if tc.want == nil {
+				require.NoError(t, err)
+				signed, err := SignCallback(key, url.Values{"refNo": {"INV-1"}})
+				require.NoError(t, err)
+				require.NoError(t, VerifyCallback(signed, mustKey(t, testKeyUUID)), "the key of the variable")
+				return
+			}
+			require.ErrorIs(t, err, tc.want)
+			require.ErrorContains(t, err, tc.says)
+			if tc.value != "" {
+				require.NotContains(t, err.Error(), tc.value)
+			}
+		})
+	}
+}

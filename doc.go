@@ -7,7 +7,7 @@
 // A merchant creates orders, mounts one http.Handler on its returnUrl and
 // reconciles:
 //
-//	key, err := paygate.ParseKey(os.Getenv("PAYGATE_API_KEY"))
+//	key, err := paygate.KeyFromEnv()          // PAYGATE_API_KEY, for the handler
 //	client, err := paygate.NewClientFromEnv() // PAYGATE_AGENCY, PAYGATE_API_KEY, ...
 //
 //	// Stage 1: the buyer's browser posts a signed order to the hosted checkout.

@@ -29,7 +29,7 @@ func ExampleNew() {
 	if err := dedupe.Migrate(ctx); err != nil {
 		log.Fatal(err)
 	}
-	key, err := paygate.ParseKey(os.Getenv("PAYGATE_API_KEY"))
+	key, err := paygate.KeyFromEnv() // PAYGATE_API_KEY, as NewClientFromEnv reads it
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func ExampleDeduper_FulfilTx() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	key, err := paygate.ParseKey(os.Getenv("PAYGATE_API_KEY"))
+	key, err := paygate.KeyFromEnv() // PAYGATE_API_KEY, as NewClientFromEnv reads it
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func main() {
 	} else {
 		client, err = paygate.NewClientFromEnv()
 		if err == nil {
-			key, err = paygate.ParseKey(os.Getenv(paygate.EnvAPIKey))
+			key, err = paygate.KeyFromEnv()
 		}
 	}
 	if err != nil {
