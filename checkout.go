@@ -3,7 +3,6 @@ package paygate
 import (
 	"context"
 	"fmt"
-	"github.com/paygate-go/paygate/internal/signing"
 	"html/template"
 	"io"
 	"net/http"
@@ -11,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/signing"
 
 	"github.com/google/go-querystring/query"
 )

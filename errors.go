@@ -3,9 +3,10 @@ package paygate
 import (
 	"errors"
 	"fmt"
-	"github.com/paygate-go/paygate/internal/signing"
 	"strconv"
 	"strings"
+
+	"github.com/paygate-go/paygate/internal/signing"
 )
 
 // Sentinel errors. Callers branch on them with errors.Is; the SDK wraps them

@@ -2,9 +2,10 @@ package paygate
 
 import (
 	"context"
-	"github.com/paygate-go/paygate/internal/paths"
 	"net/http"
 	"testing"
+
+	"github.com/paygate-go/paygate/internal/paths"
 
 	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/require"

@@ -3,7 +3,6 @@ package paygate
 import (
 	"context"
 	"fmt"
-	"github.com/paygate-go/paygate/internal/paths"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -12,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/paths"
 
 	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/require"

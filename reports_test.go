@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/paygate-go/paygate/internal/paths"
 	"math"
 	"net/http"
 	"net/url"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/paths"
 
 	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/require"

@@ -2,10 +2,11 @@ package paygate
 
 import (
 	"fmt"
-	"github.com/paygate-go/paygate/internal/paths"
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/paygate-go/paygate/internal/paths"
 )
 
 // serviceURL parses a service base URL: absolute, https (or http to a

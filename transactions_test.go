@@ -3,10 +3,11 @@ package paygate
 import (
 	"context"
 	"fmt"
-	"github.com/paygate-go/paygate/internal/paths"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/paygate-go/paygate/internal/paths"
 
 	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/require"

@@ -1,10 +1,11 @@
 package paygate
 
-import "github.com/paygate-go/paygate/internal/jsonscan"
+import (
+	"github.com/paygate-go/paygate/internal/jsonscan"
+	"github.com/paygate-go/paygate/zakat"
+)
 
 //go:generate go test -run TestGeneratedLookups -update-lookups .
-
-import "github.com/paygate-go/paygate/zakat"
 
 // The rules of a webhook transaction that are not one field's own
 // (docs/protocol.md B2, B3, Errors): FieldError.Rule holds one of these

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/paygate-go/paygate/internal/paths"
 	"io"
 	"log"
 	"log/slog"
@@ -18,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/paths"
 
 	"github.com/jarcoal/httpmock"
 	"github.com/paygate-go/paygate/internal/testbound"

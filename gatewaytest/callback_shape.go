@@ -5,11 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/paygate-go/paygate/internal/signing"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/signing"
 
 	"github.com/paygate-go/paygate"
 )

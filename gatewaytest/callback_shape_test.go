@@ -1,11 +1,12 @@
 package gatewaytest
 
 import (
-	"github.com/paygate-go/paygate/internal/paths"
 	"net/http"
 	"net/url"
 	"testing"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/paths"
 
 	"github.com/stretchr/testify/require"
 

@@ -3,13 +3,14 @@ package gatewaytest
 import (
 	"errors"
 	"fmt"
-	"github.com/paygate-go/paygate/internal/signing"
 	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/signing"
 
 	"github.com/paygate-go/paygate"
 )

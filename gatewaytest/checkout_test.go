@@ -3,7 +3,6 @@ package gatewaytest
 import (
 	"context"
 	"fmt"
-	"github.com/paygate-go/paygate/internal/paths"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/paths"
 
 	"github.com/paygate-go/paygate"
 	"github.com/stretchr/testify/require"

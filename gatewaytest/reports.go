@@ -3,13 +3,14 @@ package gatewaytest
 import (
 	"encoding/json"
 	"errors"
-	"github.com/paygate-go/paygate/internal/paths"
-	"github.com/paygate-go/paygate/internal/signing"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/paths"
+	"github.com/paygate-go/paygate/internal/signing"
 
 	"github.com/paygate-go/paygate"
 )

@@ -7,13 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/paygate-go/paygate/internal/paths"
-	"github.com/paygate-go/paygate/internal/signing"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/paths"
+	"github.com/paygate-go/paygate/internal/signing"
 
 	"github.com/paygate-go/paygate"
 )

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/paygate-go/paygate/internal/paths"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/paths"
 
 	"github.com/stretchr/testify/require"
 

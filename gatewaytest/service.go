@@ -1,10 +1,11 @@
 package gatewaytest
 
 import (
-	"github.com/paygate-go/paygate/internal/paths"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/paygate-go/paygate/internal/paths"
 
 	"github.com/paygate-go/paygate"
 )

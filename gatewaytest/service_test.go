@@ -2,12 +2,13 @@ package gatewaytest
 
 import (
 	"context"
-	"github.com/paygate-go/paygate/internal/paths"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/paygate-go/paygate/internal/paths"
 
 	"github.com/stretchr/testify/require"
 

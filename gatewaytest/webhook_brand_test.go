@@ -2,12 +2,13 @@ package gatewaytest
 
 import (
 	"context"
-	"github.com/paygate-go/paygate/internal/paths"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/paths"
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/zakat"

@@ -2,8 +2,9 @@ package main
 
 import (
 	"fmt"
-	"github.com/paygate-go/paygate/internal/paths"
 	"strings"
+
+	"github.com/paygate-go/paygate/internal/paths"
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/gatewaytest"
