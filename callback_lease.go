@@ -121,13 +121,47 @@ func (c *claim) complete(ctx context.Context) error {
 	return c.ev.d.Complete(sctx, c.key, c.token, c.result)
 }
 
-// release gives the claim back, so that the next delivery may take it; a
-// failure is logged (the claim then lapses with its lease).
+// release gives the claim back, so that the next delivery may take it. A
+// release that fails (the store unreachable, its answer lost) is retried
+// in the background, from releaseRetryFirst doubling to releaseRetryMax,
+// until it succeeds, the claim is found lost, or the lease lapses by
+// itself: an outage then holds its in-flight events about as long as it
+// lasts, not a whole lease.
 func (c *claim) release(ctx context.Context) {
+	if c.tryRelease(ctx) {
+		return
+	}
+	c.ev.log(ctx, slog.LevelError, "dedupe release failed; retried until its lease lapses", "refNo", c.ev.cb.RefNo)
+	c.mu.Lock()
+	lapses := c.heldUntil
+	c.mu.Unlock()
+	go c.retryRelease(detached(ctx), lapses)
+}
+
+// The waits between the retries of a failed release.
+const (
+	releaseRetryFirst = 100 * time.Millisecond
+	releaseRetryMax   = 2 * time.Second
+)
+
+// tryRelease releases the claim once, and reports whether it is done
+// with: released, or no longer this claim's to release.
+func (c *claim) tryRelease(ctx context.Context) bool {
 	sctx, cancel := storeContext(ctx, c.ev.d)
 	defer cancel()
-	if err := c.ev.d.Release(sctx, c.key, c.token); err != nil {
-		c.ev.log(ctx, slog.LevelError, "dedupe release failed", "refNo", c.ev.cb.RefNo, "err", err)
+	err := c.ev.d.Release(sctx, c.key, c.token)
+	return err == nil || errors.Is(err, ErrClaimLost)
+}
+
+// retryRelease retries the release until it is done with or the claim
+// lapses at lapses.
+func (c *claim) retryRelease(ctx context.Context, lapses time.Time) {
+	for wait := releaseRetryFirst; time.Until(lapses) > wait; wait = min(2*wait, releaseRetryMax) {
+		t := time.NewTimer(wait)
+		<-t.C
+		if c.tryRelease(ctx) {
+			return
+		}
 	}
 }
 

@@ -129,3 +129,58 @@ func TestCallbackLeaseRenewalTiming(t *testing.T) {
 		})
 	}
 }
+
+// flakyRelease is a MemoryDeduper whose first failures releases fail, as
+// a store does while unreachable.
+type flakyRelease struct {
+	MemoryDeduper
+	mu       sync.Mutex
+	failures int
+	releases int
+}
+
+func (d *flakyRelease) Release(ctx context.Context, key, token string) error {
+	d.mu.Lock()
+	d.releases++
+	fail := d.releases <= d.failures
+	d.mu.Unlock()
+	if fail {
+		return errors.New("store unreachable")
+	}
+	return d.MemoryDeduper.Release(ctx, key, token)
+}
+
+// A release that fails while the store is unreachable is retried until it
+// succeeds, so the next delivery of the event is served once the store is
+// back, not a whole lease later (here a lease of a minute: without the
+// retries every delivery within the test's bound gets 503).
+func TestFailedReleaseIsRetried(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	d := &flakyRelease{failures: 3}
+	var calls int
+	var mu sync.Mutex
+	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: time.Minute, Logger: slog.New(slog.DiscardHandler),
+		Fulfil: func(context.Context, *Callback) error {
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			if calls == 1 {
+				return errors.New("the merchant's database hiccuped")
+			}
+			return nil
+		}}
+	deliver := func() int {
+		return serve(h, signedRequest(t, key, callbackFields("INV-R", "GWR", StatusSuccess, "00"))).Code
+	}
+	require.Equal(t, http.StatusInternalServerError, deliver())
+	code := deliver()
+	for deadline := time.Now().Add(10 * time.Second); code != http.StatusOK && time.Now().Before(deadline); code = deliver() {
+		require.Equal(t, http.StatusServiceUnavailable, code, "in flight until the release goes through")
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.Equal(t, http.StatusOK, code, "the retried release let the next delivery fulfil")
+	require.Equal(t, 2, calls)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	require.Equal(t, 4, d.releases, "three failed releases, then one that went through")
+}

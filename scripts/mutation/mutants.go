@@ -101,6 +101,8 @@ var mutants = []mutant{
 		"\tif several {\n", "\tif multi != \"\" {\n", signingPkgs},
 
 	// The handler and the in-memory deduper.
+	{"failed-release-not-retried", false, "callback_lease.go",
+		"go c.retryRelease(detached(ctx), lapses)", "_ = lapses", root},
 	{"double-payment-silent", false, "callback_event.go",
 		"case paid == cb.OrderNo:", "case paid != \"\":", root},
 	{"failed-hook-not-released", false, "callback_event.go",
