@@ -128,10 +128,11 @@ func (c *claim) complete(ctx context.Context) error {
 // itself: an outage then holds its in-flight events about as long as it
 // lasts, not a whole lease.
 func (c *claim) release(ctx context.Context) {
-	if c.tryRelease(ctx) {
+	err := c.tryRelease(ctx)
+	if err == nil {
 		return
 	}
-	c.ev.log(ctx, slog.LevelError, "dedupe release failed; retried until its lease lapses", "refNo", c.ev.cb.RefNo)
+	c.ev.log(ctx, slog.LevelError, "dedupe release failed; retried until its lease lapses", "refNo", c.ev.cb.RefNo, "err", err)
 	c.mu.Lock()
 	lapses := c.heldUntil
 	c.mu.Unlock()
@@ -144,13 +145,15 @@ const (
 	releaseRetryMax   = 2 * time.Second
 )
 
-// tryRelease releases the claim once, and reports whether it is done
-// with: released, or no longer this claim's to release.
-func (c *claim) tryRelease(ctx context.Context) bool {
+// tryRelease releases the claim once; nil when it is done with: released,
+// or no longer this claim's to release.
+func (c *claim) tryRelease(ctx context.Context) error {
 	sctx, cancel := storeContext(ctx, c.ev.d)
 	defer cancel()
-	err := c.ev.d.Release(sctx, c.key, c.token)
-	return err == nil || errors.Is(err, ErrClaimLost)
+	if err := c.ev.d.Release(sctx, c.key, c.token); !errors.Is(err, ErrClaimLost) {
+		return err
+	}
+	return nil
 }
 
 // retryRelease retries the release until it is done with or the claim
@@ -159,7 +162,7 @@ func (c *claim) retryRelease(ctx context.Context, lapses time.Time) {
 	for wait := releaseRetryFirst; time.Until(lapses) > wait; wait = min(2*wait, releaseRetryMax) {
 		t := time.NewTimer(wait)
 		<-t.C
-		if c.tryRelease(ctx) {
+		if c.tryRelease(ctx) == nil {
 			return
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -159,7 +160,8 @@ func TestFailedReleaseIsRetried(t *testing.T) {
 	d := &flakyRelease{failures: 3}
 	var calls int
 	var mu sync.Mutex
-	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: time.Minute, Logger: slog.New(slog.DiscardHandler),
+	var logs strings.Builder
+	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: time.Minute, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		Fulfil: func(context.Context, *Callback) error {
 			mu.Lock()
 			defer mu.Unlock()
@@ -180,6 +182,7 @@ func TestFailedReleaseIsRetried(t *testing.T) {
 	}
 	require.Equal(t, http.StatusOK, code, "the retried release let the next delivery fulfil")
 	require.Equal(t, 2, calls)
+	require.Contains(t, logs.String(), "store unreachable", "the failed release is logged with its error")
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	require.Equal(t, 4, d.releases, "three failed releases, then one that went through")

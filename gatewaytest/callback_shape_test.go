@@ -33,20 +33,7 @@ func TestCallbackEncodings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sb := newSandbox(t, append([]Option{WithRefNoTildes(), WithMaxAttempts(2)}, tc.opts...)...)
 			m := newMerchant(t, sb)
-			form, err := paygate.SignForm(sb.Key(), url.Values{"agency": {sb.Agency}, "refNo": {ref}, "amount": {"2.00"},
-				"email": {"sdk@example.com"}, "returnUrl": {m.srv.URL + "/return"}}, time.Now())
-			require.NoError(t, err)
-			noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-			resp, err := noRedirect.PostForm(sb.URL+paths.Checkout, form)
-			require.NoError(t, err)
-			resp.Body.Close()
-			require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-			require.NoError(t, sb.Pay("test123", paygate.StatusSuccess))
-			sb.Settle()
-			require.Equal(t, map[string]int{"test123": 1}, m.fulfilled)
-			log := sb.Callbacks()
-			require.Len(t, log, 1)
-			require.Equal(t, 200, log[0].Attempts[0].StatusCode, "verified at the first attempt")
+			payAndRequireFulfilled(t, sb, m, ref, "test123")
 		})
 	}
 }
@@ -58,7 +45,21 @@ func TestCallbackEncodings(t *testing.T) {
 func TestCallbackSignedInRFC3986(t *testing.T) {
 	sb := newSandbox(t, WithCallbackEncoding(EncodingRFC3986), WithMaxAttempts(2))
 	m := newMerchant(t, sb)
-	form, err := paygate.SignForm(sb.Key(), url.Values{"agency": {sb.Agency}, "refNo": {"INV 7"}, "amount": {"2.00"},
+	payAndRequireFulfilled(t, sb, m, "INV 7", "INV 7")
+
+	fields, err := sb.signCallback(url.Values{"refNo": {"INV 7"}, "status": {"success"}})
+	require.NoError(t, err)
+	formSigned, err := paygate.SignCallback(sb.Key(), url.Values{"refNo": {"INV 7"}, "status": {"success"}})
+	require.NoError(t, err)
+	require.NotEqual(t, formSigned.Get("signature"), fields.Get("signature"))
+}
+
+// payAndRequireFulfilled posts a signed order for ref to the sandbox's
+// checkout, pays it, and requires that the merchant fulfilled base once
+// from a callback verified at its first attempt.
+func payAndRequireFulfilled(t *testing.T, sb *Server, m *merchant, ref, base string) {
+	t.Helper()
+	form, err := paygate.SignForm(sb.Key(), url.Values{"agency": {sb.Agency}, "refNo": {ref}, "amount": {"2.00"},
 		"email": {"sdk@example.com"}, "returnUrl": {m.srv.URL + "/return"}}, time.Now())
 	require.NoError(t, err)
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -66,16 +67,10 @@ func TestCallbackSignedInRFC3986(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	require.NoError(t, sb.Pay("INV 7", paygate.StatusSuccess))
+	require.NoError(t, sb.Pay(base, paygate.StatusSuccess))
 	sb.Settle()
-	require.Equal(t, map[string]int{"INV 7": 1}, m.fulfilled)
+	require.Equal(t, map[string]int{base: 1}, m.fulfilled)
 	log := sb.Callbacks()
 	require.Len(t, log, 1)
 	require.Equal(t, 200, log[0].Attempts[0].StatusCode, "verified at the first attempt")
-
-	fields, err := sb.signCallback(url.Values{"refNo": {"INV 7"}, "status": {"success"}})
-	require.NoError(t, err)
-	formSigned, err := paygate.SignCallback(sb.Key(), url.Values{"refNo": {"INV 7"}, "status": {"success"}})
-	require.NoError(t, err)
-	require.NotEqual(t, formSigned.Get("signature"), fields.Get("signature"))
 }
