@@ -28,25 +28,25 @@ func URLMessage(rawURL string, now time.Time) (Message, error) {
 // FormMessage returns the message SignForm signs for prefix and form at
 // now.
 func FormMessage(prefix string, form url.Values, now time.Time) (Message, error) {
-	var s state
-	if err := s.collect(form, expValue(now)); err != nil {
+	fields, err := collect(nil, form, expValue(now))
+	if err != nil {
 		return Message{}, err
 	}
-	return Message{RFC3986, string(appendQuery([]byte(prefix), s.fields, RFC3986))}, nil
+	return Message{RFC3986, string(appendQuery([]byte(prefix), fields, RFC3986))}, nil
 }
 
 // CallbackMessages returns every message VerifyCallback tries for form, in
 // the order it tries them.
 func CallbackMessages(form url.Values) ([]Message, error) {
-	var s state
-	if err := s.collect(form, ""); err != nil {
+	fields, err := collect(nil, form, "")
+	if err != nil {
 		return nil, err
 	}
-	canonical := appendQuery(nil, s.fields, Form)
+	canonical := appendQuery(nil, fields, Form)
 	variants, n := callbackVariants(canonical)
 	out := []Message{{Form, string(canonical)}}
 	for _, e := range variants[:n] {
-		out = append(out, Message{e, string(appendQuery(nil, s.fields, e))})
+		out = append(out, Message{e, string(appendQuery(nil, fields, e))})
 	}
 	return out, nil
 }

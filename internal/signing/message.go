@@ -7,20 +7,39 @@ import (
 	"strings"
 )
 
-// field is one key and its single value, as signed.
+// field is one key and its single value, as signed, with the key's first
+// eight bytes read big-endian (zero-padded), so that most comparisons of
+// the sort are one integer comparison.
 type field struct {
 	key, value string
+	prefix     uint64
 }
 
-// collect puts into s.fields, sorted byte-wise by key, the fields of form
-// that take part in the message (docs/protocol.md "Signature algorithm",
-// steps 1-3): all but signature, keys with no value left out, and, when exp
-// is not empty (outbound), exp with that value in place of any exp of form.
-// A key with several values is an error naming it (the first such key in
-// sorted order): which value was signed cannot be known
-// (docs/assumptions.md A-multiple-values).
-func (s *state) collect(form url.Values, exp string) error {
-	s.fields = s.fields[:0]
+// newField returns the field of key and value.
+func newField(key, value string) field {
+	var prefix uint64
+	for i := range min(len(key), 8) {
+		prefix |= uint64(key[i]) << (56 - 8*i)
+	}
+	return field{key, value, prefix}
+}
+
+// fieldSpace is room for the fields of a usual form, unsorted and sorted,
+// that a caller declares on its stack and hands to collect: writing the
+// fields there needs no write barrier, where writing them into pooled heap
+// memory would while the garbage collector marks.
+type fieldSpace [32]field
+
+// collect returns, sorted byte-wise by key, the fields of form that take
+// part in the message (docs/protocol.md "Signature algorithm", steps 1-3):
+// all but signature, keys with no value left out, and, when exp is not
+// empty (outbound), exp with that value in place of any exp of form. It
+// appends to dst and uses its spare capacity first (see fieldSpace). A key
+// with several values is an error naming it (the first such key in sorted
+// order): which value was signed cannot be known (docs/assumptions.md
+// A-multiple-values).
+func collect(dst []field, form url.Values, exp string) ([]field, error) {
+	start := len(dst)
 	multi, several := "", false // the first key, in sorted order, with several values
 	for k, v := range form {
 		switch {
@@ -30,33 +49,79 @@ func (s *state) collect(form url.Values, exp string) error {
 				multi, several = k, true
 			}
 		default:
-			s.fields = append(s.fields, field{k, v[0]})
+			dst = append(dst, newField(k, v[0]))
 		}
 	}
 	if several {
-		return fmt.Errorf("%w: %q has %d values", ErrMultipleValues, multi, len(form[multi]))
+		return nil, fmt.Errorf("%w: %q has %d values", ErrMultipleValues, multi, len(form[multi]))
 	}
 	if exp != "" {
-		s.fields = append(s.fields, field{FieldExp, exp})
+		dst = append(dst, newField(FieldExp, exp))
 	}
-	sortFields(s.fields)
-	return nil
+	sorted := sortFields(dst, dst[start:])
+	return sorted[len(dst):], nil
 }
 
-// sortFields sorts fields byte-wise by key.
-func sortFields(fields []field) {
-	slices.SortFunc(fields, func(a, b field) int { return strings.Compare(a.key, b.key) })
+// rankLimit is the most fields sortFields places by rank.
+const rankLimit = 32
+
+// sortFields appends fields to dst sorted byte-wise by key; no two keys
+// are equal (they come from a map). A usual form is placed by rank (see
+// placeByRank); a long one (a hostile form may hold thousands of fields),
+// or one with keys alike in their first eight bytes, is sorted with
+// slices.SortFunc.
+func sortFields(dst, fields []field) []field {
+	n := len(dst)
+	dst = append(dst, fields...)
+	if len(fields) > rankLimit || !placeByRank(dst[n:], fields) {
+		copy(dst[n:], fields)
+		slices.SortFunc(dst[n:], func(a, b field) int { return strings.Compare(a.key, b.key) })
+	}
+	return dst
+}
+
+// placeByRank writes each field to out at its rank, the number of prefixes
+// below its own, and reports whether the prefixes were all distinct (if
+// not, out is left partly written). The rank is counted without a branch
+// on the keys: the map hands the fields over in a new random order each
+// time, so a sort's comparisons would be mispredicted half the time.
+func placeByRank(out, fields []field) bool {
+	for _, f := range fields {
+		rank, same := 0, 0
+		for j := range fields {
+			if fields[j].prefix < f.prefix {
+				rank++
+			}
+			if fields[j].prefix == f.prefix {
+				same++
+			}
+		}
+		if same != 1 {
+			return false
+		}
+		out[rank] = f
+	}
+	return true
 }
 
 // appendQuery appends `k=v&k=v...` for fields, encoded under e, to dst.
+// It makes room for the whole query once.
 func appendQuery(dst []byte, fields []field, e Encoding) []byte {
+	size := 0
+	for _, f := range fields {
+		size += escapedMax(len(f.key)+len(f.value)) + 2
+	}
+	n := len(dst)
+	dst = slices.Grow(dst, size)
+	b, t := dst[:cap(dst)], &escapeWords[e]
 	for i, f := range fields {
 		if i > 0 {
-			dst = append(dst, '&')
+			b[n] = '&'
+			n++
 		}
-		dst = AppendEscaped(dst, f.key, e)
-		dst = append(dst, '=')
-		dst = AppendEscaped(dst, f.value, e)
+		n = escape(b, n, f.key, t)
+		b[n] = '='
+		n = escape(b, n+1, f.value, t)
 	}
-	return dst
+	return dst[:n]
 }

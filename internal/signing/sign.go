@@ -30,15 +30,17 @@ func SignURL(k *Key, rawURL string, now time.Time) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s := k.get()
-	defer k.put(s)
-	if err := s.collect(q, expValue(now)); err != nil {
+	var space fieldSpace
+	fields, err := collect(space[:0], q, expValue(now))
+	if err != nil {
 		return "", err
 	}
+	s := k.get()
+	defer k.put(s)
 	s.buf = append(s.buf, u.Scheme+"://"+u.Host...)
 	start := len(s.buf)
 	s.buf = append(s.buf, urlPath(u)+"?"...)
-	s.buf = appendQuery(s.buf, s.fields, RFC3986)
+	s.buf = appendQuery(s.buf, fields, RFC3986)
 	sig := s.sign(s.buf[start:])
 	s.buf = append(s.buf, "&"+FieldSignature+"="...)
 	s.buf = append(s.buf, sig[:]...)
@@ -85,13 +87,14 @@ func urlPath(u *url.URL) string {
 // form are replaced, and a field with several values is an error wrapping
 // ErrMultipleValues.
 func SignForm(k *Key, prefix string, form url.Values, now time.Time) (url.Values, error) {
-	s := k.get()
-	defer k.put(s)
-	sig, err := s.signOutbound(prefix, form, now)
+	var space fieldSpace
+	fields, err := collect(space[:0], form, expValue(now))
 	if err != nil {
 		return nil, err
 	}
-	return s.signedCopy(sig), nil
+	s := k.get()
+	defer k.put(s)
+	return signedCopy(fields, s.signOutbound(prefix, fields)), nil
 }
 
 // SignFormBody is SignForm(k, prefix, form, now).Encode(): the signed POST
@@ -99,28 +102,26 @@ func SignForm(k *Key, prefix string, form url.Values, now time.Time) (url.Values
 // signature covers %20: docs/assumptions.md A-post-body), without the
 // url.Values in between.
 func SignFormBody(k *Key, prefix string, form url.Values, now time.Time) (string, error) {
-	s := k.get()
-	defer k.put(s)
-	sig, err := s.signOutbound(prefix, form, now)
+	var space fieldSpace
+	fields, err := collect(space[:0], form, expValue(now))
 	if err != nil {
 		return "", err
 	}
-	at, _ := slices.BinarySearchFunc(s.fields, FieldSignature, func(f field, key string) int {
+	s := k.get()
+	defer k.put(s)
+	sig := s.signOutbound(prefix, fields)
+	at, _ := slices.BinarySearchFunc(fields, FieldSignature, func(f field, key string) int {
 		return strings.Compare(f.key, key)
 	})
-	s.fields = slices.Insert(s.fields, at, field{FieldSignature, string(sig[:])})
-	return string(appendQuery(s.buf[:0], s.fields, Form)), nil
+	fields = slices.Insert(fields, at, newField(FieldSignature, string(sig[:])))
+	return string(appendQuery(s.buf[:0], fields, Form)), nil
 }
 
-// signOutbound collects form with exp and signs prefix + its RFC 3986
-// query, leaving the sorted fields in s.fields.
-func (s *state) signOutbound(prefix string, form url.Values, now time.Time) (Signature, error) {
-	if err := s.collect(form, expValue(now)); err != nil {
-		return Signature{}, err
-	}
+// signOutbound signs prefix and the RFC 3986 query of the sorted fields.
+func (s *state) signOutbound(prefix string, fields []field) Signature {
 	s.buf = append(s.buf[:0], prefix...)
-	s.buf = appendQuery(s.buf, s.fields, RFC3986)
-	return s.sign(s.buf), nil
+	s.buf = appendQuery(s.buf, fields, RFC3986)
+	return s.sign(s.buf)
 }
 
 // SignCallback signs a callback form as the gateway does (docs/protocol.md
@@ -128,23 +129,24 @@ func (s *state) signOutbound(prefix string, form url.Values, now time.Time) (Sig
 // signature, sorted, form-encoded with space as +, no exp. It returns a copy
 // of form with the signature set.
 func SignCallback(k *Key, form url.Values) (url.Values, error) {
-	s := k.get()
-	defer k.put(s)
-	if err := s.collect(form, ""); err != nil {
+	var space fieldSpace
+	fields, err := collect(space[:0], form, "")
+	if err != nil {
 		return nil, err
 	}
-	sig := s.sign(appendQuery(s.buf[:0], s.fields, Form))
-	return s.signedCopy(sig), nil
+	s := k.get()
+	defer k.put(s)
+	return signedCopy(fields, s.sign(appendQuery(s.buf, fields, Form))), nil
 }
 
-// signedCopy returns a new url.Values holding s.fields and the signature.
+// signedCopy returns a new url.Values holding fields and the signature.
 // The values share one backing array, each capped, so the copy costs two
 // allocations besides the map.
-func (s *state) signedCopy(sig Signature) url.Values {
-	n := len(s.fields)
+func signedCopy(fields []field, sig Signature) url.Values {
+	n := len(fields)
 	vals := make([]string, n+1)
 	out := make(url.Values, n+1)
-	for i, f := range s.fields {
+	for i, f := range fields {
 		vals[i] = f.value
 		out[f.key] = vals[i : i+1 : i+1]
 	}

@@ -414,6 +414,23 @@ func TestSignFormHostileMatchesReference(t *testing.T) {
 			}
 			return f
 		}()},
+		{name: "keys alike in their first eight bytes", form: base(func(f url.Values) {
+			for _, k := range []string{"fpx_buyer_bank_id", "fpx_buyer_name", "fpx_buye", "fpx_buyer", "fpx_buyer_bank"} {
+				f.Set(k, k)
+			}
+		})},
+		{name: "keys that differ in NUL bytes", form: base(func(f url.Values) {
+			for _, k := range []string{"a", "a\x00", "a\x00b", "a\x00\x00", "\x00", "\x00\x00\x00\x00\x00\x00\x00\x00\x01"} {
+				f.Set(k, "v")
+			}
+		})},
+		{name: "forty keys, past placement by rank", form: func() url.Values {
+			f := url.Values{}
+			for i := range 40 {
+				f.Set(fmt.Sprint("key", 39-i), fmt.Sprint(i))
+			}
+			return f
+		}()},
 		{name: "a long value", form: base(func(f url.Values) { f.Set("long", strings.Repeat("v ", 40_000)) })},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

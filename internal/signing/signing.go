@@ -68,10 +68,9 @@ func NewKey(raw [16]byte) *Key {
 
 // state is the scratch space of one signing or verifying call.
 type state struct {
-	mac    hash.Hash
-	sum    []byte
-	fields []field
-	buf    []byte
+	mac hash.Hash
+	sum []byte
+	buf []byte
 }
 
 // get takes scratch space from k's pool.
@@ -79,8 +78,7 @@ func (k *Key) get() *state { return k.pool.Get().(*state) }
 
 // put clears s of the caller's strings and returns it to k's pool.
 func (k *Key) put(s *state) {
-	clear(s.fields)
-	s.fields, s.buf = s.fields[:0], s.buf[:0]
+	s.buf = s.buf[:0]
 	k.pool.Put(s)
 }
 

@@ -34,16 +34,18 @@ func VerifyCallback(form url.Values, keys []*Key) error {
 	}
 	s := keys[0].get()
 	defer keys[0].put(s)
-	if err := s.collect(form, ""); err != nil {
+	var space fieldSpace
+	fields, err := collect(space[:0], form, "")
+	if err != nil {
 		return fmt.Errorf("%w: %w", ErrSignatureMismatch, err)
 	}
-	s.buf = appendQuery(s.buf[:0], s.fields, Form)
+	s.buf = appendQuery(s.buf[:0], fields, Form)
 	if s.matches(keys, want) {
 		return nil
 	}
 	variants, n := callbackVariants(s.buf)
 	for _, e := range variants[:n] {
-		s.buf = appendQuery(s.buf[:0], s.fields, e)
+		s.buf = appendQuery(s.buf[:0], fields, e)
 		if s.matches(keys, want) {
 			return nil
 		}
@@ -136,10 +138,12 @@ func VerifyForm(prefix string, form url.Values, now time.Time, keys []*Key) erro
 	}
 	s := keys[0].get()
 	defer keys[0].put(s)
-	if err := s.collect(form, ""); err != nil {
+	var space fieldSpace
+	fields, err := collect(space[:0], form, "")
+	if err != nil {
 		return fmt.Errorf("%w: %w", ErrSignatureMismatch, err)
 	}
-	s.buf = appendQuery(append(s.buf[:0], prefix...), s.fields, RFC3986)
+	s.buf = appendQuery(append(s.buf[:0], prefix...), fields, RFC3986)
 	if s.matches(keys, want) {
 		return nil
 	}

@@ -96,7 +96,11 @@ var mutants = []mutant{
 	{"form-escapes-tilde", false, "internal/signing/encoding.go",
 		`Form:       {"form", true, true, false},`, `Form:       {"form", true, false, false},`, signingPkgs},
 	{"fields-unsorted", false, "internal/signing/message.go",
-		"\tsortFields(s.fields)\n", "\n", signingPkgs},
+		"sorted := sortFields(dst, dst[start:])\n\treturn sorted[len(dst):], nil", "return dst[start:], nil", signingPkgs},
+	{"rank-ties-placed", false, "internal/signing/message.go",
+		"if same != 1 {", "if same == 0 {", signingPkgs},
+	{"escape-chunk-drops-byte", false, "internal/signing/encoding.go",
+		"n += out.put(o, t[in[7]])", "n += o", signingPkgs},
 	{"empty-key-values-merged", false, "internal/signing/message.go",
 		"\tif several {\n", "\tif multi != \"\" {\n", signingPkgs},
 
