@@ -326,21 +326,26 @@ func retrySignedPost(status int, err error) bool {
 }
 
 // notSent reports whether a transport error happened before any byte of the
-// request could reach the server: a failed dial or name lookup, or a
-// failed TLS handshake (tlsFailure), after which no byte of the request
-// is written.
+// request could reach the server: a failed dial or name lookup, or a TLS
+// handshake that failed (tlsFailure) or timed out, after which no byte of
+// the request is written.
 func notSent(err error) bool {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
 		return true
 	}
 	var dns *net.DNSError
-	return errors.As(err, &dns) || tlsFailure(err)
+	if errors.As(err, &dns) || tlsFailure(err) {
+		return true
+	}
+	_, untyped := untypedHandshake(err)
+	return untyped
 }
 
-// tlsFailure reports whether a transport error is a failed TLS handshake:
-// a certificate the client does not trust or that does not name the host,
-// an alert from the server, or an answer that is not TLS at all.
+// tlsFailure reports whether a transport error is a failed TLS handshake
+// that fails the same way when tried again: a certificate the client does
+// not trust or that does not name the host, an alert from the server, or
+// an answer that is not TLS at all.
 func tlsFailure(err error) bool {
 	var verify *tls.CertificateVerificationError
 	var authority x509.UnknownAuthorityError
@@ -348,6 +353,37 @@ func tlsFailure(err error) bool {
 	var invalid x509.CertificateInvalidError
 	var alert tls.AlertError
 	var header tls.RecordHeaderError
-	return errors.As(err, &verify) || errors.As(err, &authority) || errors.As(err, &host) ||
-		errors.As(err, &invalid) || errors.As(err, &alert) || errors.As(err, &header)
+	if errors.As(err, &verify) || errors.As(err, &authority) || errors.As(err, &host) ||
+		errors.As(err, &invalid) || errors.As(err, &alert) || errors.As(err, &header) {
+		return true
+	}
+	again, untyped := untypedHandshake(err)
+	return untyped && !again
+}
+
+// untypedHandshakeFailures are the failed handshakes net/http reports as
+// plain errors, with no type to match, by their text, each with whether it
+// may succeed when tried again. Nothing of the request was written in
+// either.
+var untypedHandshakeFailures = map[string]bool{
+	// The server did not finish the handshake within the transport's
+	// TLSHandshakeTimeout: it may be loaded, so the request is retried.
+	"net/http: TLS handshake timeout": true,
+	// The server answered in plain HTTP: a wrong URL, the same next time.
+	"http: server gave HTTP response to HTTPS client": false,
+}
+
+// untypedHandshake looks up the innermost error of err's chain of single
+// wraps in untypedHandshakeFailures: found reports a failed handshake, and
+// again whether it may succeed when tried again.
+func untypedHandshake(err error) (again, found bool) {
+	for err != nil {
+		if next := errors.Unwrap(err); next != nil {
+			err = next
+			continue
+		}
+		again, found = untypedHandshakeFailures[err.Error()]
+		break
+	}
+	return again, found
 }

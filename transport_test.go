@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -43,7 +44,7 @@ func TestRetryRules(t *testing.T) {
 		{name: "302", status: 302, err: &APIError{StatusCode: 302}, transient: false, signedPost: false},
 		// A failed TLS handshake sent nothing and fails the same way again.
 		{name: "untrusted certificate", err: tlsError(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), transient: false, signedPost: false, handshake: true},
-		{name: "certificate for another host", err: tlsError(x509.HostnameError{Host: "bank.example"}), transient: false, signedPost: false, handshake: true},
+		{name: "certificate for another host", err: tlsError(x509.HostnameError{Certificate: &x509.Certificate{}, Host: "bank.example"}), transient: false, signedPost: false, handshake: true},
 		{name: "expired certificate", err: tlsError(x509.CertificateInvalidError{Reason: x509.Expired}), transient: false, signedPost: false, handshake: true},
 		{name: "handshake refused", err: tlsError(tls.AlertError(40)), transient: false, signedPost: false, handshake: true},
 		{name: "not TLS", err: tlsError(tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}), transient: false, signedPost: false, handshake: true},
@@ -57,6 +58,53 @@ func TestRetryRules(t *testing.T) {
 			if tt.handshake {
 				require.True(t, notSent(tt.err), "a failed handshake sent nothing")
 			}
+		})
+	}
+}
+
+// The failed handshakes net/http reports without a type, made for real: a
+// server that answers TLS in plain HTTP fails the same way again (not
+// retried, nothing sent); a handshake that times out sent nothing and may
+// pass next time (retried, a signed POST included).
+func TestUntypedHandshakeFailures(t *testing.T) {
+	plain := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		t.Error("no request passes a failed handshake")
+	}))
+	defer plain.Close()
+	stalled, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer stalled.Close()
+	go func() {
+		var held []net.Conn // accepted and never answered, until the test ends
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := stalled.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	client := &http.Client{Transport: &http.Transport{TLSHandshakeTimeout: 100 * time.Millisecond}}
+	for _, tc := range []struct {
+		name             string
+		addr             string
+		fails, retryable bool
+	}{
+		{name: "a server that does not speak TLS", addr: plain.Listener.Addr().String(), fails: true, retryable: false},
+		{name: "a handshake that times out", addr: stalled.Addr().String(), fails: false, retryable: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := client.Post("https://"+tc.addr+"/api/bank/webhook", "application/json", strings.NewReader("[]"))
+			require.Error(t, err)
+			require.True(t, notSent(err), "nothing was sent: %v", err)
+			require.Equal(t, tc.fails, tlsFailure(err), "fails the same way again: %v", err)
+			require.Equal(t, tc.retryable, retryTransient(0, err), "retryTransient")
+			require.Equal(t, tc.retryable, retrySignedPost(0, err), "retrySignedPost")
 		})
 	}
 }

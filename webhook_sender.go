@@ -353,11 +353,11 @@ func retriesEndedBecause(err error) string {
 func notSentBecause(ctx context.Context, err error) string {
 	switch {
 	case tlsFailure(err):
-		return "the TLS handshake failed (a certificate not trusted or not for this host, or a handshake refused), so nothing was sent; not retried"
+		return "the TLS handshake failed (a certificate not trusted or not for this host, a handshake refused, or a server that does not speak TLS), so nothing was sent; not retried"
 	case ctx.Err() != nil:
 		return endedBy(ctx) + " before the request reached the service"
 	}
-	return "the connection could not be made, so nothing was sent"
+	return "the connection could not be made (a failed dial or name lookup, or a TLS handshake that timed out), so nothing was sent"
 }
 
 // endedBy names what ended a Send's context: its WithSendTimeout deadline

@@ -728,6 +728,8 @@ func TestWebhookSenderTLSFailureIsNotSent(t *testing.T) {
 	defer srv.Close()
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshake errors are the test
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	plain := httptest.NewServer(h)
+	defer plain.Close()
 	for _, tc := range []struct {
 		name   string
 		url    string
@@ -736,6 +738,7 @@ func TestWebhookSenderTLSFailureIsNotSent(t *testing.T) {
 	}{
 		{name: "certificate not trusted", url: srv.URL, client: &http.Client{}, cause: "certificate signed by unknown authority"},
 		{name: "certificate for another host", url: fmt.Sprintf("https://localhost:%d", port), client: srv.Client(), cause: "certificate is valid for"},
+		{name: "a server that does not speak TLS", url: "https://" + plain.Listener.Addr().String(), client: &http.Client{}, cause: "server gave HTTP response to HTTPS client"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := NewWebhookSender(tc.url, testPassword, WithHTTPClient(tc.client), WithBatchSize(1),
