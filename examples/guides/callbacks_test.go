@@ -1,7 +1,7 @@
 package guides
 
-// The merchant receiving callbacks: README.md's second integration and
-// docs/receiving-callbacks.md.
+// The merchant receiving callbacks on one replica, and recovering a missed
+// one: docs/receiving-callbacks.md.
 
 import (
 	"context"

@@ -30,9 +30,9 @@ func sell(ctx context.Context, out io.Writer, returnURL string) error {
 	if err != nil {
 		return err // names the variable to set
 	}
-	order := paygate.Order{RefNo: "INV-1001", ExtraData: "cart-7", Amount: 14990, // sen: RM 149.90
-		Email: "buyer@example.com", ReturnURL: returnURL} // returnURL: where your CallbackHandler listens
-	res, err := client.CreateOrder(ctx, order) // validated, signed and posted; the redirect is not followed
+	res, err := client.CreateOrder(ctx, paygate.Order{RefNo: "INV-1001", ExtraData: "cart-7",
+		Amount: 14990, Email: "buyer@example.com", // Amount in sen: RM 149.90
+		ReturnURL: returnURL}) // where your CallbackHandler listens; validated, signed, posted
 	if err != nil {
 		return err // *paygate.ValidationError (every problem, by field) or *paygate.APIError
 	}
@@ -61,10 +61,8 @@ func sell(ctx context.Context, out io.Writer, returnURL string) error {
 		fmt.Fprintln(out, "paid:", p.RefNo, p.Amount, p.Status, p.OrderNo)
 	}
 	rec, err := client.LookupOrderByRefNo(ctx, "INV-1001~cart-7") // as created: refNo~extraData
-	if errors.Is(err, paygate.ErrOrderNotFound) {
-		return fmt.Errorf("the gateway has no order INV-1001: %w", err)
-	} else if err != nil {
-		return err
+	if err != nil {
+		return err // paygate.ErrOrderNotFound when the gateway has no such order
 	}
 	p, err := rec.Payment()
 	if err != nil {
@@ -158,7 +156,7 @@ func checkoutPage(client *paygate.Client) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		form, err := client.CheckoutForm(paygate.Order{RefNo: "INV-1001", ExtraData: "cart-7",
 			Amount: 14990, Email: "buyer@example.com", ReturnURL: "https://shop.example/paygate/return",
-			PrefMethod: "fpx/b2c", // optional: preselect FPX for individuals (see below)
+			PrefMethod: "fpx/b2b1", // optional: preselect FPX for businesses (see PrefMethod below)
 		})
 		if err != nil {
 			http.Error(w, "cannot build the order", http.StatusInternalServerError)
@@ -182,7 +180,7 @@ func TestCheckoutForm(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code)
 	page := rec.Body.String()
 	require.Contains(t, page, `action="`+sb.URL+`/v2/checkout"`)
-	require.Contains(t, page, `name="pref_method" value="fpx/b2c"`)
+	require.Contains(t, page, `name="pref_method" value="fpx/b2b1"`)
 	require.Contains(t, page, `name="signature"`)
 }
 
