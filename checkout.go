@@ -49,11 +49,21 @@ type Order struct {
 	// checkout page before the request reaches the bank; an absolute
 	// http(s) URL. Later cancellations and failures come to ReturnURL.
 	CancelURL string
-	// PrefMethod (pref_method) preselects a payment method, e.g. "fpx/b2b1"
-	// (marked alpha by the pages).
+	// PrefMethod (pref_method) asks the hosted checkout to preselect a
+	// payment method; the buyer can still choose another. The protocol
+	// does not define it and no list of accepted values is published: the
+	// developer pages mark it alpha and give one example, "fpx/b2b1" (FPX
+	// for businesses). The SDK sends the value as given, checked only as
+	// every order field is (ASCII, at most 255 bytes), and the gateway
+	// decides what it accepts (docs/calling-the-gateway.md).
 	PrefMethod string
-	// PrefBank (pref_bank) preselects a bank by its FPX code, e.g.
-	// "ABB0235" (marked alpha by the pages).
+	// PrefBank (pref_bank) asks the hosted checkout to preselect a bank by
+	// its FPX bank code; the buyer can still choose another. The protocol
+	// does not define it and no list of accepted codes is published: the
+	// developer pages mark it alpha and give one example, "ABB0235". The
+	// SDK sends the value as given, checked only as every order field is
+	// (ASCII, at most 255 bytes), and the gateway decides what it accepts
+	// (docs/calling-the-gateway.md).
 	PrefBank string
 	// UTM are the campaign tracking fields (utm_*).
 	UTM UTM

@@ -40,20 +40,21 @@ const (
 // cancelled). Every order is fulfilled, none twice.
 //
 // The one exception is the limit the lease path documents (CallbackHandler,
-// README "Leases"): a claim is kept only while the process runs and its
-// store answers well within the lease's safety margin (Lease/4). A test
-// machine with a load average of 15 on 2 cores stalls the process and
-// PostgreSQL for seconds, and then a hook that ignores its context, as
-// faultHang's does, or one whose claim or completion was answered past the
-// margin, can overlap a takeover. So every claim, renewal, completion and
-// release is traced, and a probe records how long the process could not
-// run: an order fulfilled twice fails the test unless its trace shows the
-// takeover came only after a call that kept the claim was answered past the
-// margin, and that call was sent no later than the keeper's schedule plus
-// the process's stall at the time. Then the test skips, naming the orders
-// and the evidence: on that machine it proved nothing either way. A claim
-// taken over while kept in time, a key claimed again after its completion,
-// or a renewal late while the process ran fail it, loaded or not.
+// docs/callbacks.md "The lease path"): a claim is kept only while the
+// process runs and its store answers well within the lease's safety margin
+// (Lease/4). A test machine with a load average of 15 on 2 cores stalls the
+// process and PostgreSQL for seconds, and then a hook that ignores its
+// context, as faultHang's does, or one whose claim or completion was
+// answered past the margin, can overlap a takeover. So every claim,
+// renewal, completion and release is traced, and a probe records how long
+// the process could not run: an order fulfilled twice fails the test unless
+// its trace shows the takeover came only after a call that kept the claim
+// was answered past the margin, and that call was sent no later than the
+// keeper's schedule plus the process's stall at the time. Then the test
+// skips, naming the orders and the evidence: on that machine it proved
+// nothing either way. A claim taken over while kept in time, a key claimed
+// again after its completion, or a renewal late while the process ran fail
+// it, loaded or not.
 func TestFaultsAcrossReplicas(t *testing.T) {
 	dsn := testDSN(t)
 	orders := 60
@@ -172,7 +173,7 @@ func TestFaultsAcrossReplicas(t *testing.T) {
 	}
 	if len(starved) > 0 {
 		slices.Sort(starved)
-		t.Skipf("starved: the machine could not keep a %v lease, so the lease path's promise did not apply (CallbackHandler, README \"Leases\"); nothing proved either way:\n%s",
+		t.Skipf("starved: the machine could not keep a %v lease, so the lease path's promise did not apply (CallbackHandler, docs/callbacks.md \"The lease path\"); nothing proved either way:\n%s",
 			lease, strings.Join(starved, "\n"))
 	}
 }

@@ -10,8 +10,8 @@ hmac/hashlib, following docs/protocol.md "Signature algorithm":
   key      = bytes.fromhex(uuid without dashes)
   sig      = hex(HMAC-SHA256(key, message))[:16]
 
-Callback encoder variants (README, Signing): Python's quote_plus always keeps '~',
-so the PHP variant (urlencode: '~' -> %7E) replaces '~' in its output, which is
+Callback encoder variants (docs/calling-the-gateway.md, Signing): Python's
+quote_plus always keeps '~', so the PHP variant (urlencode: '~' -> %7E) replaces '~' in its output, which is
 exact because every other byte of a percent-encoded string is either kept as an
 unreserved character or written as %XX / '+'. The WHATWG variant (browsers,
 Java URLEncoder: '~' -> %7E, '*' kept) also turns '%2A' back into '*', exact

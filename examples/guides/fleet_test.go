@@ -1,0 +1,127 @@
+package guides
+
+// The merchant's fleet: exactly once on PostgreSQL (sqldedup).
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
+	"github.com/paygate-go/paygate/sqldedup"
+)
+
+// fleetHandler is the README's second integration: every replica serves
+// the callbacks, and the order's update and the record of the callback
+// commit together.
+func fleetHandler(ctx context.Context, db *sql.DB) (http.Handler, error) {
+	// code: readme-callbacks
+	key, err := paygate.KeyFromEnv() // PAYGATE_API_KEY: the gateway signs callbacks with it
+	if err != nil {
+		return nil, err
+	}
+	dedupe, err := sqldedup.New(db) // one table shared by every replica (db: pgx's database/sql driver)
+	if err != nil {
+		return nil, err
+	}
+	if err := dedupe.Migrate(ctx); err != nil { // every replica may run it at start-up
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/paygate/return", &paygate.CallbackHandler{
+		Keys:    []paygate.Key{key},
+		Deduper: dedupe,
+		// Exactly once: the order's update and the record that this callback
+		// was handled commit in one transaction, whatever crashes, retries,
+		// duplicates or replicas. No unique constraint or "already paid" check.
+		Fulfil: dedupe.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+			_, err := tx.ExecContext(ctx, `UPDATE orders SET paid_sen = paid_sen + $2 WHERE ref_no = $1`,
+				cb.RefNo, int64(cb.Amount))
+			return err // an error or a panic: rolled back, 500, the gateway retries
+		}),
+		OnReturn: func(w http.ResponseWriter, r *http.Request, _ *paygate.Callback) {
+			http.Redirect(w, r, "/account/orders", http.StatusSeeOther) // unsigned: show nothing
+		},
+	})
+	// end: readme-callbacks
+	return mux, nil
+}
+
+// fleetDB opens PAYGATE_TEST_POSTGRES_DSN on a fresh schema (dropped
+// afterwards), so that the guide's code can use the default table names.
+// Without a DSN it skips, as the sqldedup tests do.
+func fleetDB(t *testing.T) *sql.DB {
+	t.Helper()
+	dsn := os.Getenv("PAYGATE_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		t.Skip("PAYGATE_TEST_POSTGRES_DSN is not set: the fleet's code needs PostgreSQL")
+	}
+	admin, err := sql.Open("pgx", dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { admin.Close() })
+	schema := fmt.Sprintf("paygate_guides_%d", rand.Uint32())
+	_, err = admin.Exec(`CREATE SCHEMA ` + schema)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = admin.Exec(`DROP SCHEMA ` + schema + ` CASCADE`) })
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	db, err := sql.Open("pgx", u.String())
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(8)
+	db.SetMaxIdleConns(8)
+	_, err = db.Exec(`CREATE TABLE orders (ref_no text PRIMARY KEY, paid_sen bigint NOT NULL DEFAULT 0)`)
+	require.NoError(t, err)
+	return db
+}
+
+// Two replicas of the fleet's handler, the same callback to both, many
+// times: the order is paid once.
+func TestFleetHandler(t *testing.T) {
+	db := fleetDB(t)
+	sb := sandboxEnv(t, gatewaytest.WithRetryInterval(10*time.Millisecond))
+	ctx := context.Background()
+	var replicas []*httptest.Server
+	for range 2 {
+		h, err := fleetHandler(ctx, db)
+		require.NoError(t, err)
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		replicas = append(replicas, srv)
+	}
+	_, err := db.Exec(`INSERT INTO orders (ref_no) VALUES ('INV-1')`)
+	require.NoError(t, err)
+	client, err := newClient()
+	require.NoError(t, err)
+	_, err = client.CreateOrder(ctx, paygate.Order{RefNo: "INV-1", Amount: 1000,
+		Email: "a@example.com", ReturnURL: replicas[0].URL + "/paygate/return"})
+	require.NoError(t, err)
+	require.NoError(t, sb.Pay("INV-1", paygate.StatusSuccess))
+	sb.Settle()
+	for i := range 6 {
+		req, err := paygate.NewCallbackRequest(sb.Key(), replicas[i%2].URL+"/paygate/return", url.Values{
+			"refNo": {"INV-1"}, "orderNo": {sb.Orders()[0].OrderNo}, "status": {"success"}, "amount": {"10.00"}})
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	var paid int64
+	require.NoError(t, db.QueryRow(`SELECT paid_sen FROM orders WHERE ref_no = 'INV-1'`).Scan(&paid))
+	require.Equal(t, int64(1000), paid)
+}
