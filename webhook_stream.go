@@ -34,10 +34,13 @@ func ValidateBatchReader(r io.Reader) (int, error) {
 func validateStream(r io.Reader, chunk int, rules WebhookValidator) (int, error) {
 	p := jsonscan.NewStream(r, chunk)
 	var v ValidationError
-	_, count := decodeBatch(p, &v, nil, rules)
+	_, count, err := decodeBatch(p, &v, nil, rules)
 	p.End()
 	if err := p.ReadErr(); err != nil {
 		return count, fmt.Errorf("paygate: reading the batch: %w", err)
+	}
+	if err != nil {
+		return count, err
 	}
 	if err := p.Err(); err != nil {
 		v.Problems = append(v.Problems[:0], newFieldError("", ruleJSON+": "+err.Error(), ""))
