@@ -142,7 +142,7 @@ func TestSetSpillError(t *testing.T) {
 // failing is a Spill whose writes fail.
 type failing struct{ err error }
 
-func (f failing) Write([]byte) (int, error)          { return 0, f.err }
+func (f failing) Write([]byte) (int, error)         { return 0, f.err }
 func (f failing) ReadAt([]byte, int64) (int, error) { return 0, f.err }
 func (f failing) Close() error                      { return nil }
 
