@@ -21,7 +21,9 @@ import (
 // would, which makes INV-\xff1 and INV-\xfe1 one orderno: an assumption,
 // docs/assumptions.md A-webhook-encoding. It returns the typed batch when there is no problem (its
 // strings are copies: body is not retained), and a *ValidationError
-// otherwise (field "" for a body that is not JSON at all).
+// otherwise (field "" for a body that is not JSON at all). In a batch of
+// more than about 150,000 transactions a repeated orderno may be listed
+// after the other problems, as ValidateBatchReader lists it.
 //
 // It checks the document's agency codes; WebhookValidator.ValidateBatchJSON
 // checks others.
