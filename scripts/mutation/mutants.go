@@ -162,7 +162,7 @@ var mutants = []mutant{
 	// A repeated orderno past the memory budget: equal hashes taken for
 	// equal ordernos (a false repeat), or the repeats found at the end lost.
 	{"orderno-hash-collision", false, "internal/ordernoset/merge.go",
-		"return a.hash == b.hash && bytes.Equal(a.no, b.no)", "return a.hash == b.hash", []string{"./internal/ordernoset", "."}},
+		"return a.hash == b.hash && bytes.Equal(a.no, b.no)", "return a.hash == b.hash || bytes.Equal(a.no, b.no)", []string{"./internal/ordernoset", "."}},
 	{"orderno-hash-collision-in-memory", false, "internal/ordernoset/set.go",
 		"if e.hash == h && string(s.bytesOf(e)) == no {", "if e.hash == h {", []string{"./internal/ordernoset", "."}},
 	{"orderno-late-repeats-lost", false, "webhook_decode.go",
