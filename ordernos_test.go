@@ -1,43 +1,42 @@
 package paygate
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-// The set holds at most maxCount ordernos and maxBlocks arena blocks: past
-// either it is full and records nothing more, and what it holds is still
-// found.
-func TestOrderNoSetBounded(t *testing.T) {
-	for _, tc := range []struct {
-		name                string
-		maxCount, maxBlocks int
-		nos                 []string
-		fullAt              int // the index of the first orderno not recorded, or -1
-	}{
-		{name: "within", maxCount: 10, maxBlocks: 2, nos: []string{"a", "b", "c"}, fullAt: -1},
-		{name: "count", maxCount: 3, maxBlocks: 2, nos: []string{"a", "b", "c", "d", "e"}, fullAt: 3},
-		{name: "blocks", maxCount: 100, maxBlocks: 1, nos: []string{"a", strings.Repeat("x", arenaBlock), "c"}, fullAt: 1},
-	} {
-		s := newOrderNoSet(0)
-		s.maxCount, s.maxBlocks = tc.maxCount, tc.maxBlocks
-		for i, no := range tc.nos {
-			_, dup := s.firstOrAdd(no, i)
-			require.False(t, dup, "%s: %s", tc.name, no)
-			require.Equal(t, tc.fullAt >= 0 && i >= tc.fullAt, s.full, "%s: after %d", tc.name, i)
-		}
-		require.LessOrEqual(t, s.count, tc.maxCount, tc.name)
-		require.LessOrEqual(t, len(s.blocks), tc.maxBlocks, tc.name)
-		first, dup := s.firstOrAdd("a", 99)
-		require.True(t, dup, "%s: a held orderno is still found", tc.name)
-		require.Equal(t, 0, first, tc.name)
+// Past orderNoBudget the set spills, and a repeat is still found, exactly:
+// those found at once are listed where they are read, those found at the
+// end after the other problems, in index order; both readers agree.
+func TestValidateBatchRepeatsPastTheBudget(t *testing.T) {
+	const n, pad = 3000, 4000 // 3000 ordernos of 4 KB: past the 8 MiB budget
+	m := validBatchMap(n)
+	txs := m["transactions"].([]any)
+	for i, tx := range txs {
+		tx.(map[string]any)["orderno"] = fmt.Sprintf("ORD-%06d-%s", i, strings.Repeat("x", pad))
 	}
-	require.Equal(t, 1<<20, newOrderNoSet(0).maxCount)
-	require.Equal(t, 16, newOrderNoSet(0).maxBlocks)
-	s := newOrderNoSet(50 << 20)
-	require.Len(t, s.shards[0].slots, 8192, "a hint past maxOrderNos sizes for maxOrderNos")
+	for _, r := range [][2]int{{10, 3}, {2999, 3}, {2998, 2997}} {
+		txs[r[0]].(map[string]any)["orderno"] = txs[r[1]].(map[string]any)["orderno"]
+	}
+	txs[2500].(map[string]any)["status"] = "unknown"
+	body, err := json.Marshal(m)
+	require.NoError(t, err)
+	require.Greater(t, n*pad, orderNoBudget)
+
+	_, err = ValidateBatchJSON(body)
+	problems := problemsOf(t, err)
+	require.Len(t, problems, 4, "%v", problems)
+	value := fmt.Sprintf("ORD-%06d-", 3) + strings.Repeat("x", maxErrorValue-11) + "…"
+	require.Equal(t, FieldError{Field: "/transactions/10/orderno", Rule: ruleUnique + " (also at /transactions/3/orderno)", Value: value}, problems[0])
+	require.Equal(t, "/transactions/2500/status", problems[1].Field)
+	require.Equal(t, "/transactions/2998/orderno", problems[2].Field)
+	require.Equal(t, ruleUnique+" (also at /transactions/2997/orderno)", problems[2].Rule)
+	require.Equal(t, FieldError{Field: "/transactions/2999/orderno", Rule: ruleUnique + " (also at /transactions/3/orderno)", Value: value}, problems[3])
+	requireSameAsJSON(t, body, 64<<10)
 }
 
 // Past maxBatchProblems problems, both readers list the first ones and

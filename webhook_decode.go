@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/paygate-go/paygate/internal/jsonscan"
+	"github.com/paygate-go/paygate/internal/ordernoset"
 )
 
 // ValidateBatchJSON reads a raw webhook body (docs/protocol.md B1) and checks every rule
@@ -20,7 +21,9 @@ import (
 // would, which makes INV-\xff1 and INV-\xfe1 one orderno: an assumption,
 // docs/assumptions.md A-webhook-encoding. It returns the typed batch when there is no problem (its
 // strings are copies: body is not retained), and a *ValidationError
-// otherwise (field "" for a body that is not JSON at all).
+// otherwise (field "" for a body that is not JSON at all). In a batch of
+// more than about 150,000 transactions a repeated orderno may be listed
+// after the other problems, as ValidateBatchReader lists it.
 //
 // It checks the document's agency codes; WebhookValidator.ValidateBatchJSON
 // checks others.
@@ -32,11 +35,14 @@ func ValidateBatchJSON(body []byte) (*Batch, error) {
 func validateBatchJSON(body []byte, rules WebhookValidator) (*Batch, error) {
 	var v ValidationError
 	p := jsonscan.New(body)
-	batch, _ := decodeBatch(p, &v, body, rules)
+	batch, _, err := decodeBatch(p, &v, body, rules)
 	p.End()
 	if err := p.Err(); err != nil {
 		v.Problems = append(v.Problems[:0], newFieldError("", ruleJSON+": "+err.Error(), ""))
 		return nil, &v
+	}
+	if err != nil {
+		return nil, err
 	}
 	if v.err() != nil {
 		return nil, &v
@@ -47,17 +53,19 @@ func validateBatchJSON(body []byte, rules WebhookValidator) (*Batch, error) {
 // decodeBatch reads the top-level object from p, whose whole input is body
 // when the transactions are kept (ValidateBatchJSON). With body nil
 // (streaming) the transactions are checked one at a time and not kept: the
-// batch holds only their count. rules holds the agency codes.
-func decodeBatch(p *jsonscan.Scanner[[]byte], v *ValidationError, body []byte, rules WebhookValidator) (batch *Batch, count int) {
+// batch holds only their count. rules holds the agency codes. An error
+// means the ordernos could not all be checked (reportLateRepeats).
+func decodeBatch(p *jsonscan.Scanner[[]byte], v *ValidationError, body []byte, rules WebhookValidator) (batch *Batch, count int, err error) {
 	p.SetLimits(jsonscan.Limits{MaxValue: rules.maxValueBytes(), Head: maxErrorValue + 1, OnLong: longValueProblem(v, rules.maxValueBytes())})
 	v.limit = maxBatchProblems
 	defer v.countDropped()
 	if p.Peek() != '{' {
 		p.Skip()
 		v.add("", ruleObject, "")
-		return nil, 0
+		return nil, 0, nil
 	}
 	d := newBatchDecoder(p, v, body, rules)
+	defer d.seen.Close()
 	var keys uint8
 	p.Members(func(key []byte) {
 		switch string(key) {
@@ -82,7 +90,10 @@ func decodeBatch(p *jsonscan.Scanner[[]byte], v *ValidationError, body []byte, r
 	if keys&1 == 0 && p.Err() == nil {
 		v.add("/transactions", ruleRequired, "")
 	}
-	return d.batch, d.count
+	if p.Err() == nil {
+		err = reportLateRepeats(v, d.seen)
+	}
+	return d.batch, d.count, err
 }
 
 // batchDecoder holds what decodeBatch builds while it reads a body.
@@ -92,7 +103,7 @@ type batchDecoder struct {
 	keep  bool // keep the transactions (ValidateBatchJSON), or only count them (streaming)
 	rules WebhookValidator
 	batch *Batch
-	seen  *orderNoSet
+	seen  *ordernoset.Set
 	one   Transaction // the transaction being read, when they are not kept
 	count int
 }
@@ -104,9 +115,9 @@ type batchDecoder struct {
 // valid body holds.
 const minTransactionJSON = 100
 
-// newBatchDecoder sizes the batch and the orderno set for the likely number
-// of transactions when they are kept (body is not nil), to grow neither while reading a large
-// batch. (Counting one byte is far cheaper than counting a key.) The count
+// newBatchDecoder sizes the batch for the likely number of transactions
+// when they are kept (body is not nil), not to grow it while reading a
+// large batch. (Counting one byte is far cheaper than counting a key.) The count
 // of '{' is capped by what the body's length can hold of valid
 // transactions: braces inside strings cost nothing to write, and sized from
 // them alone a 4 MB body allocated 640 MB.
@@ -118,7 +129,7 @@ func newBatchDecoder(p *jsonscan.Scanner[[]byte], v *ValidationError, body []byt
 		hint = min(hint, len(body)/minTransactionJSON)
 		d.batch.Transactions = make([]Transaction, 0, hint)
 	}
-	d.seen = newOrderNoSet(hint)
+	d.seen = newOrderNoSet(!d.keep)
 	return d
 }
 
@@ -190,7 +201,7 @@ const maxBatchProblems = 1000
 
 // decodeTransaction reads one transaction object, reporting wrong JSON types,
 // repeated keys and unreadable values, then applies the value rules.
-func decodeTransaction(p *jsonscan.Scanner[[]byte], i int, tx *Transaction, v *ValidationError, seen *orderNoSet, rules WebhookValidator) {
+func decodeTransaction(p *jsonscan.Scanner[[]byte], i int, tx *Transaction, v *ValidationError, seen *ordernoset.Set, rules WebhookValidator) {
 	var m txMasks
 	var keys uint16
 	p.Members(func(key []byte) {

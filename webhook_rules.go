@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/paygate-go/paygate/internal/ordernoset"
 )
 
 // ValidateTransactions checks typed transactions against every rule of docs/protocol.md
@@ -42,7 +44,7 @@ type txProblems struct {
 func checkTyped(txs []Transaction, rules WebhookValidator) ([]txProblems, error) {
 	var v ValidationError
 	var byTx []txProblems
-	seen := newOrderNoSet(len(txs))
+	seen := ordernoset.New(ordernoset.Config{}) // never spills: the batch is in memory
 	for i := range txs {
 		start := len(v.Problems)
 		m := typedMasks(&txs[i])
@@ -105,7 +107,7 @@ type txMasks struct {
 // m reports are skipped. The fitrah product is a rule of the record, not
 // advice (docs/protocol.md B3 says "should equal"; docs/assumptions.md
 // A-webhook-fitrah).
-func checkTransaction(v *ValidationError, i int, tx *Transaction, m txMasks, seen *orderNoSet, rules WebhookValidator) {
+func checkTransaction(v *ValidationError, i int, tx *Transaction, m txMasks, seen *ordernoset.Set, rules WebhookValidator) {
 	checkTxFields(v, i, tx, m, rules)
 	if tx.OrderNo != "" && m.present&txOrderNo != 0 {
 		checkUnique(v, i, tx.OrderNo, seen)
@@ -136,17 +138,6 @@ func checkTxFields(v *ValidationError, i int, tx *Transaction, m txMasks, rules 
 		if rule, value := f.check(tx, rules); rule != "" {
 			v.add(txPointer(i, f.name), rule, value)
 		}
-	}
-}
-
-// checkUnique reports an orderno seen before in the batch, or the first
-// one the set cannot hold.
-func checkUnique(v *ValidationError, i int, orderNo string, seen *orderNoSet) {
-	wasFull := seen.full
-	if first, dup := seen.firstOrAdd(orderNo, i); dup {
-		v.add(txPointer(i, "orderno"), ruleUnique+" (also at "+txPointer(first, "orderno")+")", orderNo)
-	} else if seen.full && !wasFull {
-		v.add(txPointer(i, "orderno"), ruleUniqueUnchecked, "")
 	}
 }
 
@@ -249,7 +240,3 @@ func txPointer(i int, name string) string {
 func dataPointer(i int, name string) string {
 	return "/transactions/" + strconv.Itoa(i) + "/data/" + name
 }
-
-// ruleUniqueUnchecked is the problem of the first orderno the orderNoSet
-// cannot hold.
-var ruleUniqueUnchecked = fmt.Sprintf("cannot be checked for uniqueness: the batch has more than %d ordernos or %d MiB of them (from here on)", maxOrderNos, maxArenaBlocks)

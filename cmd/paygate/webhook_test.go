@@ -133,3 +133,19 @@ func TestWebhookValidate(t *testing.T) {
 		})
 	}
 }
+
+// webhook send -h says how long a send may take by default and what is
+// listed when its deadline passes.
+func TestWebhookSendTimeoutHelp(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "webhook", "send", "-h")
+	require.Equal(t, exitOK, code)
+	require.Empty(t, out)
+	help := strings.Join(strings.Fields(errOut), " ")
+	for _, want := range []string{
+		"(paygate.WithSendTimeout, whose default, 5m0s, is this flag's)",
+		"the request under way is listed as unconfirmed (not sent if none of it reached the service)",
+		"the batches not yet sent as not sent: both safe to send again (default 5m0s)",
+	} {
+		require.Contains(t, help, want)
+	}
+}

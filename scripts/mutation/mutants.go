@@ -55,8 +55,8 @@ var mutants = []mutant{
 		"c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }", "c.CheckRedirect = nil", root},
 	{"token-redaction", true, "secret.go",
 		"func (secret) String() string { return redacted }", "func (s secret) String() string { return s.reveal() }", root},
-	{"orderno-uniqueness", true, "webhook_rules.go",
-		"if first, dup := seen.firstOrAdd(orderNo, i); dup {", "if first, dup := seen.firstOrAdd(orderNo, i); dup && false {", root},
+	{"orderno-uniqueness", true, "ordernos.go",
+		"if first, dup := seen.Add(orderNo, i); dup {", "if first, dup := seen.Add(orderNo, i); dup && false {", root},
 	{"three-decimal-amount", true, "amount.go",
 		"if len(frac) > 2 {", "if len(frac) > 3 {", root},
 	{"5xx-rejected", true, "webhook_sender.go",
@@ -163,6 +163,14 @@ var mutants = []mutant{
 		"if a < MinOrderAmount {", "if a < 0 {", root},
 	{"webhook-negative-amount", false, "webhook_fields.go",
 		"if tx.Amount >= 0 {", "if true {", root},
+	// A repeated orderno past the memory budget: equal hashes taken for
+	// equal ordernos (a false repeat), or the repeats found at the end lost.
+	{"orderno-hash-collision", false, "internal/ordernoset/merge.go",
+		"return a.hash == b.hash && bytes.Equal(a.no, b.no)", "return a.hash == b.hash || bytes.Equal(a.no, b.no)", []string{"./internal/ordernoset", "."}},
+	{"orderno-hash-collision-in-memory", false, "internal/ordernoset/set.go",
+		"if e.hash == h && string(s.bytesOf(e)) == no {", "if e.hash == h {", []string{"./internal/ordernoset", "."}},
+	{"orderno-late-repeats-lost", false, "webhook_decode.go",
+		"err = reportLateRepeats(v, d.seen)", "_ = reportLateRepeats", root},
 
 	// The sender's report and the transport's retry rules.
 	{"sender-continues-after-401", false, "webhook_sender.go",
