@@ -176,10 +176,7 @@ func Start(opts ...Option) (*Server, error) {
 	}
 	s.srv.Start()
 	s.URL, s.PayURL = s.srv.URL, s.srv.URL
-	if cfg.payHost {
-		s.paySrv = httptest.NewServer(s.payRoutes(http.NewServeMux()))
-		s.PayURL = s.paySrv.URL
-	}
+	s.startPayHost()
 	return s, nil
 }
 
@@ -218,6 +215,14 @@ func (s *Server) Client(opts ...paygate.Option) (*paygate.Client, error) {
 // paygate.WithPayURL then builds links the sandbox does not serve (404);
 // Server.Client sets it.
 func WithPayHost() Option { return func(c *config) { c.payHost = true } }
+
+// startPayHost starts WithPayHost's server of pay links, if asked.
+func (s *Server) startPayHost() {
+	if s.cfg.payHost {
+		s.paySrv = httptest.NewServer(s.payRoutes(http.NewServeMux()))
+		s.PayURL = s.paySrv.URL
+	}
+}
 
 // payRoutes adds the pay link and QR image page to mux.
 func (s *Server) payRoutes(mux *http.ServeMux) *http.ServeMux {
