@@ -16,9 +16,16 @@ type Amount int64
 
 // MinOrderAmount is the smallest order amount the gateway takes (docs/protocol.md "Limits":
 // "Minimum order amount 1.00"), checked for every order, pay link and QR
-// request whatever the channel: the RM 2.00 the developer pages give for
-// FPX B2B is not enforced (docs/assumptions.md A-b2b-minimum).
+// request.
 const MinOrderAmount Amount = 100
+
+// MinB2BAmount is the smallest amount FPX B2B (corporate online banking)
+// takes, RM 2.00, from the gateway's developer pages and PayNet: an Order
+// whose PrefMethod is FPX B2B ("fpx/b2b1": "fpx/b2b" and anything after it, in any case) with a smaller
+// amount is refused before any request. Where the channel is the buyer's
+// choice on the hosted page it is not known, and only MinOrderAmount is
+// checked (docs/assumptions.md A-b2b-minimum).
+const MinB2BAmount Amount = 200
 
 // ParseAmount parses a non-negative decimal with at most two decimals: "10",
 // "10.5" and "10.50" are accepted; a sign, an exponent, a thousands separator,

@@ -133,12 +133,28 @@ func checkRef(v *ValidationError, refNo, extra string) {
 }
 
 // checkOrderAmount records the amount rule (docs/protocol.md A1, Limits: >=
-// 1.00), the same for every channel: no RM 2.00 minimum for FPX B2B
-// (docs/assumptions.md A-b2b-minimum).
+// 1.00).
 func checkOrderAmount(v *ValidationError, a Amount) {
 	if a < MinOrderAmount {
 		v.add("amount", "must be at least 1.00", a.String())
 	}
+}
+
+// checkB2BAmount records the FPX B2B minimum, RM 2.00, for an order whose
+// preselected method (pref_method) is FPX B2B: the one place the channel
+// is known before the buyer chooses (docs/assumptions.md A-b2b-minimum).
+// An amount under 1.00 breaks checkOrderAmount's rule already.
+func checkB2BAmount(v *ValidationError, prefMethod string, a Amount) {
+	if isB2BMethod(prefMethod) && a >= MinOrderAmount && a < MinB2BAmount {
+		v.add("amount", "must be at least 2.00 for FPX B2B (pref_method "+prefMethod+")", a.String())
+	}
+}
+
+// isB2BMethod reports whether a payment method (Order.PrefMethod) is FPX
+// B2B, corporate online banking: "fpx/b2b" followed by anything, in any
+// case ("fpx/b2b1").
+func isB2BMethod(method string) bool {
+	return len(method) >= len("fpx/b2b") && strings.EqualFold(method[:len("fpx/b2b")], "fpx/b2b")
 }
 
 // checkWireFields records the A1 limits on the composed fields: ASCII, at
@@ -176,6 +192,7 @@ func (o Order) validate(defaultAgency, agencySetting string) (url.Values, error)
 	}
 	checkRef(&v, o.RefNo, o.ExtraData)
 	checkOrderAmount(&v, o.Amount)
+	checkB2BAmount(&v, o.PrefMethod, o.Amount)
 	if o.Email == "" {
 		v.add("email", ruleRequired, "")
 	} else if !ValidEmail(o.Email) {
@@ -412,7 +429,7 @@ type PayLink struct {
 // l.Signed is set. Nothing is sent. A segment may not be "." or "..",
 // which url.PathEscape keeps and a browser resolves away.
 func (c *Client) PayURL(l PayLink) (string, error) {
-	base, err := c.checkoutHost(c.endpoints.Pay)
+	base, err := c.payHost(c.endpoints.Pay)
 	if err != nil {
 		return "", err
 	}

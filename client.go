@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 )
@@ -23,12 +22,13 @@ type Client struct {
 	authToken   secret
 	checkoutURL *url.URL
 	reportsURL  *url.URL
+	payURL      *url.URL // nil: pay links are on the checkout host
 	endpoints   Endpoints
 	now         func() time.Time
 	transport   transport
 	// postWithPath signs POSTs over <path>?<query> (WithPOSTSignedWithPath).
 	postWithPath bool
-	// fromEnv is set by NewClientFromEnv: errors then name the
+	// fromEnv is set by Config.Client: errors then name the
 	// environment variables (setting).
 	fromEnv bool
 }
@@ -68,7 +68,7 @@ func WithAgency(agency string) Option {
 // WithKey sets the agency's API key, parsed once with ParseKey: the one
 // way to give it, so that the key a merchant loads from its secret store
 // travels as a Key, which never prints (docs/protocol.md "Authentication").
-// The zero Key fails NewClient with ErrInvalidKey. NewClientFromEnv parses
+// The zero Key fails NewClient with ErrInvalidKey. ConfigFromEnv parses
 // PAYGATE_API_KEY itself.
 func WithKey(k Key) Option {
 	return clientOption(func(c *Client) error {
@@ -78,17 +78,6 @@ func WithKey(k Key) Option {
 		c.key = k
 		return nil
 	})
-}
-
-// withKeyText is WithKey of a key given as text (PAYGATE_API_KEY), parsed
-// here; a malformed key fails NewClientFromEnv (the error does not echo
-// it).
-func withKeyText(uuid string) Option {
-	k, err := ParseKey(uuid)
-	if err != nil {
-		return clientOption(func(*Client) error { return err })
-	}
-	return WithKey(k)
 }
 
 // WithAuthToken sets the Bearer AuthToken from the merchant dashboard, used
@@ -108,7 +97,8 @@ func WithAuthToken(token string) Option {
 // root, as the gateway's developer pages say. Given as a bare host
 // ("https://pay.example"), orders go to its Endpoints.Checkout
 // (/v2/checkout, the protocol's path). Pay URLs and QR image URLs are on the
-// host either way (docs/assumptions.md A-endpoints).
+// host either way, unless WithPayURL puts them elsewhere
+// (docs/assumptions.md A-endpoints).
 func WithCheckoutURL(u string) Option {
 	return clientOption(func(c *Client) error {
 		base, err := serviceURL("WithCheckoutURL", u)
@@ -120,6 +110,20 @@ func WithCheckoutURL(u string) Option {
 		}
 		c.checkoutURL = base
 		return nil
+	})
+}
+
+// WithPayURL sets the host of pay links (PayURL) and of the QR image page
+// (QRCodeURL), when it is not the checkout host: the public PHP client
+// builds them on https://snapnpay.my while orders go to
+// https://pay.tulus.my/. Given with a path, the path prefixes
+// Endpoints.Pay and Endpoints.QR2. Unset, they are on the checkout URL's
+// host, as before (docs/assumptions.md A-paylink-host). PAYGATE_PAY_URL
+// sets it from the environment.
+func WithPayURL(u string) Option {
+	return clientOption(func(c *Client) (err error) {
+		c.payURL, err = serviceURL("WithPayURL", u)
+		return err
 	})
 }
 
@@ -171,142 +175,11 @@ func NewClient(opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// The environment variables NewClientFromEnv reads.
-const (
-	EnvAgency      = "PAYGATE_AGENCY"
-	EnvAPIKey      = "PAYGATE_API_KEY"
-	EnvAuthToken   = "PAYGATE_AUTH_TOKEN"
-	EnvCheckoutURL = "PAYGATE_CHECKOUT_URL"
-	EnvReportsURL  = "PAYGATE_REPORTS_URL"
-)
-
-// deprecatedEnv are the variables of the deprecated method; any of them set
-// makes NewClientFromEnv refuse.
-var deprecatedEnv = [...]string{"PAYGATE_TOKEN", "PAYGATE_USERNAME", "PAYGATE_PASSWORD"}
-
-// NewClientFromEnv builds a Client from PAYGATE_AGENCY, PAYGATE_API_KEY,
-// PAYGATE_AUTH_TOKEN, PAYGATE_CHECKOUT_URL and PAYGATE_REPORTS_URL (each
-// optional, an empty one counts as unset), then opts. It fails, wrapping
-// ErrNoCredential, when neither URL is set by a variable or an option (a
-// client with no host can make no call). Every error about a variable,
-// here and in the client's later calls ("PAYGATE_CHECKOUT_URL is not
-// set"), names the variable, not the Go option. If PAYGATE_TOKEN,
-// PAYGATE_USERNAME or PAYGATE_PASSWORD is set it refuses with
-// ErrDeprecatedAuth: the deprecated method must not be usable, not even by
-// accident.
-func NewClientFromEnv(opts ...Option) (*Client, error) {
-	if err := refuseDeprecatedEnv(); err != nil {
-		return nil, err
-	}
-	env := []Option{clientOption(func(c *Client) error { c.fromEnv = true; return nil })}
-	for _, e := range clientEnv {
-		if v := os.Getenv(e.name); v != "" {
-			env = append(env, wrapEnv(e.name, e.option, e.opt(v)))
-		}
-	}
-	c, err := NewClient(append(env, opts...)...)
-	if err != nil {
-		return nil, err
-	}
-	if c.checkoutURL == nil && c.reportsURL == nil {
-		return nil, fmt.Errorf("%w: neither %s nor %s is set: the client has no host to call", ErrNoCredential, EnvCheckoutURL, EnvReportsURL)
-	}
-	return c, nil
-}
-
-// KeyFromEnv parses the API key in PAYGATE_API_KEY (EnvAPIKey), the
-// variable NewClientFromEnv reads, so that a Client and a CallbackHandler
-// are configured from one place:
-//
-//	key, err := paygate.KeyFromEnv()
-//	h := &paygate.CallbackHandler{Keys: []paygate.Key{key}, ...}
-//
-// An unset or empty variable is an error wrapping ErrNoCredential, a
-// malformed key one wrapping ErrInvalidKey; both name the variable and
-// what it must hold, never its value.
-func KeyFromEnv() (Key, error) {
-	v := os.Getenv(EnvAPIKey)
-	if v == "" {
-		return Key{}, fmt.Errorf("%w: %s is not set: want the agency's API key, a UUID (32 hex digits, dashes optional)", ErrNoCredential, EnvAPIKey)
-	}
-	k, err := ParseKey(v)
-	if err != nil {
-		return Key{}, newEnvError(EnvAPIKey, "ParseKey", err)
-	}
-	return k, nil
-}
-
-// clientEnv maps each variable NewClientFromEnv reads to the option it
-// stands for (named in the option's own errors). Read-only.
-var clientEnv = [...]struct {
-	name, option string
-	opt          func(string) Option
-}{
-	{EnvAgency, "WithAgency", WithAgency},
-	{EnvAPIKey, "WithKey", withKeyText},
-	{EnvAuthToken, "WithAuthToken", WithAuthToken},
-	{EnvCheckoutURL, "WithCheckoutURL", WithCheckoutURL},
-	{EnvReportsURL, "WithReportsURL", WithReportsURL},
-}
-
-// setting names a client setting in an error: the Go option (opt), or for
-// a client built by NewClientFromEnv the variable that sets it.
-func (c *Client) setting(opt string) string {
-	if c.fromEnv {
-		for _, e := range clientEnv {
-			if e.option == opt {
-				return e.name
-			}
-		}
-	}
-	return opt
-}
-
-// refuseDeprecatedEnv fails with ErrDeprecatedAuth when a variable of the
-// deprecated method is set.
-func refuseDeprecatedEnv() error {
-	for _, name := range deprecatedEnv {
-		if _, set := os.LookupEnv(name); set {
-			return fmt.Errorf("%w (%s is set; unset it)", ErrDeprecatedAuth, name)
-		}
-	}
-	return nil
-}
-
-// wrapEnv names the variable in an option's error, instead of the option
-// (option) the error may name: "paygate: PAYGATE_API_KEY: invalid API key".
-// The error still matches what the option's error matches (errors.Is).
-func wrapEnv(name, option string, o Option) Option {
-	return clientOption(func(c *Client) error {
-		if err := o.applyClient(c); err != nil {
-			return newEnvError(name, option, err)
-		}
-		return nil
-	})
-}
-
-// newEnvError rewords err, which may name the setting as option, to name
-// the variable instead.
-func newEnvError(name, option string, err error) error {
-	msg := strings.TrimPrefix(err.Error(), "paygate: ")
-	msg = strings.TrimPrefix(strings.TrimPrefix(msg, option+": "), option+" ")
-	return &envError{msg: "paygate: " + name + ": " + msg, err: err}
-}
-
-// envError is an option's error reworded to name a variable.
-type envError struct {
-	msg string
-	err error
-}
-
-func (e *envError) Error() string { return e.msg }
-func (e *envError) Unwrap() error { return e.err }
-
-// endpoint joins a configured base URL and a path, or fails before any
-// request when the base is missing.
-func endpoint(base *url.URL, opt, path string) (string, error) {
+// endpoint joins a configured base URL, set by the option opt, and a
+// path, or fails before any request when the base is missing.
+func (c *Client) endpoint(base *url.URL, opt, path string) (string, error) {
 	if base == nil {
-		return "", fmt.Errorf("%w: %s is not set", ErrNoCredential, opt)
+		return "", c.unset(opt)
 	}
 	return base.String() + path, nil
 }
@@ -356,7 +229,7 @@ func WithEndpoints(e Endpoints) Option {
 // (docs/assumptions.md A-endpoints).
 func (c *Client) checkoutTarget() (string, error) {
 	if c.checkoutURL == nil {
-		return "", fmt.Errorf("%w: %s is not set", ErrNoCredential, c.setting("WithCheckoutURL"))
+		return "", c.unset("WithCheckoutURL")
 	}
 	if c.checkoutURL.Path != "" {
 		return c.checkoutURL.String(), nil
@@ -364,11 +237,16 @@ func (c *Client) checkoutTarget() (string, error) {
 	return c.checkoutURL.String() + c.endpoints.Checkout, nil
 }
 
-// checkoutHost is the checkout URL's scheme and host, where the pay URL and
-// the QR image page live whatever path the checkout URL has.
-func (c *Client) checkoutHost(path string) (string, error) {
-	if c.checkoutURL == nil {
-		return "", fmt.Errorf("%w: %s is not set", ErrNoCredential, c.setting("WithCheckoutURL"))
+// payHost is where the pay URL and the QR image page live, path
+// appended: the pay URL (WithPayURL) when set, else the checkout URL's
+// scheme and host whatever path it has (docs/assumptions.md
+// A-paylink-host).
+func (c *Client) payHost(path string) (string, error) {
+	switch {
+	case c.payURL != nil:
+		return c.payURL.String() + path, nil
+	case c.checkoutURL == nil:
+		return "", c.unset("WithCheckoutURL")
 	}
 	return c.checkoutURL.Scheme + "://" + c.checkoutURL.Host + path, nil
 }

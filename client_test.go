@@ -188,7 +188,7 @@ func TestNewClientFromEnv(t *testing.T) {
 // clearClientEnv unsets every variable NewClientFromEnv reads for the test.
 func clearClientEnv(t *testing.T) {
 	t.Helper()
-	for _, e := range clientEnv {
+	for _, e := range envVars {
 		t.Setenv(e.name, "")
 		os.Unsetenv(e.name)
 	}
@@ -312,4 +312,44 @@ func TestKeyFromEnv(t *testing.T) {
 			}
 		})
 	}
+}
+
+// WithPayURL moves pay links and the QR image page off the checkout host,
+// a path given with it prefixing theirs; unset, they stay on the checkout
+// URL's host (docs/assumptions.md A-paylink-host).
+func TestWithPayURL(t *testing.T) {
+	link := PayLink{Category: "fpx", RefNo: "INV-1", Amount: 1000}
+	for _, tc := range []struct {
+		name          string
+		opts          []Option
+		pay, qrPrefix string
+	}{
+		{name: "unset", opts: nil, pay: testCheckout + "/pay/" + testAgency + "/fpx/INV-1/10.00", qrPrefix: testCheckout + "/qr2/?q="},
+		{name: "checkout URL with a path, unset", opts: []Option{WithCheckoutURL("https://pay.tulus.my/")}, pay: "https://pay.tulus.my/pay/" + testAgency + "/fpx/INV-1/10.00", qrPrefix: "https://pay.tulus.my/qr2/?q="},
+		{name: "a pay host", opts: []Option{WithPayURL("https://snapnpay.my")}, pay: "https://snapnpay.my/pay/" + testAgency + "/fpx/INV-1/10.00", qrPrefix: "https://snapnpay.my/qr2/?q="},
+		{name: "a pay host with a path", opts: []Option{WithPayURL("https://links.example/shop/")}, pay: "https://links.example/shop/pay/" + testAgency + "/fpx/INV-1/10.00", qrPrefix: "https://links.example/shop/qr2/?q="},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newTestClient(t, tc.opts...)
+			u, err := f.c.PayURL(link)
+			require.NoError(t, err)
+			require.Equal(t, tc.pay, u)
+			qr, err := f.c.QRCodeURL(link)
+			require.NoError(t, err)
+			require.Equal(t, tc.qrPrefix+url.QueryEscape(tc.pay), qr)
+			target, err := f.c.checkoutTarget()
+			require.NoError(t, err)
+			require.NotContains(t, target, "snapnpay", "orders stay on the checkout URL")
+		})
+	}
+	for _, bad := range []string{"ftp://snapnpay.my", "http://remote.example", "https://u:hunter2@snapnpay.my", "https://snapnpay.my/?x=1"} {
+		_, err := NewClient(WithPayURL(bad))
+		require.ErrorContains(t, err, "WithPayURL", bad)
+		require.NotContains(t, err.Error(), "hunter2")
+	}
+	noCheckout, err := NewClient(WithAgency(testAgency), WithPayURL("https://snapnpay.my"))
+	require.NoError(t, err)
+	u, err := noCheckout.PayURL(link)
+	require.NoError(t, err, "a pay link needs the pay host only")
+	require.True(t, strings.HasPrefix(u, "https://snapnpay.my/pay/"))
 }

@@ -34,6 +34,10 @@ type Endpoints struct {
 	Version string
 	// Echo is the service's echo, a health check: /api/echo.
 	Echo string
+	// BankList prefixes the FPX bank list, followed by the channel:
+	// /api/v1/fpx/banklist/. It ends in "/" (docs/assumptions.md
+	// A-banklist).
+	BankList string
 }
 
 // DefaultEndpoints are the protocol's paths and the public PHP client's (docs/assumptions.md A-endpoints).
@@ -42,6 +46,7 @@ func DefaultEndpoints() Endpoints {
 		Checkout: paths.Checkout, Pay: paths.Pay, QR2: paths.QR2,
 		PaymentReport: paths.PaymentReport, FPXRequest: paths.FPXRequest, Transactions: paths.Transactions,
 		QR: paths.QR, DuitNowQR: paths.DuitNowQR, Version: paths.Version, Echo: paths.Echo,
+		BankList: paths.BankList,
 	}
 }
 
@@ -60,5 +65,6 @@ func (e *Endpoints) fields() []endpointField {
 		{"PaymentReport", d.PaymentReport, &e.PaymentReport, false}, {"FPXRequest", d.FPXRequest, &e.FPXRequest, false},
 		{"Transactions", d.Transactions, &e.Transactions, false}, {"QR", d.QR, &e.QR, false},
 		{"DuitNowQR", d.DuitNowQR, &e.DuitNowQR, false}, {"Version", d.Version, &e.Version, false}, {"Echo", d.Echo, &e.Echo, false},
+		{"BankList", d.BankList, &e.BankList, true},
 	}
 }

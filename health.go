@@ -29,7 +29,7 @@ func (c *Client) Echo(ctx context.Context) (string, error) {
 
 // healthGET GETs path on the reports host without a credential.
 func (c *Client) healthGET(ctx context.Context, path string) (string, error) {
-	target, err := endpoint(c.reportsURL, c.setting("WithReportsURL"), path)
+	target, err := c.endpoint(c.reportsURL, "WithReportsURL", path)
 	if err != nil {
 		return "", err
 	}

@@ -34,7 +34,7 @@ func (c *Client) GenerateQR(ctx context.Context, q QRRequest) (*QRCode, error) {
 	if q.DuitNow {
 		path = c.endpoints.DuitNowQR
 	}
-	target, err := endpoint(c.reportsURL, c.setting("WithReportsURL"), path)
+	target, err := c.endpoint(c.reportsURL, "WithReportsURL", path)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func (c *Client) QRCodeURL(l PayLink) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	page, err := c.checkoutHost(c.endpoints.QR2)
+	page, err := c.payHost(c.endpoints.QR2)
 	if err != nil {
 		return "", err
 	}

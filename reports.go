@@ -348,7 +348,7 @@ func notFound(param, ref string) error {
 // with agency added, signed afresh on every attempt (docs/assumptions.md
 // A-auth-choice).
 func (c *Client) reportGET(ctx context.Context, path string, vals url.Values) (*response, error) {
-	base, err := endpoint(c.reportsURL, c.setting("WithReportsURL"), path)
+	base, err := c.endpoint(c.reportsURL, "WithReportsURL", path)
 	if err != nil {
 		return nil, err
 	}

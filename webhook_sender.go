@@ -7,12 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/paygate-go/paygate/zakat"
 )
 
 // DefaultBatchSize is how many transactions one webhook request carries
@@ -141,47 +138,6 @@ func checkWebhookPassword(password string) error {
 		return errors.New("paygate: webhook password: empty or holds a line break")
 	}
 	return nil
-}
-
-// The environment variables NewWebhookSenderFromEnv reads.
-const (
-	EnvWebhookURL      = "PAYGATE_WEBHOOK_URL"
-	EnvWebhookPassword = "PAYGATE_WEBHOOK_PASSWORD"
-	EnvWebhookAgencies = "PAYGATE_WEBHOOK_AGENCIES"
-)
-
-// NewWebhookSenderFromEnv is NewWebhookSender with the URL from
-// PAYGATE_WEBHOOK_URL and the password from PAYGATE_WEBHOOK_PASSWORD (both
-// required), the agency codes from PAYGATE_WEBHOOK_AGENCIES when it is set
-// (comma-separated, zakat.ParseAgencies), then opts. Every error about a
-// variable names it (and wraps ErrNoCredential when it is unset). Like
-// NewClientFromEnv it refuses with ErrDeprecatedAuth when a variable of
-// the deprecated method is set.
-func NewWebhookSenderFromEnv(opts ...SenderOption) (*WebhookSender, error) {
-	if err := refuseDeprecatedEnv(); err != nil {
-		return nil, err
-	}
-	u, pw := os.Getenv(EnvWebhookURL), os.Getenv(EnvWebhookPassword)
-	switch {
-	case u == "":
-		return nil, fmt.Errorf("%w: %s is not set", ErrNoCredential, EnvWebhookURL)
-	case pw == "":
-		return nil, fmt.Errorf("%w: %s is not set", ErrNoCredential, EnvWebhookPassword)
-	}
-	if _, err := webhookEndpoint(u); err != nil {
-		return nil, newEnvError(EnvWebhookURL, "webhook URL", err)
-	}
-	if err := checkWebhookPassword(pw); err != nil {
-		return nil, newEnvError(EnvWebhookPassword, "webhook password", err)
-	}
-	if list := os.Getenv(EnvWebhookAgencies); list != "" {
-		v, err := NewWebhookValidator(zakat.ParseAgencies(list)...)
-		if err != nil {
-			return nil, newEnvError(EnvWebhookAgencies, "webhook agency", err)
-		}
-		opts = append([]SenderOption{WithWebhookValidator(v)}, opts...)
-	}
-	return NewWebhookSender(u, pw, opts...)
 }
 
 // Send checks every transaction (the rules of ValidateTransactions, with the

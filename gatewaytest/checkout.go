@@ -78,8 +78,18 @@ func (s *Server) payLink(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusConflict, err.Error())
 		return
 	}
-	http.Redirect(w, r, hostedPagePath+o.OrderNo, http.StatusSeeOther)
+	page := hostedPagePath + o.OrderNo
+	if s.paySrv != nil {
+		page = s.URL + page // the hosted page is on the checkout host
+	}
+	http.Redirect(w, r, page, http.StatusSeeOther)
 }
+
+// WithoutB2BMinimum makes the sandbox take an order whose pref_method is
+// FPX B2B ("fpx/b2b1") for less than RM 2.00, as a service that hides the
+// method instead of refusing the order would (docs/assumptions.md
+// A-b2b-minimum). By default such an order is refused (400, field amount).
+func WithoutB2BMinimum() Option { return func(c *config) { c.noB2BMinimum = true } }
 
 // WithRefNoTildes makes the sandbox accept an order whose refNo holds
 // several ~, as the public developer pages' sample does
@@ -189,9 +199,13 @@ func cloneValues(v url.Values) url.Values {
 var optionalOrderFields = [...]string{"pref_method", "pref_bank", "utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content", "extra_data"}
 
 // orderOptions checks and keeps an order's optional fields: cancelUrl an
-// absolute http(s) URL, every field ASCII and at most 255 bytes.
+// absolute http(s) URL, every field ASCII and at most 255 bytes, and an
+// amount of at least 2.00 for a pref_method of FPX B2B.
 func (s *Server) orderOptions(o *Order, form url.Values) []problem {
 	var ps []problem
+	if m := strings.ToLower(form.Get("pref_method")); strings.HasPrefix(m, "fpx/b2b") && o.Amount < paygate.MinB2BAmount && !s.cfg.noB2BMinimum {
+		ps = append(ps, problem{"amount", "at least 2.00 for FPX B2B (WithoutB2BMinimum accepts less)"})
+	}
 	if c := form.Get("cancelUrl"); c != "" {
 		if !absoluteHTTP(c) {
 			ps = append(ps, problem{"cancelUrl", "an absolute http(s) URL"})

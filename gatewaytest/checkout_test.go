@@ -2,6 +2,7 @@ package gatewaytest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -180,4 +181,49 @@ func TestUnsignedOrders(t *testing.T) {
 		resp.Body.Close()
 		require.Equal(t, http.StatusForbidden, resp.StatusCode, "a wrong signature is refused even where unsigned orders are accepted")
 	}
+}
+
+// An order preselecting FPX B2B under RM 2.00 is refused, unless the
+// sandbox plays a service that takes it (WithoutB2BMinimum); the SDK
+// refuses it before sending either way (docs/assumptions.md A-b2b-minimum).
+func TestB2BMinimum(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		opts   []Option
+		method string
+		amount string
+		want   int
+	}{
+		{name: "B2B under 2.00", method: "fpx/b2b1", amount: "1.99", want: http.StatusBadRequest},
+		{name: "B2B in upper case", method: "FPX/B2B1", amount: "1.00", want: http.StatusBadRequest},
+		{name: "B2B at 2.00", method: "fpx/b2b1", amount: "2.00", want: http.StatusSeeOther},
+		{name: "B2C at 1.00", method: "fpx/b2c", amount: "1.00", want: http.StatusSeeOther},
+		{name: "B2B under 2.00, taken", opts: []Option{WithoutB2BMinimum()}, method: "fpx/b2b1", amount: "1.50", want: http.StatusSeeOther},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sb := newSandbox(t, tc.opts...)
+			form, err := paygate.SignForm(sb.Key(), url.Values{"agency": {sb.Agency}, "refNo": {"B2B-1"}, "amount": {tc.amount},
+				"email": {"a@example.com"}, "returnUrl": {"https://shop.example/r"}, "pref_method": {tc.method}}, sb.cfg.now())
+			require.NoError(t, err)
+			noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			resp, err := noFollow.PostForm(sb.URL+paths.Checkout, form)
+			require.NoError(t, err)
+			var body struct {
+				Errors []problem `json:"errors"`
+			}
+			_ = json.NewDecoder(resp.Body).Decode(&body)
+			resp.Body.Close()
+			require.Equal(t, tc.want, resp.StatusCode)
+			if tc.want == http.StatusBadRequest {
+				require.Equal(t, []problem{{"amount", "at least 2.00 for FPX B2B (WithoutB2BMinimum accepts less)"}}, body.Errors)
+			}
+		})
+	}
+	sb := newSandbox(t, WithoutB2BMinimum())
+	client, err := sb.Client()
+	require.NoError(t, err)
+	_, err = client.CreateOrder(context.Background(), paygate.Order{RefNo: "B2B-2", Amount: 150, Email: "a@example.com", ReturnURL: "https://shop.example/r", PrefMethod: "fpx/b2b1"})
+	var ve *paygate.ValidationError
+	require.ErrorAs(t, err, &ve, "the SDK refuses it before the sandbox sees it")
+	require.Empty(t, sb.Orders())
 }

@@ -286,7 +286,7 @@ func (s *Server) qr(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"status": "ERROR", "errors": problems})
 		return
 	}
-	payload := s.URL + paths.Pay + f.Get("agency") + "/" + f.Get("paymentCategory") + "/" + f.Get("refno") + "/" + f.Get("amount")
+	payload := s.PayURL + paths.Pay + f.Get("agency") + "/" + f.Get("paymentCategory") + "/" + f.Get("refno") + "/" + f.Get("amount")
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]string{"status": "OK", "qr_payload": payload, "kind": strings.TrimPrefix(r.URL.Path, "/api/")})
 }

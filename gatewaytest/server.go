@@ -22,8 +22,12 @@ import (
 // Server is a running sandbox. Its exported fields are the credentials and
 // address to configure a client with; change the others only before use.
 type Server struct {
-	// URL is the base of every endpoint: checkout, reports and webhook.
+	// URL is the base of every endpoint: checkout, reports and webhook,
+	// and pay links unless WithPayHost.
 	URL string
+	// PayURL is the base of pay links and the QR image page: URL, or with
+	// WithPayHost a host of their own.
+	PayURL string
 	// Agency is this sandbox's merchant agency; it and the credentials
 	// below are fresh for every server.
 	Agency string
@@ -38,6 +42,7 @@ type Server struct {
 	key      paygate.Key
 	verifier []*signing.Key // the key, as the service checks signatures with it
 	srv      *httptest.Server
+	paySrv   *httptest.Server // WithPayHost's, else nil
 	client   *http.Client
 	cfg      config
 	mu       sync.Mutex
@@ -75,6 +80,8 @@ type config struct {
 	webhookPath    string
 	webhookRules   paygate.WebhookValidator
 	recovery       recovery
+	payHost        bool
+	noB2BMinimum   bool
 }
 
 // Option configures a Server.
@@ -168,7 +175,8 @@ func Start(opts ...Option) (*Server, error) {
 		s.srv.Listener = l
 	}
 	s.srv.Start()
-	s.URL = s.srv.URL
+	s.URL, s.PayURL = s.srv.URL, s.srv.URL
+	s.startPayHost()
 	return s, nil
 }
 
@@ -180,16 +188,47 @@ func (s *Server) Close() {
 		close(s.closed)
 		s.pending.Wait()
 		s.srv.Close()
+		if s.paySrv != nil {
+			s.paySrv.Close()
+		}
 	})
 }
 
 // Client returns a paygate.Client configured for this sandbox with both
-// credentials; opts are applied after.
+// credentials (and WithPayHost's host, WithPayURL); opts are applied
+// after.
 func (s *Server) Client(opts ...paygate.Option) (*paygate.Client, error) {
-	return paygate.NewClient(append([]paygate.Option{
+	own := []paygate.Option{
 		paygate.WithAgency(s.Agency), paygate.WithKey(s.key), paygate.WithAuthToken(s.AuthToken),
 		paygate.WithCheckoutURL(s.URL), paygate.WithReportsURL(s.URL),
-	}, opts...)...)
+	}
+	if s.paySrv != nil {
+		own = append(own, paygate.WithPayURL(s.PayURL))
+	}
+	return paygate.NewClient(append(own, opts...)...)
+}
+
+// WithPayHost serves pay links (/pay/...) and the QR image page (/qr2/)
+// on a host of their own, Server.PayURL, and not on Server.URL, as the
+// public PHP client builds them on another host than checkout
+// (docs/assumptions.md A-paylink-host). A client without
+// paygate.WithPayURL then builds links the sandbox does not serve (404);
+// Server.Client sets it.
+func WithPayHost() Option { return func(c *config) { c.payHost = true } }
+
+// startPayHost starts WithPayHost's server of pay links, if asked.
+func (s *Server) startPayHost() {
+	if s.cfg.payHost {
+		s.paySrv = httptest.NewServer(s.payRoutes(http.NewServeMux()))
+		s.PayURL = s.paySrv.URL
+	}
+}
+
+// payRoutes adds the pay link and QR image page to mux.
+func (s *Server) payRoutes(mux *http.ServeMux) *http.ServeMux {
+	mux.HandleFunc("GET "+paths.Pay+"{agency}/{category}/{refNo}/{amount}", s.payLink)
+	mux.HandleFunc("GET "+paths.QR2, s.qrImage)
+	return mux
 }
 
 // Key returns the parsed API key, for a merchant's CallbackHandler.
@@ -200,11 +239,10 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+paths.Checkout, s.createOrder)
 	mux.HandleFunc("POST /{$}", s.createOrder) // the developer pages post orders to the host's root
-	mux.HandleFunc("GET "+paths.QR2, s.qrImage)
 	mux.HandleFunc("GET "+paths.Transactions, s.transactions)
 	mux.HandleFunc("GET "+paths.Version, s.version)
 	mux.HandleFunc("GET "+paths.Echo, s.echo)
-	mux.HandleFunc("GET "+paths.Pay+"{agency}/{category}/{refNo}/{amount}", s.payLink)
+	mux.HandleFunc("GET "+paths.BankList+"{channel}", s.bankList)
 	mux.HandleFunc("GET "+hostedPagePath+"{orderNo}", s.hostedPage)
 	mux.HandleFunc("POST "+hostedPagePath+"{orderNo}", s.hostedChoice)
 	mux.HandleFunc("GET "+paths.PaymentReport, s.paymentReport)
@@ -213,6 +251,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST "+paths.DuitNowQR, s.qr)
 	mux.HandleFunc("POST "+s.cfg.webhookPath, s.receiveWebhook)
 	mux.HandleFunc("POST "+AdminSettlePath, s.adminSettle)
+	if !s.cfg.payHost {
+		s.payRoutes(mux)
+	}
 	return mux
 }
 

@@ -468,3 +468,52 @@ func TestStartNilOptions(t *testing.T) {
 		})
 	}
 }
+
+// WithPayHost serves pay links and the QR image page on a host of their
+// own: a client given it (paygate.WithPayURL, as Server.Client does)
+// builds links there, orders still go to the checkout host, and a client
+// without it builds links the sandbox does not serve (docs/assumptions.md
+// A-paylink-host).
+func TestPayHost(t *testing.T) {
+	sb := newSandbox(t, WithPayHost())
+	require.NotEqual(t, sb.URL, sb.PayURL)
+	client, err := sb.Client()
+	require.NoError(t, err)
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+	link := paygate.PayLink{Category: "fpx", RefNo: "LINK-1", Amount: 500}
+	u, err := client.PayURL(link)
+	require.NoError(t, err)
+	require.Equal(t, sb.PayURL+"/pay/SANDBOX01/fpx/LINK-1/5.00", u)
+	resp, err := noFollow.Get(u)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, sb.URL+hostedPagePath+sb.Orders()[0].OrderNo, resp.Header.Get("Location"), "the hosted page is on the checkout host")
+
+	qr, err := client.QRCodeURL(paygate.PayLink{Category: "fpx", RefNo: "LINK-2", Amount: 500})
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(qr, sb.PayURL+paths.QR2), qr)
+	resp, err = http.Get(qr)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	m := newMerchant(t, sb)
+	res, err := client.CreateOrder(context.Background(), m.order("INV-1"))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, "orders still go to the checkout host")
+
+	onCheckoutHost, err := sb.Client(paygate.WithPayURL(sb.URL))
+	require.NoError(t, err)
+	u, err = onCheckoutHost.PayURL(paygate.PayLink{Category: "fpx", RefNo: "LINK-3", Amount: 500})
+	require.NoError(t, err)
+	resp, err = noFollow.Get(u)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, "pay links are not served on the checkout host")
+	resp, err = noFollow.Get(sb.PayURL + paths.Echo)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, "the pay host serves pay links and QR pages only")
+}

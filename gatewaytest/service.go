@@ -47,12 +47,13 @@ func (s *Server) transactions(w http.ResponseWriter, r *http.Request) {
 }
 
 // qrImage is GET /qr2/?q=<pay URL>, the unsigned QR image page
-// (docs/assumptions.md A-qr): the pay URL must be this sandbox's. The
+// (docs/assumptions.md A-qr): the pay URL must be this sandbox's (on
+// PayURL). The
 // sandbox does not draw the image; it answers the payload as JSON.
 func (s *Server) qrImage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query().Get("q")
 	u, err := url.Parse(q)
-	if err != nil || q == "" || u.Scheme+"://"+u.Host != s.URL || !strings.HasPrefix(u.EscapedPath(), paths.Pay) || u.RawQuery != "" {
+	if err != nil || q == "" || u.Scheme+"://"+u.Host != s.PayURL || !strings.HasPrefix(u.EscapedPath(), paths.Pay) || u.RawQuery != "" {
 		jsonError(w, http.StatusBadRequest, "q: an unsigned pay URL of this sandbox")
 		return
 	}

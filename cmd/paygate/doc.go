@@ -20,6 +20,7 @@
 //	                         reconciliation would do, fulfilling nothing (table or CSV,
 //	                         formula cells made text as report does; -csv-raw)
 //	ping                     check that the service answers (its echo and version), no credential sent
+//	banks                    the FPX bank list as CSV (-b2b: the corporate channel)
 //	webhook validate FILE... check webhook batch files against docs/protocol.md B1-B3
 //	                         (-agencies or PAYGATE_WEBHOOK_AGENCIES: the agency codes;
 //	                         -brand ADB: the real service's, ADBLZS, ADBPPZ and ADB)
@@ -29,7 +30,7 @@
 //
 // Configuration comes from flags and the PAYGATE_* variables (PAYGATE_AGENCY,
 // PAYGATE_API_KEY, PAYGATE_AUTH_TOKEN, PAYGATE_CHECKOUT_URL,
-// PAYGATE_REPORTS_URL, PAYGATE_WEBHOOK_URL, PAYGATE_WEBHOOK_PASSWORD,
+// PAYGATE_REPORTS_URL, PAYGATE_PAY_URL, PAYGATE_WEBHOOK_URL, PAYGATE_WEBHOOK_PASSWORD,
 // PAYGATE_WEBHOOK_AGENCIES); the deprecated PAYGATE_TOKEN, PAYGATE_USERNAME
 // and PAYGATE_PASSWORD are refused. Secrets are read from the environment, never from flags (which
 // other users can see in the process list).

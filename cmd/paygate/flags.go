@@ -78,6 +78,7 @@ func cliText(s string) string {
 		paygate.EnvReportsURL, "PAYGATE_REPORTS_URL (or -reports-url)",
 		paygate.EnvAgency, "PAYGATE_AGENCY (or -agency)",
 		"WithAuthToken", paygate.EnvAuthToken,
+		"WithPayURL", paygate.EnvPayURL,
 		"WithKey", paygate.EnvAPIKey,
 		"WithBatchSize", "-batch",
 		"webhook URL", "PAYGATE_WEBHOOK_URL (or -webhook-url)",

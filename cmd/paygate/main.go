@@ -69,6 +69,7 @@ func commands() []command {
 		{"lookup", "one order by the refNo it was created with (-by seller: by fpx_seller_order_no)", runLookup},
 		{"reconcile", "dry run: each awaited order's gateway state and what Reconcile would do", runReconcile},
 		{"ping", "check that the service answers (its echo and version)", runPing},
+		{"banks", "the FPX bank list (-b2b: the corporate channel), as CSV", runBanks},
 		{"webhook", "bank webhook batches: validate, send", runWebhook},
 		{"version", "print the SDK's version", runVersion},
 	}

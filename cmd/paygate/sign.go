@@ -14,16 +14,12 @@ import (
 	"github.com/paygate-go/paygate/internal/signing"
 )
 
-// keyFromEnv parses PAYGATE_API_KEY.
+// keyFromEnv parses PAYGATE_API_KEY (paygate.KeyFromEnv: its errors say
+// what the variable must hold).
 func keyFromEnv(e env) (paygate.Key, bool) {
-	raw := envOr("", paygate.EnvAPIKey)
-	if raw == "" {
-		fail(e, "%s is not set", paygate.EnvAPIKey)
-		return paygate.Key{}, false
-	}
-	k, err := paygate.ParseKey(raw)
+	k, err := paygate.KeyFromEnv()
 	if err != nil {
-		fail(e, "%s: %v", paygate.EnvAPIKey, err)
+		fail(e, "%v", err)
 		return paygate.Key{}, false
 	}
 	return k, true

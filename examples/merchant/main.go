@@ -33,9 +33,13 @@ func main() {
 		key = sb.Key()
 		fmt.Printf("sandbox %s\n", sb.URL)
 	} else {
-		client, err = paygate.NewClientFromEnv()
+		var cfg paygate.Config
+		cfg, err = paygate.ConfigFromEnv() // every PAYGATE_* variable, read once
 		if err == nil {
-			key, err = paygate.KeyFromEnv()
+			client, err = cfg.Client()
+		}
+		if err == nil {
+			key, err = cfg.Key()
 		}
 	}
 	if err != nil {

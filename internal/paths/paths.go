@@ -29,6 +29,9 @@ const (
 	Version = "/api/version"
 	// Echo is the service's echo, a health check, on {reports_url}.
 	Echo = "/api/echo"
+	// BankList prefixes the FPX bank list of a channel (b2c or b2b) on
+	// {reports_url}; not in the protocol (docs/assumptions.md A-banklist).
+	BankList = "/api/v1/fpx/banklist/"
 	// Webhook is the document's path of the bank transaction webhook
 	// (endpoint 7); the real service's carries the brand instead of
 	// `bank` (docs/assumptions.md A-webhook-brand).

@@ -161,6 +161,16 @@ var mutants = []mutant{
 		"return decimalToSen(s, whole+frac, 2-len(frac))", "return decimalToSen(s, whole+frac, 3-len(frac))", root},
 	{"order-minimum", false, "checkout.go",
 		"if a < MinOrderAmount {", "if a < 0 {", root},
+	{"b2b-minimum-ignored", false, "checkout.go",
+		"a >= MinOrderAmount && a < MinB2BAmount {", "a >= MinOrderAmount && a < MinOrderAmount {", root},
+	// Configuration: the environment's errors say what to set; the pay
+	// host is used; a blocked bank is offline.
+	{"env-unset-no-hint", false, "config.go",
+		`"%w: %s is not set: want %s", ErrNoCredential, name, envVarNamed(name).holds)`, `"%w: %s is not set%.0s", ErrNoCredential, name, envVarNamed(name).holds)`, root},
+	{"pay-host-ignored", false, "client.go",
+		"case c.payURL != nil:", "case c.payURL != nil && false:", root},
+	{"blocked-bank-online", false, "banks.go",
+		"Online: onlineStatus[strings.ToLower(f[2])]", "Online: f[2] != \"\"", root},
 	{"webhook-negative-amount", false, "webhook_fields.go",
 		"if tx.Amount >= 0 {", "if true {", root},
 	// A repeated orderno past the memory budget: equal hashes taken for
