@@ -55,7 +55,9 @@ type Order struct {
 	// developer pages mark it alpha and give one example, "fpx/b2b1" (FPX
 	// for businesses). The SDK sends the value as given, checked only as
 	// every order field is (ASCII, at most 255 bytes), and the gateway
-	// decides what it accepts (docs/calling-the-gateway.md).
+	// decides what it accepts (docs/calling-the-gateway.md); an FPX B2B
+	// value ("fpx/b2b" and anything after it) also needs Amount of at
+	// least MinB2BAmount.
 	PrefMethod string
 	// PrefBank (pref_bank) asks the hosted checkout to preselect a bank by
 	// its FPX bank code; the buyer can still choose another. The protocol
