@@ -346,3 +346,51 @@ func TestNewOptions(t *testing.T) {
 	_, err = New(db, WithRetention(0))
 	require.Error(t, err)
 }
+
+// age backdates every row of d's table by by: the database's clock, as
+// seen by the rows, moved on.
+func age(t *testing.T, d *Deduper, by time.Duration) {
+	t.Helper()
+	_, err := d.db.Exec(`UPDATE `+d.table+` SET expires_at = expires_at - $1::bigint * interval '1 microsecond'`, by.Microseconds())
+	require.NoError(t, err)
+}
+
+// A completed key replayed after the 30 days it used to be kept, and
+// after Purge, is still done.
+func TestDeduperReplay(t *testing.T) {
+	d, _ := testDeduper(t)
+	dedupetest.Replay(t, d, dedupetest.Aging{
+		Age: func(t *testing.T, by time.Duration) { age(t, d, by) },
+		Purge: func(t *testing.T) {
+			_, err := d.Purge(context.Background())
+			require.NoError(t, err)
+		},
+	})
+}
+
+// A done row is never taken over, even past its retention until Purge
+// deletes it, with the claim function and without it.
+func TestDoneRowNeverTakenOver(t *testing.T) {
+	ctx := context.Background()
+	d, db := testDeduper(t)
+	bare := fmt.Sprintf("paygate_dedupe_hand_%d", rand.Uint32())
+	_, err := db.Exec(`CREATE TABLE ` + bare + handMadeTable)
+	require.NoError(t, err)
+	t.Cleanup(func() { dropTable(db, bare) })
+	unmigrated, err := New(db, WithTable(bare))
+	require.NoError(t, err)
+	for _, d := range []*Deduper{d, unmigrated} {
+		c, err := d.Claim(ctx, "fulfil|A", time.Minute)
+		require.NoError(t, err)
+		require.NoError(t, d.Complete(ctx, "fulfil|A", c.Token, "GW1"))
+		age(t, d, DefaultRetention+time.Hour)
+		for range 2 {
+			c, err = d.Claim(ctx, "fulfil|A", time.Minute)
+			require.NoError(t, err)
+			require.Equal(t, paygate.ClaimResult{State: paygate.ClaimDone, Result: "GW1"}, c, "a done row past its retention, on %s", d.table)
+		}
+		n, err := d.Purge(ctx)
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n, "Purge deletes it once its retention has passed")
+	}
+}
