@@ -39,6 +39,13 @@ type Deduper struct {
 	claimSQL, claimCTESQL, renewSQL, completeSQL, releaseSQL, purgeSQL string
 }
 
+// lapsedRow is the SQL condition of a row a claim may take over: a claim
+// whose lease has lapsed, never a done row, whatever its age (a done row
+// answers every claim until Purge deletes it; docs/assumptions.md
+// A-replay-bound). A claim reads any other row as it is. Every statement
+// that uses it names the table t.
+const lapsedRow = `NOT t.done AND t.expires_at <= now()`
+
 // Option configures a Deduper.
 type Option func(*Deduper) error
 
@@ -98,8 +105,8 @@ func New(db *sql.DB, opts ...Option) (*Deduper, error) {
 	// or takes the lapsed row over. The answer is one text: the state's
 	// letter (claimResult), then a completed key's result.
 	d.claimSQL = `SELECT coalesce((
-	SELECT CASE WHEN done THEN 'D' || coalesce(result, '') ELSE 'B' END FROM ` + t + `
-	WHERE key = $1::text AND (done OR expires_at > now())
+	SELECT CASE WHEN done THEN 'D' || coalesce(result, '') ELSE 'B' END FROM ` + t + ` AS t
+	WHERE key = $1::text AND NOT (` + lapsedRow + `)
 ), CASE WHEN ` + d.claimFunc + `($1::text, $2::text, $3::bigint) THEN 'A' ELSE 'B' END)`
 	// The claim function: insert the key, or take it over when the
 	// existing row is a lapsed claim (never a done row); true when the claim is acquired. A live row
@@ -114,7 +121,7 @@ BEGIN
 	VALUES (claim_key, claim_token, false, NULL, now() + lease_us * interval '1 microsecond')
 	ON CONFLICT (key) DO UPDATE
 	SET token = EXCLUDED.token, done = false, result = NULL, expires_at = EXCLUDED.expires_at
-	WHERE NOT t.done AND t.expires_at <= now();
+	WHERE ` + lapsedRow + `;
 	RETURN FOUND;
 END
 `
@@ -122,15 +129,15 @@ END
 	// Migrate has not yet given one: a data-modifying CTE, which PostgreSQL
 	// plans and runs in full for every claim, duplicates included.
 	d.claimCTESQL = `WITH live AS (
-	SELECT done, coalesce(result, '') AS result FROM ` + t + `
-	WHERE key = $1::text AND (done OR expires_at > now())
+	SELECT done, coalesce(result, '') AS result FROM ` + t + ` AS t
+	WHERE key = $1::text AND NOT (` + lapsedRow + `)
 ), claimed AS (
 	INSERT INTO ` + t + ` AS t (key, token, done, result, expires_at)
 	SELECT $1::text, $2::text, false, NULL, now() + $3::bigint * interval '1 microsecond'
 	WHERE NOT EXISTS (SELECT 1 FROM live)
 	ON CONFLICT (key) DO UPDATE
 	SET token = EXCLUDED.token, done = false, result = NULL, expires_at = EXCLUDED.expires_at
-	WHERE NOT t.done AND t.expires_at <= now()
+	WHERE ` + lapsedRow + `
 	RETURNING 'A'::text AS state
 )
 SELECT state FROM claimed
