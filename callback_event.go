@@ -48,8 +48,9 @@ const (
 	OutcomeNotFound Outcome = "not_found"
 	// OutcomeHeldBack: a record the SDK would not act on (another reference
 	// or agency, a field that did not parse, an amount that contradicts
-	// another, a status nobody can prove); nothing fulfilled, review it
-	// (reconciliation only, docs/assumptions.md A-reconcile).
+	// another, a status nobody can prove; docs/assumptions.md A-reconcile),
+	// or a callback's success whose fpxTxnTime is older than MaxTxnAge
+	// (docs/assumptions.md A-replay-bound); nothing fulfilled, review it.
 	OutcomeHeldBack Outcome = "held_back"
 	// OutcomeDoublePayment: a success for a refNo fulfilled under another
 	// orderNo; OnDoublePayment ran, nothing fulfilled.
@@ -128,6 +129,9 @@ func (e event) process(ctx context.Context) verdict {
 		// A paid order with nowhere to go: keep the gateway retrying.
 		e.log(ctx, slog.LevelError, errNoFulfil.Error(), "refNo", cb.RefNo)
 		return verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handler misconfigured", err: errNoFulfil}
+	}
+	if err := e.txnAgeError(); err != nil {
+		return e.holdBack(ctx, err)
 	}
 	how, paid, v := e.once(ctx, action{key: fulfilKey(cb.RefNo), hook: e.h.Fulfil, result: cb.OrderNo, fulfils: true})
 	switch {

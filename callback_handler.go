@@ -19,8 +19,10 @@ import (
 //     but OnReject), and for a POST without one unless OnReturn is set: the
 //     buyer's browser, which OnReturn renders, display only, never fulfilled.
 //   - Fulfil only for a verified success, at most once per base refNo
-//     under the gateway's retries, duplicates and replicas sharing one
-//     Deduper; OnStatus once per other verified event; OnDoublePayment once
+//     under the gateway's retries, duplicates, replays and replicas sharing
+//     one Deduper, as long as the Deduper keeps the completed event
+//     (DefaultRetention); a success whose fpxTxnTime is older than
+//     MaxTxnAge is held back (OnHeldBack), never fulfilled; OnStatus once per other verified event; OnDoublePayment once
 //     per second payment for a fulfilled refNo, never a second Fulfil.
 //   - 5xx whenever a retry can help, so that the gateway retries: 500 when
 //     a hook fails, 503 with Retry-After when the Deduper is unreachable or
@@ -57,6 +59,25 @@ type CallbackHandler struct {
 	// OnReject is told of every callback refused for its signature or shape.
 	// Optional.
 	OnReject func(r *http.Request, err error)
+	// OnHeldBack is told of every verified success held back by the replay
+	// bound (MaxTxnAge): never fulfilled, answered 200, logged at error
+	// level; err wraps ErrHeldBack and says the age. A replay of a
+	// captured callback, or a genuine payment to reconcile by hand. An
+	// error or panic answers 500, so that the gateway tells it again.
+	// Optional.
+	OnHeldBack func(ctx context.Context, cb *Callback, err error) error
+	// MaxTxnAge bounds replays (docs/assumptions.md A-replay-bound): a
+	// callback's success whose fpxTxnTime is older than MaxTxnAge, or more
+	// than a day ahead of Now, is held back (OnHeldBack), never fulfilled.
+	// A success without a fpxTxnTime the SDK reads is fulfilled once as
+	// ever, its replays answered by the Deduper's completed record alone.
+	// 0 means DefaultMaxTxnAge, a negative value no bound. Keep it far
+	// below the Deduper's retention (DefaultRetention): a replay then
+	// finds the completed record, or is held back.
+	MaxTxnAge time.Duration
+	// Now is the clock MaxTxnAge is measured on (default time.Now), for
+	// tests.
+	Now func() time.Time
 	// Deduper records handled events; nil means an in-memory one, for one
 	// replica only. Several replicas must share one, e.g. sqldedup.
 	Deduper Deduper

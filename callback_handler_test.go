@@ -24,7 +24,7 @@ import (
 func callbackFields(refNo, orderNo string, status Status, code string) url.Values {
 	f := url.Values{
 		"status": {string(status)}, "orderNo": {orderNo}, "refNo": {refNo}, "amount": {"149.90"},
-		"addCharge": {"0.00"}, "fpxTxnId": {"2611221030150987"}, "fpxTxnTime": {"2026-11-22 10:30:15"},
+		"addCharge": {"0.00"}, "fpxTxnId": {"2611221030150987"}, "fpxTxnTime": {time.Now().In(MalaysiaTime()).Format(time.DateTime)},
 		"agency": {"AGENCY01"}, "extraData": {"cart 7"},
 	}
 	if code != "-" {

@@ -54,27 +54,39 @@ type ClaimResult struct {
 
 // Deduper records which callback events were handled, so that each is acted
 // on once whatever the gateway's retries (about every 30 s, docs/protocol.md
-// "Events and callback delivery"), concurrent duplicates or replicas (the
-// receiver rule: fulfil once per refNo). A claim carries a lease: if the
-// claimant crashes, the claim lapses and a later delivery can take it; a
-// live claimant extends it with Renew while its hook runs. Implementations
-// must be safe for concurrent use.
+// "Events and callback delivery"), concurrent duplicates, replicas (the
+// receiver rule: fulfil once per refNo) or replays of a captured callback.
+// A claim carries a lease: if the claimant crashes, the claim lapses and a
+// later delivery can take it; a live claimant extends it with Renew while
+// its hook runs. A completed key is never taken over, however late a
+// delivery of it comes: it answers ClaimDone for as long as the Deduper
+// keeps it, at least its retention (DefaultRetention unless told
+// otherwise), which must stay far above CallbackHandler.MaxTxnAge, so that
+// a replay is answered by the record or held back by its age
+// (docs/assumptions.md A-replay-bound). Implementations must be safe for
+// concurrent use.
 type Deduper interface {
 	// Claim tries to take key for lease.
 	Claim(ctx context.Context, key string, lease time.Duration) (ClaimResult, error)
 	// Renew extends a held claim to lease from now. ErrClaimLost means the
 	// token no longer holds the key: stop the work.
 	Renew(ctx context.Context, key, token string, lease time.Duration) error
-	// Complete marks key done for good (within the deduper's retention) and
-	// records result, which later claims of key return.
+	// Complete marks key done and records result, which every later claim
+	// of key returns with ClaimDone for as long as the key is kept (its
+	// retention at least); a done key is never acquired again.
 	Complete(ctx context.Context, key, token, result string) error
 	// Release gives key back so that the next delivery can try again.
 	Release(ctx context.Context, key, token string) error
 }
 
-// DefaultRetention is how long a Deduper remembers a completed key unless
-// told otherwise: far longer than the gateway goes on retrying a callback.
-const DefaultRetention = 30 * 24 * time.Hour
+// DefaultRetention is how long a Deduper keeps a completed key unless told
+// otherwise: 400 days, far beyond the gateway's retries and beyond
+// CallbackHandler's replay bound (DefaultMaxTxnAge, 30 days), so that a
+// replay of a fulfilled callback finds its record however late it comes
+// within the bound, and is held back past it (docs/assumptions.md
+// A-replay-bound). It was 30 days before, the same as the bound, which let
+// a replay just past it be fulfilled again.
+const DefaultRetention = 400 * 24 * time.Hour
 
 // MemoryDeduper is the in-process Deduper, the default of CallbackHandler:
 // right for a merchant running one replica (a fleet of replicas shares a
@@ -85,22 +97,28 @@ const DefaultRetention = 30 * 24 * time.Hour
 // end of its lease and the next Claim takes it over with a new token (a
 // lapsed claim nobody has taken over is still its holder's until then);
 // Renew, Complete and Release work only with the token of the claim that
-// holds the key, and answer ErrClaimLost otherwise; a completed key answers
-// ClaimDone, with its result, for Retention (default DefaultRetention) and
-// is then forgotten. Its state is lost when the process ends: a callback
-// handled before a restart may be handled again after it.
+// holds the key, and answer ErrClaimLost otherwise; a completed key is
+// never taken over: it answers ClaimDone, with its result, for Retention
+// (default DefaultRetention, 400 days) and is then forgotten, so a replay
+// of its callback within CallbackHandler's MaxTxnAge always finds it. Its
+// state is lost when the process ends: a callback handled before a restart
+// may be handled again after it (within MaxTxnAge).
 //
 // Lapsed keys are dropped a few at a time by every call, earliest first,
 // so no call scans the store and memory follows the keys in their lease or
-// retention. Keys and results are at most 65,535 bytes each (Claim and
-// Complete refuse longer ones with an error). Memory is bounded: past
+// retention: a completed key of CallbackHandler costs about 90 bytes
+// (BENCHMARKS.md, the MemoryDeduper row), each kept the 400 days of
+// DefaultRetention, so a million fulfilled orders a year hold about 100
+// MB. Keys and results are at most 65,535 bytes each (Claim and Complete
+// refuse longer ones with an error). Memory is bounded: past
 // about 16 GiB of keys, each counted as its key's and result's bytes and
 // a fixed overhead for its bookkeeping (about 100 million of
 // CallbackHandler's keys), Claim refuses new keys with an error, which
 // CallbackHandler answers 503, and goes on answering for the keys it
 // holds.
 type MemoryDeduper struct {
-	// Retention is how long a completed key is remembered.
+	// Retention is how long a completed key is remembered (0 means
+	// DefaultRetention); keep it far above CallbackHandler.MaxTxnAge.
 	Retention time.Duration
 	// Now is the clock (default time.Now), for tests.
 	Now func() time.Time

@@ -37,7 +37,7 @@ func benchCallback(b *testing.B, key Key) url.Values {
 	form := url.Values{
 		"status": {"success"}, "orderNo": {"GW20261122000123"}, "refNo": {"INV-2026-000123~cart 88"},
 		"amount": {"149.90"}, "addCharge": {"0.00"}, "fpxTxnId": {"2611221030150987"},
-		"fpxTxnTime": {"2026-11-22 10:30:15"}, "agency": {"AGENCY01"}, "extraData": {"cart 88"}, "fpx": {fpx},
+		"fpxTxnTime": {time.Now().In(MalaysiaTime()).Format(time.DateTime)}, "agency": {"AGENCY01"}, "extraData": {"cart 88"}, "fpx": {fpx},
 	}
 	signed, err := SignCallback(key, form)
 	if err != nil {

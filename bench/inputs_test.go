@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paygate-go/paygate"
 )
@@ -60,7 +61,7 @@ func callback(b testing.TB, key paygate.Key, refNo string) url.Values {
 	form := url.Values{
 		"status": {"success"}, "orderNo": {"GW20261122000123"}, "refNo": {refNo},
 		"amount": {"149.90"}, "addCharge": {"0.00"}, "fpxTxnId": {"2611221030150987"},
-		"fpxTxnTime": {"2026-11-22 10:30:15"}, "agency": {"AGENCY01"}, "extraData": {"cart 88"}, "fpx": {fpxField()},
+		"fpxTxnTime": {time.Now().In(paygate.MalaysiaTime()).Format(time.DateTime)}, "agency": {"AGENCY01"}, "extraData": {"cart 88"}, "fpx": {fpxField()},
 	}
 	signed, err := paygate.SignCallback(key, form)
 	if err != nil {

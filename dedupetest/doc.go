@@ -1,7 +1,8 @@
 // Package dedupetest checks that a paygate.Deduper keeps the contract
 // CallbackHandler relies on for exactly-once fulfilment: one claimant at a
 // time, leases that lapse and can be renewed, tokens that fence out a
-// lapsed claimant, and completions that record their result.
+// lapsed claimant, and completions that record their result and are never
+// taken over.
 //
 // Run it from a test of your own Deduper (a Redis one, say):
 //
@@ -9,6 +10,10 @@
 //		dedupetest.Run(t, func(t *testing.T) paygate.Deduper { return newMyDeduper(t) })
 //	}
 //
-// MemoryDeduper and sqldedup.Deduper pass it. The lease checks sleep for a
+// Replay checks, on a store a test can age (a fake clock, or rows
+// backdated), that a completed key is never acquired again however late
+// its callback is replayed within the store's retention, purges included.
+//
+// MemoryDeduper and sqldedup.Deduper pass both. The lease checks sleep for a
 // few hundred milliseconds in all, on the deduper's own clock.
 package dedupetest

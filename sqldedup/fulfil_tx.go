@@ -48,7 +48,13 @@ var ErrNoHookClaim = errors.New("sqldedup: FulfilTx's hook called outside a payg
 // check). The effect and the record of it commit together or not at all: a
 // crash before COMMIT leaves neither, and the claim lapses and is taken
 // over; a crash after it leaves both, and every later delivery gets 200
-// without calling fn. Effects outside tx (an e-mail, a call to another
+// without calling fn. "Every later delivery" is bounded in time
+// (docs/assumptions.md A-replay-bound): a done row is never taken over,
+// and is kept for the retention (DefaultRetention, 400 days, unless
+// WithRetention) before Purge deletes it; a replay of the callback after
+// that is held back by the handler when its fpxTxnTime is older than
+// paygate.CallbackHandler.MaxTxnAge (30 days), and fulfilled again only
+// when it carries no fpxTxnTime the SDK reads. Effects outside tx (an e-mail, a call to another
 // service) are not covered: they are at least once after a crash, as on
 // the lease path.
 //

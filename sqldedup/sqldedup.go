@@ -20,7 +20,8 @@ import (
 // DefaultTable is the table name unless WithTable says otherwise.
 const DefaultTable = "paygate_dedupe"
 
-// DefaultRetention is how long completed keys are kept.
+// DefaultRetention is how long completed keys are kept at least: 400
+// days (paygate.DefaultRetention).
 const DefaultRetention = paygate.DefaultRetention
 
 // Deduper implements paygate.Deduper on one table. Each call is a single
@@ -37,6 +38,13 @@ type Deduper struct {
 
 	claimSQL, claimCTESQL, renewSQL, completeSQL, releaseSQL, purgeSQL string
 }
+
+// lapsedRow is the SQL condition of a row a claim may take over: a claim
+// whose lease has lapsed, never a done row, whatever its age (a done row
+// answers every claim until Purge deletes it; docs/assumptions.md
+// A-replay-bound). A claim reads any other row as it is. Every statement
+// that uses it names the table t.
+const lapsedRow = `NOT t.done AND t.expires_at <= now()`
 
 // Option configures a Deduper.
 type Option func(*Deduper) error
@@ -58,8 +66,12 @@ func WithTable(name string) Option {
 	}
 }
 
-// WithRetention sets how long completed keys are remembered (default 30
-// days); after that a key may be claimed again.
+// WithRetention sets how long completed keys are kept (default
+// DefaultRetention, 400 days): a completed key is never claimed again while
+// its row exists, and Purge deletes it only once the retention has passed.
+// Keep it far above the handler's paygate.CallbackHandler.MaxTxnAge (30
+// days by default), so that every replay the handler would fulfil finds
+// the row (docs/assumptions.md A-replay-bound).
 func WithRetention(r time.Duration) Option {
 	return func(d *Deduper) error {
 		if r <= 0 {
@@ -84,7 +96,8 @@ func New(db *sql.DB, opts ...Option) (*Deduper, error) {
 	t := d.table
 	d.claimFunc = t + "_claim"
 	// One statement, one round trip. A live row (a claim within its lease,
-	// a completed key within retention) is only read, by a plain index
+	// or a completed key, whatever its age: a done row is never taken over)
+	// is only read, by a plain index
 	// lookup: no row lock, so a duplicate commits without a WAL flush, and
 	// nothing but the lookup runs, since COALESCE evaluates its second
 	// argument only when the first is NULL. Otherwise (no row,
@@ -92,11 +105,11 @@ func New(db *sql.DB, opts ...Option) (*Deduper, error) {
 	// or takes the lapsed row over. The answer is one text: the state's
 	// letter (claimResult), then a completed key's result.
 	d.claimSQL = `SELECT coalesce((
-	SELECT CASE WHEN done THEN 'D' || coalesce(result, '') ELSE 'B' END FROM ` + t + `
-	WHERE key = $1::text AND expires_at > now()
+	SELECT CASE WHEN done THEN 'D' || coalesce(result, '') ELSE 'B' END FROM ` + t + ` AS t
+	WHERE key = $1::text AND NOT (` + lapsedRow + `)
 ), CASE WHEN ` + d.claimFunc + `($1::text, $2::text, $3::bigint) THEN 'A' ELSE 'B' END)`
 	// The claim function: insert the key, or take it over when the
-	// existing row has lapsed; true when the claim is acquired. A live row
+	// existing row is a lapsed claim (never a done row); true when the claim is acquired. A live row
 	// the statement's lookup could not see (a concurrent first claim,
 	// committed since or still in flight: the insert waits for it) makes
 	// the insert conflict without taking over, and false comes back, which
@@ -108,7 +121,7 @@ BEGIN
 	VALUES (claim_key, claim_token, false, NULL, now() + lease_us * interval '1 microsecond')
 	ON CONFLICT (key) DO UPDATE
 	SET token = EXCLUDED.token, done = false, result = NULL, expires_at = EXCLUDED.expires_at
-	WHERE t.expires_at <= now();
+	WHERE ` + lapsedRow + `;
 	RETURN FOUND;
 END
 `
@@ -116,15 +129,15 @@ END
 	// Migrate has not yet given one: a data-modifying CTE, which PostgreSQL
 	// plans and runs in full for every claim, duplicates included.
 	d.claimCTESQL = `WITH live AS (
-	SELECT done, coalesce(result, '') AS result FROM ` + t + `
-	WHERE key = $1::text AND expires_at > now()
+	SELECT done, coalesce(result, '') AS result FROM ` + t + ` AS t
+	WHERE key = $1::text AND NOT (` + lapsedRow + `)
 ), claimed AS (
 	INSERT INTO ` + t + ` AS t (key, token, done, result, expires_at)
 	SELECT $1::text, $2::text, false, NULL, now() + $3::bigint * interval '1 microsecond'
 	WHERE NOT EXISTS (SELECT 1 FROM live)
 	ON CONFLICT (key) DO UPDATE
 	SET token = EXCLUDED.token, done = false, result = NULL, expires_at = EXCLUDED.expires_at
-	WHERE t.expires_at <= now()
+	WHERE ` + lapsedRow + `
 	RETURNING 'A'::text AS state
 )
 SELECT state FROM claimed
@@ -308,16 +321,23 @@ func (d *Deduper) Release(ctx context.Context, key, token string) error {
 // Purge deletes the rows no claim needs any more: claims whose lease has
 // lapsed (their holder crashed or stopped renewing; a Claim of the key would
 // take the row over anyway, and a holder still running finds its claim lost)
-// and completed keys older than the retention (DefaultRetention, 30 days,
+// and completed keys older than the retention (DefaultRetention, 400 days,
 // unless WithRetention). It never deletes a live claim or a key completed
-// within the retention, so correctness never depends on it: it only keeps
-// the table (one row per event) from growing. Run it about once a day, from
-// one replica or a scheduled job (several at once are harmless); the table
-// then holds about a retention's worth of events. What must hold is the
-// retention itself: keep it far beyond the longest the gateway may go on
-// retrying one callback (about every 30 s until a 2xx, docs/assumptions.md
-// A-callback-retries) and beyond the oldest order you reconcile, since an
-// event purged while a delivery of it can still arrive is handled again.
+// within the retention, and a completed key is never claimed again while
+// its row exists, so correctness never depends on it: it only keeps the
+// table (one row per event) from growing. Run it about once a day, from one
+// replica or a scheduled job (several at once are harmless); the table then
+// holds about a retention's worth of events, about 125 bytes a row with
+// its primary-key index (a million done rows of 23-byte keys measured 125
+// MB on PostgreSQL 15, before the bloat of updates vacuum reclaims), so a
+// million events a year hold about 140 MB at the 400 days. What must
+// hold is the retention itself: keep it far beyond
+// paygate.CallbackHandler.MaxTxnAge (30 days by default; a replay of an
+// older success is held back by its age, docs/assumptions.md
+// A-replay-bound) and beyond the oldest order you reconcile, since an event
+// whose row is purged is handled again if it comes back through a path the
+// age bound does not cover (a callback without a fpxTxnTime the SDK reads,
+// a reconciliation).
 func (d *Deduper) Purge(ctx context.Context) (int64, error) {
 	res, err := d.db.ExecContext(ctx, d.purgeSQL)
 	if err != nil {

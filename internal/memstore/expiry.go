@@ -5,13 +5,11 @@
 // a release takes it out with heap.Remove), so the heap never holds
 // outdated entries and its size is the Store's.
 //
-// Design note for a later issue (not built): a completed record that never
-// lapses by the ordinary retention. Because the deadline is the record's
-// own, that is a change to Complete alone: give done records a deadline of
-// their own retention (or math.MaxInt64, "never"), or take them out of the
-// heap with heap.Remove (slot -1) and let expire and drop skip a record
-// outside it. Claim already answers Done for any completed record within
-// its deadline, and nothing else reads the retention.
+// A completed record keeps its deadline only to be forgotten at the end
+// of its retention: Claim answers Done for any completed record still in
+// the map, past its deadline or not, so a completed key is never taken
+// over (docs/assumptions.md A-replay-bound); the retention itself is the
+// caller's (MemoryDeduper's Retention, 400 days by default).
 
 package memstore
 

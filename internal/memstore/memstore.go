@@ -81,10 +81,11 @@ func New(now time.Time, limit int64) *Store {
 // held at the ends of the range, never wrapped.
 func (s *Store) at(t time.Time) int64 { return int64(t.Sub(s.epoch)) }
 
-// Claim takes key for lease from now: a new key, or one whose deadline
-// has passed (a lapsed claim, or a completed key past its retention), is
-// Acquired under a token never handed out before; a key within its
-// deadline is Done if completed, else Busy. Up to expirePerCall lapsed
+// Claim takes key for lease from now: a new key, or a claim whose lease
+// has lapsed, is Acquired under a token never handed out before; a
+// completed key is Done for as long as it is stored, whatever its
+// deadline (a completed key is never taken over; expire forgets it once
+// its retention ends); a claim within its lease is Busy. Up to expirePerCall lapsed
 // keys are dropped first. It fails only with ErrFull, for a new key.
 func (s *Store) Claim(key string, now time.Time, lease time.Duration) (Claim, error) {
 	at, deadline := s.at(now), s.at(now.Add(lease))
@@ -99,7 +100,7 @@ func (s *Store) Claim(key string, now time.Time, lease time.Duration) (Claim, er
 		s.keys[key] = r
 		s.used += PerKey + int64(len(key))
 		heap.Push(&s.expiry, r)
-	case at < r.deadline && r.token == "":
+	case r.token == "":
 		return Claim{Outcome: Done, Result: r.result}, nil
 	case at < r.deadline:
 		return Claim{Outcome: Busy}, nil

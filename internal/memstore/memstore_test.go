@@ -312,3 +312,20 @@ func TestStoreMatchesModel(t *testing.T) {
 	}
 	checkStore(t, m.s)
 }
+
+// A completed key past its retention is Done for as long as it is still
+// stored, never taken over: expire forgets a few keys a call, so one past
+// its deadline can wait its turn.
+func TestStoreDoneNeverTakenOver(t *testing.T) {
+	s := New(day0, 1<<40)
+	for i, key := range []string{"a", "b", "c"} {
+		c, err := s.Claim(key, day0, time.Minute)
+		require.NoError(t, err)
+		require.True(t, s.Complete(key, c.Token, "GW-"+key, day0, time.Hour+time.Duration(i)))
+	}
+	late := day0.Add(2 * time.Hour)
+	got, err := s.Claim("c", late, time.Minute) // the latest deadline: expire drops a and b first
+	require.NoError(t, err)
+	require.Equal(t, Claim{Outcome: Done, Result: "GW-c"}, got, "past its retention, still stored")
+	require.True(t, s.Stored("c"))
+}

@@ -133,6 +133,13 @@ var mutants = []mutant{
 		"h[i].slot, h[j].slot = i, j", "h[i].slot = i", memory},
 	{"memory-limit-ignored", false, "internal/memstore/memstore.go",
 		"if s.used >= s.limit {", "if s.used >= s.limit && false {", memory},
+	// The replay bound (docs/assumptions.md A-replay-bound): a completed
+	// key is never taken over, and is kept far longer than the handler's
+	// 30 days.
+	{"memory-done-taken-over", false, "internal/memstore/memstore.go",
+		"case r.token == \"\":\n\t\treturn Claim{Outcome: Done", "case r.token == \"\" && at < r.deadline:\n\t\treturn Claim{Outcome: Done", memory},
+	{"memory-done-kept-30-days", false, "dedupe.go",
+		"\t\tretention = DefaultRetention\n", "\t\tretention = DefaultMaxTxnAge\n", memory},
 
 	// sqldedup (needs PAYGATE_TEST_POSTGRES_DSN).
 	{"fulfiltx-other-deduper-accepted", false, "sqldedup/fulfil_tx.go",
@@ -140,15 +147,24 @@ var mutants = []mutant{
 	{"fulfiltx-missing-row-called-lost", false, "sqldedup/fulfil_tx.go",
 		"if errors.Is(err, sql.ErrNoRows) {\n\t\treturn d.otherDeduper(claim)", "if errors.Is(err, sql.ErrNoRows) && false {\n\t\treturn d.otherDeduper(claim)", sqlPkg},
 	{"sql-lapsed-claim-kept", false, "sqldedup/sqldedup.go",
-		"WHERE t.expires_at <= now();", "WHERE t.expires_at <= now() - interval '1 day';", sqlPkg},
+		"const lapsedRow = `NOT t.done AND t.expires_at <= now()`", "const lapsedRow = `NOT t.done AND t.expires_at <= now() - interval '1 day'`", sqlPkg},
 	{"sql-done-within-a-day-busy", false, "sqldedup/sqldedup.go",
-		"WHERE key = $1::text AND expires_at > now()\n), CASE", "WHERE key = $1::text AND expires_at > now() + interval '1 day'\n), CASE", sqlPkg},
+		"WHERE key = $1::text AND NOT (` + lapsedRow + `)\n), CASE", "WHERE key = $1::text AND t.expires_at > now() + interval '1 day'\n), CASE", sqlPkg},
 	// The same two in the one-statement claim of a table Migrate has not
 	// given its claim function.
 	{"sql-fallback-lapsed-claim-kept", false, "sqldedup/sqldedup.go",
-		"WHERE t.expires_at <= now()\n\tRETURNING", "WHERE t.expires_at <= now() - interval '1 day'\n\tRETURNING", sqlPkg},
+		"WHERE ` + lapsedRow + `\n\tRETURNING", "WHERE NOT t.done AND t.expires_at <= now() - interval '1 day'\n\tRETURNING", sqlPkg},
 	{"sql-fallback-done-within-a-day-busy", false, "sqldedup/sqldedup.go",
-		"WHERE key = $1::text AND expires_at > now()\n), claimed AS", "WHERE key = $1::text AND expires_at > now() + interval '1 day'\n), claimed AS", sqlPkg},
+		"WHERE key = $1::text AND NOT (` + lapsedRow + `)\n), claimed AS", "WHERE key = $1::text AND t.expires_at > now() + interval '1 day'\n), claimed AS", sqlPkg},
+	// The replay bound: a done row is never taken over (both claims read
+	// lapsedRow), and is kept far longer than the handler's 30 days.
+	{"sql-done-taken-over", false, "sqldedup/sqldedup.go",
+		"const lapsedRow = `NOT t.done AND t.expires_at <= now()`", "const lapsedRow = `t.expires_at <= now()`", sqlPkg},
+	{"sql-done-kept-30-days", false, "sqldedup/sqldedup.go",
+		"table: DefaultTable, retention: DefaultRetention}", "table: DefaultTable, retention: paygate.DefaultMaxTxnAge}", sqlPkg},
+	// The handler's age bound on a replayed success.
+	{"replay-age-unbounded", false, "callback_age.go",
+		"if age <= limit && age >= -maxTxnAhead {", "if age <= limit || age >= -maxTxnAhead {", root},
 	{"sql-complete-not-done", false, "sqldedup/sqldedup.go",
 		"SET done = true, token = NULL", "SET done = false, token = NULL", sqlPkg},
 	{"sql-release-any-token", false, "sqldedup/sqldedup.go",

@@ -1,0 +1,87 @@
+package sqldedup
+
+import (
+	"context"
+	"database/sql"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate-go/paygate"
+)
+
+// A fulfilled callback replayed after the 30 days a completed key used to
+// be kept, after Purge, and (with a fpxTxnTime) after its row is purged at
+// the end of the retention, is answered 200 and never fulfilled again: one
+// ledger row, on the lease path and on the transactional path.
+func TestReplayNeverFulfilsTwice(t *testing.T) {
+	db := openDB(t, testDSN(t))
+	for _, path := range []struct {
+		name   string
+		fulfil func(s *txShop) func(context.Context, *paygate.Callback) error
+	}{
+		{name: "lease", fulfil: func(s *txShop) func(context.Context, *paygate.Callback) error {
+			return func(ctx context.Context, cb *paygate.Callback) error {
+				s.calls.Add(1)
+				_, err := s.db.ExecContext(ctx, `INSERT INTO `+s.ledger+` (ref_no, order_no, by_replica) VALUES ($1, $2, 'lease')`, cb.RefNo, cb.OrderNo)
+				return err
+			}
+		}},
+		{name: "FulfilTx", fulfil: func(s *txShop) func(context.Context, *paygate.Callback) error {
+			return s.d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error { return s.insert(ctx, tx, cb, "tx") })
+		}},
+	} {
+		for _, tc := range []struct {
+			name string
+			txn  bool
+			// later are the replays' delays, each after the one before.
+			later    []time.Duration
+			wantHeld int32
+		}{
+			{name: "with fpxTxnTime", txn: true, later: []time.Duration{31 * 24 * time.Hour, paygate.DefaultRetention}, wantHeld: 2},
+			{name: "without fpxTxnTime", later: []time.Duration{31 * 24 * time.Hour, 300 * 24 * time.Hour}},
+		} {
+			t.Run(path.name+"/"+tc.name, func(t *testing.T) {
+				ctx := context.Background()
+				s := newTxShop(t, db)
+				var clock atomic.Int64
+				clock.Store(time.Now().UnixNano())
+				var held atomic.Int32
+				h := s.handler(s.d, 0, path.fulfil(s))
+				h.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+				h.OnHeldBack = func(_ context.Context, _ *paygate.Callback, err error) error {
+					require.ErrorIs(t, err, paygate.ErrHeldBack)
+					held.Add(1)
+					return nil
+				}
+				fields := url.Values{"status": {"success"}, "refNo": {"INV-1"}, "orderNo": {"GW-INV-1"}, "amount": {"10.00"}}
+				if tc.txn {
+					fields.Set("fpxTxnTime", h.Now().In(paygate.MalaysiaTime()).Format(time.DateTime))
+				}
+				deliver := func() int {
+					r, err := paygate.NewCallbackRequest(s.key, "/return", fields)
+					require.NoError(t, err)
+					w := httptest.NewRecorder()
+					h.ServeHTTP(w, r)
+					return w.Code
+				}
+				require.Equal(t, http.StatusOK, deliver())
+				for _, d := range tc.later {
+					clock.Add(int64(d))
+					age(t, s.d, d)
+					_, err := s.d.Purge(ctx)
+					require.NoError(t, err)
+					require.Equal(t, http.StatusOK, deliver(), "replay %v later", d)
+				}
+				require.Len(t, s.rows(t, "INV-1"), 1, "ledger rows")
+				require.EqualValues(t, 1, s.calls.Load())
+				require.Equal(t, tc.wantHeld, held.Load())
+			})
+		}
+	}
+}
