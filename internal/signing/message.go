@@ -39,6 +39,16 @@ type fieldSpace [32]field
 // order): which value was signed cannot be known (docs/assumptions.md
 // A-multiple-values).
 func collect(dst []field, form url.Values, exp string) ([]field, error) {
+	if exp == "" {
+		if fields, ok := collectCallback(dst, form); ok {
+			return fields, nil
+		}
+	}
+	return collectAll(dst, form, exp)
+}
+
+// collectAll is collect for any form: every field read, then sorted.
+func collectAll(dst []field, form url.Values, exp string) ([]field, error) {
 	start := len(dst)
 	multi, several := "", false // the first key, in sorted order, with several values
 	for k, v := range form {
@@ -60,6 +70,41 @@ func collect(dst []field, form url.Values, exp string) ([]field, error) {
 	}
 	sorted := sortFields(dst, dst[start:])
 	return sorted[len(dst):], nil
+}
+
+// callbackFields are the fields of a callback but signature, as the
+// protocol lists them (docs/protocol.md A2), sorted byte-wise.
+var callbackFields = [...]string{
+	"addCharge", "agency", "amount", "extraData", "fpx", "fpxTxnId", "fpxTxnTime", "orderNo", "refNo", "status",
+}
+
+// collectCallback is collect for a form with no field but the protocol's
+// callback fields, each with one value: they are looked up in their sorted
+// order, with no sort. It reports false, having appended nothing, for any
+// other form, which collect then reads in full.
+func collectCallback(dst []field, form url.Values) ([]field, bool) {
+	if len(form) > len(callbackFields)+1 {
+		return dst, false
+	}
+	start, seen := len(dst), 0
+	if _, ok := form[FieldSignature]; ok {
+		seen++
+	}
+	for _, k := range callbackFields {
+		v, ok := form[k]
+		if !ok {
+			continue
+		}
+		if len(v) != 1 {
+			return dst[:start], false
+		}
+		dst = append(dst, field{key: k, value: v[0]})
+		seen++
+	}
+	if seen != len(form) {
+		return dst[:start], false
+	}
+	return dst[start:], true
 }
 
 // rankLimit is the most fields sortFields places by rank.

@@ -11,9 +11,10 @@
 // lower-case hex characters of the digest.
 //
 // It is built plainly: the fields are collected from the url.Values and
-// sorted, each byte is escaped through a table (as net/url does), and the
-// HMAC state is keyed once per Key and kept in the Key's pool, so a
-// verification allocates nothing. The root package wraps it in the API a
+// sorted (a callback holding only the protocol's fields has them looked up
+// in their sorted order), each byte is escaped through a table (as net/url
+// does), and the HMAC state is keyed once per Key and kept in the Key's
+// pool, so a verification allocates nothing. The root package wraps it in the API a
 // merchant calls (paygate.SignURL, SignForm, VerifyCallback).
 package signing
 
