@@ -8,7 +8,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strings"
 )
 
 // formContentType is the media type of a callback body.
@@ -60,99 +59,6 @@ func readCallbackBody(r io.Reader, sizeHint int64) ([]byte, error) {
 	}
 }
 
-// maxFastFormFields is the most fields parseForm reads itself; a body with
-// more goes to url.ParseQuery (a callback has about eleven).
-const maxFastFormFields = 64
-
-// parseForm is url.ParseQuery for a callback body, with the same result and
-// the same errors (refusals of a semicolon or a bad escape; the limit of
-// url.ParseQuery on the number of fields applies to the bodies past
-// maxFastFormFields that it parses itself), in less work: the map is sized
-// for the body's fields at once, the first value of every field shares one
-// backing array, and names and values are unescaped by queryUnescape.
-func parseForm(body string) (url.Values, error) {
-	n := strings.Count(body, "&") + 1
-	if n > maxFastFormFields {
-		return url.ParseQuery(body)
-	}
-	form := make(url.Values, n)
-	firsts := make([]string, 0, n)
-	var err error
-	for rest := body; rest != ""; {
-		var pair string
-		pair, rest, _ = strings.Cut(rest, "&")
-		if strings.Contains(pair, ";") {
-			err = errors.New("invalid semicolon separator in query")
-			continue
-		}
-		if pair == "" {
-			continue
-		}
-		key, value, _ := strings.Cut(pair, "=")
-		key, err1 := queryUnescape(key)
-		if err1 == nil {
-			value, err1 = queryUnescape(value)
-		}
-		switch {
-		case err1 != nil:
-			if err == nil {
-				err = err1
-			}
-		case form[key] != nil:
-			form[key] = append(form[key], value)
-		default:
-			firsts = append(firsts, value)
-			form[key] = firsts[len(firsts)-1 : len(firsts) : len(firsts)]
-		}
-	}
-	return form, err
-}
-
-// queryUnescape is url.QueryUnescape, with the same result and the same
-// error, copying the runs between escapes whole instead of a byte at a
-// time: a callback's fpx JSON is mostly escapes and runs.
-func queryUnescape(s string) (string, error) {
-	first := strings.IndexAny(s, "%+")
-	if first < 0 {
-		return s, nil
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	b.WriteString(s[:first])
-	for i := first; i < len(s); {
-		switch s[i] {
-		case '+':
-			b.WriteByte(' ')
-			i++
-		case '%':
-			hi, ok1 := hexAt(s, i+1)
-			lo, ok2 := hexAt(s, i+2)
-			if !ok1 || !ok2 {
-				return url.QueryUnescape(s) // its error, word for word
-			}
-			b.WriteByte(hi<<4 | lo)
-			i += 3
-		default:
-			run := strings.IndexAny(s[i:], "%+")
-			if run < 0 {
-				run = len(s) - i
-			}
-			b.WriteString(s[i : i+run])
-			i += run
-		}
-	}
-	return b.String(), nil
-}
-
-// hexAt decodes the hex digit at s[i]; false past the end or for another
-// byte.
-func hexAt(s string, i int) (byte, bool) {
-	if i >= len(s) {
-		return 0, false
-	}
-	return hexValue(s[i])
-}
-
 // parsedFormOverLimit applies BodyLimit to a form a middleware parsed
 // before the handler ran (r.ParseForm reads up to 10 MB): the body was over
 // the limit if its Content-Length says so, or if the parsed fields alone
@@ -199,17 +105,4 @@ func (h *CallbackHandler) warnNoReadDeadline(w http.ResponseWriter, r *http.Requ
 			"give the ResponseWriter wrapper of your middleware an `Unwrap() http.ResponseWriter` method (logged once)",
 			"err", err, "writer", fmt.Sprintf("%T", w))
 	})
-}
-
-// hexValue decodes one hex digit of either case.
-func hexValue(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
 }

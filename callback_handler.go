@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/formbody"
 )
 
 // CallbackHandler is the http.Handler for the merchant's returnUrl
@@ -204,7 +206,7 @@ func (h *CallbackHandler) readForm(w http.ResponseWriter, r *http.Request) (url.
 		// deadline would cancel the request's context.
 		_ = rc.SetReadDeadline(time.Time{})
 	}
-	form, err := parseForm(string(body))
+	form, err := formbody.Parse(string(body))
 	if err != nil {
 		return nil, http.StatusBadRequest, fmt.Errorf("paygate: callback body: %w", err)
 	}
