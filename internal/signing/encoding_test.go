@@ -42,6 +42,20 @@ func TestAppendEscapedEveryByte(t *testing.T) {
 	}
 }
 
+// Into an empty buffer, whose room Grow makes to a size class, a string of
+// every length that needs the most room (every byte escaped) or the least
+// is written whole: the last store of each byte stays inside the buffer.
+func TestAppendEscapedEveryLengthFromEmpty(t *testing.T) {
+	for e := range Encoding(len(encodings)) {
+		for n := range 80 {
+			for _, c := range []string{"%", "a", "a%"} {
+				s := strings.Repeat(c, n)
+				require.Equal(t, referenceEscape(s, e), string(AppendEscaped(nil, s, e)), "%s %q×%d", e, c, n)
+			}
+		}
+	}
+}
+
 // FuzzAppendEscaped: any string is written as the reference writes it.
 func FuzzAppendEscaped(f *testing.F) {
 	for _, s := range []string{"", "a b", "~*%+&=", "林美玲", "\x00\xff"} {

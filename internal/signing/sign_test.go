@@ -185,6 +185,10 @@ func TestVerifyCallbackVariantsOnlyWhenNeeded(t *testing.T) {
 			want: []Message{{Form, "refNo=A%2AB"}, {FormWHATWG, "refNo=A*B"}}},
 		{name: "a tilde: PHP and WHATWG", form: url.Values{"refNo": {"A~B"}},
 			want: []Message{{Form, "refNo=A~B"}, {FormPHP, "refNo=A%7EB"}, {FormWHATWG, "refNo=A%7EB"}}},
+		{name: "a space first in the message", form: url.Values{" a": {"1"}},
+			want: []Message{{Form, "+a=1"}, {RFC3986, "%20a=1"}}},
+		{name: "a tilde first in the message", form: url.Values{"~a": {"1"}},
+			want: []Message{{Form, "~a=1"}, {FormPHP, "%7Ea=1"}, {FormWHATWG, "%7Ea=1"}}},
 		{name: "all three: four candidates", form: url.Values{"refNo": {"A~B*C D"}},
 			want: []Message{{Form, "refNo=A~B%2AC+D"}, {FormPHP, "refNo=A%7EB%2AC+D"},
 				{FormWHATWG, "refNo=A%7EB*C+D"}, {RFC3986, "refNo=A~B%2AC%20D"}}},
@@ -241,6 +245,7 @@ func TestVerifyCallbackErrors(t *testing.T) {
 		{name: "extra field", form: with(func(f url.Values) { f.Set("extraData", "") }), keys: []*Key{key}, want: ErrSignatureMismatch},
 		{name: "field dropped", form: with(func(f url.Values) { f.Del("orderNo") }), keys: []*Key{key}, want: ErrSignatureMismatch},
 		{name: "duplicated field", form: with(func(f url.Values) { f.Add("status", "success") }), keys: []*Key{key}, want: ErrSignatureMismatch},
+		{name: "duplicated field, said so", form: with(func(f url.Values) { f.Add("status", "success") }), keys: []*Key{key}, want: ErrMultipleValues},
 		{name: "exp is a field like any other", form: with(func(f url.Values) { f.Set("exp", "1") }), keys: []*Key{key}, want: ErrSignatureMismatch},
 		{name: "no keys", form: signed, keys: nil, want: ErrInvalidKey},
 		{name: "zero key", form: signed, keys: []*Key{nil}, want: ErrInvalidKey},
@@ -255,6 +260,40 @@ func TestVerifyCallbackErrors(t *testing.T) {
 			require.ErrorIs(t, err, tt.want)
 		})
 	}
+}
+
+// A form with several fields given more than once names the first of them
+// in byte-wise order, whatever the map's order: the error is the same for
+// the same form every time.
+func TestMultipleValuesNamesTheFirstKey(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	form := url.Values{"status": {"a", "b"}, "amount": {"1", "2"}, "refNo": {"x", "y"}, "orderNo": {"G1"}, "signature": {"0123456789abcdef"}}
+	for range 20 { // the map's order differs from one range to the next
+		err := VerifyCallback(form, []*Key{key})
+		require.ErrorIs(t, err, ErrMultipleValues)
+		require.ErrorContains(t, err, `"amount" has 2 values`)
+		_, err = SignForm(key, "", form, time.Unix(1_800_000_000, 0))
+		require.ErrorContains(t, err, `"amount" has 2 values`)
+	}
+}
+
+// The service's side refuses what it cannot read: a form with a field
+// given twice, and a URL whose query is not a query.
+func TestVerifySignedInputErrors(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	now := time.Unix(1_800_000_000, 0)
+	signed, err := SignForm(key, "", url.Values{"amount": {"1.00"}}, now)
+	require.NoError(t, err)
+	signed.Add("amount", "2.00")
+	err = VerifyForm("", signed, now, []*Key{key})
+	require.ErrorIs(t, err, ErrSignatureMismatch)
+	require.ErrorIs(t, err, ErrMultipleValues)
+
+	u, err := url.Parse("https://gw.example.my/v2/pay?a=%zz&exp=1800000060&signature=0123456789abcdef")
+	require.NoError(t, err)
+	err = VerifyURL(u, now, []*Key{key})
+	require.ErrorIs(t, err, ErrSignatureMismatch)
+	require.ErrorContains(t, err, "query")
 }
 
 func TestSignReplacesExpAndSignature(t *testing.T) {

@@ -49,10 +49,25 @@ func main() {
 	rev := flag.String("rev", "", "test the mutants against this git revision instead of the working tree")
 	run := flag.String("run", "", "only the mutants whose name matches this regexp")
 	limit := flag.Duration("limit", 60*time.Second, "hard time limit of one mutant's test run")
-	list := flag.Bool("list", false, "list the mutants and exit")
+	list := flag.Bool("list", false, "list the mutants and exit (with -mechanical: generate them, build their schema, and print the counts)")
 	snippets := flag.Bool("check", false, "only check that every mutant's snippet is found exactly once")
 	noPG := flag.Bool("no-postgres", false, "skip the sqldedup mutants when PAYGATE_TEST_POSTGRES_DSN is not set")
+	mechanical := flag.Bool("mechanical", false, "generate the mutants from the money path's code instead of the table (mechanical.go); -run then matches file:line, kind and source line")
+	out := flag.String("out", "mutation-verdicts.tsv", "with -mechanical: where to write every mutant's verdict")
+	pkgs := flag.String("pkgs", "", "with -mechanical: only the money-path packages matching this regexp (./internal/signing, ./internal/memstore, ., ./sqldedup)")
 	flag.Parse()
+	if *mechanical {
+		havePG := os.Getenv("PAYGATE_TEST_POSTGRES_DSN") != ""
+		if !havePG && !*noPG && !*list {
+			fmt.Fprintln(os.Stderr, "mutation: PAYGATE_TEST_POSTGRES_DSN is not set: pass -no-postgres to leave ./sqldedup out")
+			os.Exit(1)
+		}
+		if err := mechanicalRun(*pkgs, *run, *limit, *out, havePG, *list || *snippets); err != nil {
+			fmt.Fprintln(os.Stderr, "mutation:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := check(*rev, *run, *limit, *list || *snippets, *snippets, *noPG); err != nil {
 		fmt.Fprintln(os.Stderr, "mutation:", err)
 		os.Exit(1)
