@@ -3,6 +3,8 @@ package paygate
 import (
 	"encoding/json"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -36,6 +38,12 @@ func TestParseAmount(t *testing.T) {
 		{in: "1.2.3", want: 0, wantErr: `unexpected '.'`},
 		{in: "+1", want: 0, wantErr: `unexpected '+'`},
 		{in: "RM10", want: 0, wantErr: `unexpected 'R'`},
+		{in: "1.x5", want: 0, wantErr: `unexpected 'x'`},
+		{in: "1.-5", want: 0, wantErr: `unexpected '-'`},
+		{in: "1. ", want: 0, wantErr: `unexpected ' '`},
+		{in: "92233720368547758", want: 9223372036854775800, wantErr: ""},
+		{in: "92233720368547759", want: 0, wantErr: "too large"},
+		{in: "1.0" + string(make([]byte, 62)), want: 0, wantErr: "…"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -96,6 +104,11 @@ func TestAmountJSON(t *testing.T) {
 		{in: `92233720368547758.08`, want: 0, wantErr: "too large"},
 		{in: `1e30`, want: 0, wantErr: "too large"},
 		{in: `1e999999`, want: 0, wantErr: "exponent out of range"},
+		{in: `0e1000`, want: 0, wantErr: ""},
+		{in: `0e-1000`, want: 0, wantErr: ""},
+		{in: `0e1001`, want: 0, wantErr: "exponent out of range"},
+		{in: `0e-5`, want: 0, wantErr: ""},
+		{in: `92233720368547758`, want: 9223372036854775800, wantErr: ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -111,6 +124,8 @@ func TestAmountJSON(t *testing.T) {
 		})
 	}
 
+	var empty Amount
+	require.ErrorIs(t, empty.UnmarshalJSON(nil), ErrInvalidAmount, "no bytes: an error, not a panic")
 	got := Amount(77)
 	require.NoError(t, json.Unmarshal([]byte(`null`), &got))
 	require.Equal(t, Amount(77), got, "null leaves the value alone")
@@ -120,7 +135,7 @@ func TestAmountJSON(t *testing.T) {
 }
 
 func FuzzParseAmount(f *testing.F) {
-	for _, s := range []string{"10", "10.5", "10.50", "10.505", "-1", "1e3", "", " 10", "1,000.00", "92233720368547758.07"} {
+	for _, s := range []string{"10", "10.5", "10.50", "10.505", "-1", "1e3", "", " 10", "1,000.00", "92233720368547758.07", "1.x5", "92233720368547758"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -155,4 +170,14 @@ func FuzzAmountJSON(f *testing.F) {
 		require.NoError(t, json.Unmarshal(b, &back))
 		require.Equal(t, a, back)
 	})
+}
+
+// An invalid amount is quoted whole in its error up to maxErrorValue
+// bytes, and cut with … past them.
+func TestAmountErrorQuotesUpToTheCap(t *testing.T) {
+	atCap := "1.x" + strings.Repeat("9", maxErrorValue-3)
+	_, err := ParseAmount(atCap)
+	require.ErrorContains(t, err, strconv.Quote(atCap))
+	_, err = ParseAmount(atCap + "9")
+	require.ErrorContains(t, err, strconv.Quote(atCap)[:len(atCap)+1]+"…")
 }
