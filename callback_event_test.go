@@ -459,3 +459,65 @@ func TestCallbackHookFailureSaysWhoRetries(t *testing.T) {
 		})
 	}
 }
+
+// storeCtxDeduper records the context of every call of the store. It holds
+// its MemoryDeduper by name, not embedded: it must not pass for a Deduper
+// that never waits.
+type storeCtxDeduper struct {
+	mem      MemoryDeduper
+	mu       sync.Mutex
+	deadline []bool  // whether each call's context had a deadline
+	errs     []error // each call's context's error when the call came
+}
+
+func (d *storeCtxDeduper) note(ctx context.Context) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := ctx.Deadline()
+	d.deadline = append(d.deadline, ok)
+	d.errs = append(d.errs, ctx.Err())
+}
+
+func (d *storeCtxDeduper) Claim(ctx context.Context, key string, lease time.Duration) (ClaimResult, error) {
+	d.note(ctx)
+	return d.mem.Claim(ctx, key, lease)
+}
+
+func (d *storeCtxDeduper) Renew(ctx context.Context, key, token string, lease time.Duration) error {
+	d.note(ctx)
+	return d.mem.Renew(ctx, key, token, lease)
+}
+
+func (d *storeCtxDeduper) Release(ctx context.Context, key, token string) error {
+	d.note(ctx)
+	return d.mem.Release(ctx, key, token)
+}
+
+func (d *storeCtxDeduper) Complete(ctx context.Context, key, token, outcome string) error {
+	d.note(ctx)
+	return d.mem.Complete(ctx, key, token, outcome)
+}
+
+// Every call of a Deduper that may wait (anything but MemoryDeduper) gets a
+// time limit of its own, and none is cancelled with the request: a
+// gateway that hangs up after Fulfil does not stop the completion from
+// being recorded.
+func TestStoreCallsHaveTheirOwnLimitAndOutliveTheRequest(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	d := &storeCtxDeduper{}
+	ctx, hangUp := context.WithCancel(context.Background())
+	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Logger: slog.New(slog.DiscardHandler),
+		Fulfil: func(context.Context, *Callback) error {
+			hangUp() // the gateway hangs up while the order is fulfilled
+			return nil
+		}}
+	r := signedRequest(t, key, callbackFields("INV-S", "GWS", StatusSuccess, "00")).WithContext(ctx)
+	require.Equal(t, 200, serve(h, r).Code)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	require.GreaterOrEqual(t, len(d.deadline), 2, "a claim and a completion")
+	for i := range d.deadline {
+		require.True(t, d.deadline[i], "call %d has a time limit", i)
+		require.NoError(t, d.errs[i], "call %d is not cancelled with the request", i)
+	}
+}

@@ -86,6 +86,7 @@ func TestParseCallback(t *testing.T) {
 		{name: "amount with three places", form: base(func(f url.Values) { f.Set("amount", "10.000") }), refNo: "INV-1", extra: "cart 7", code: "00", hasCode: true, problems: []string{"amount"}},
 		{name: "amount with a thousands comma", form: base(func(f url.Values) { f.Set("amount", "1,000.00"); f.Set("addCharge", "x") }), refNo: "INV-1", extra: "cart 7", code: "00", hasCode: true, problems: []string{"amount", "addCharge"}},
 		{name: "several orderNo values", form: base(func(f url.Values) { f["orderNo"] = []string{"GW1", "GW2"} }), refNo: "INV-1", extra: "cart 7", amount: 14990, code: "00", hasCode: true, problems: []string{"orderNo"}},
+		{name: "empty amount and addCharge: zero", form: base(func(f url.Values) { f.Set("amount", ""); f.Set("addCharge", "") }), refNo: "INV-1", extra: "cart 7", code: "00", hasCode: true, consistent: true},
 		{name: "pending with code 09", form: base(func(f url.Values) { f.Set("status", "pending"); f.Set("fpx", `{"fpx_debit_auth_code":"09"}`) }), refNo: "INV-1", extra: "cart 7", amount: 14990, code: "09", hasCode: true, consistent: true},
 	}
 	for _, tt := range tests {
@@ -95,6 +96,9 @@ func TestParseCallback(t *testing.T) {
 			require.Equal(t, tt.refNo, cb.RefNo)
 			require.Equal(t, tt.extra, cb.ExtraData)
 			require.Equal(t, tt.amount, cb.Amount)
+			if tt.form.Get("addCharge") == "" {
+				require.Zero(t, cb.AddCharge, "an empty addCharge is no charge")
+			}
 			require.Equal(t, tt.code, cb.FPX.DebitAuthCode)
 			require.Equal(t, tt.hasCode, cb.FPX.HasDebitAuthCode)
 			require.Equal(t, tt.consistent, cb.Consistent(), "%v", cb.Problems)
