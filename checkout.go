@@ -301,59 +301,6 @@ func (f *CheckoutForm) WriteHTML(w io.Writer) error {
 	}{f.Action, fields, f.CSPNonce})
 }
 
-// CheckoutResult is the gateway's answer to CreateOrder. The protocol does
-// not show the response shape (docs/assumptions.md A-checkout-answer), so it
-// is kept as received.
-type CheckoutResult struct {
-	// StatusCode is 2xx, or a redirect (3xx), which is not followed.
-	StatusCode int
-	// Location is the redirect's target (the hosted checkout page) as an
-	// absolute URL, resolved against the checkout URL; "" without one.
-	Location string
-	// Header is the answer's header.
-	Header http.Header
-	// Body is the answer's body, at most 64 KiB.
-	Body []byte
-}
-
-// maxCheckoutBody caps the body CreateOrder keeps.
-const maxCheckoutBody = 64 << 10
-
-// CreateOrder validates o and POSTs it to {checkout_url}/v2/checkout from
-// the server (docs/protocol.md "Create order"), signed when the client has
-// an API key (unsigned otherwise, like CheckoutForm). Redirects are not
-// followed. The POST is re-signed (fresh exp) on every attempt and repeated
-// only when it provably did not reach the gateway or the gateway answered
-// 429 or 503.
-func (c *Client) CreateOrder(ctx context.Context, o Order) (*CheckoutResult, error) {
-	target, err := c.checkoutTarget()
-	if err != nil {
-		return nil, err
-	}
-	form, err := o.validate(c.agency, c.setting("WithAgency"))
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.transport.do(ctx, exchange{
-		attempt:   c.signedPost(target, form),
-		retryable: retrySignedPost,
-		maxBody:   maxCheckoutBody,
-		accept3xx: true,
-	})
-	if err != nil {
-		return nil, err
-	}
-	location := resp.Header.Get("Location")
-	if location != "" {
-		if base, err := url.Parse(target); err == nil {
-			if u, err := base.Parse(location); err == nil {
-				location = u.String()
-			}
-		}
-	}
-	return &CheckoutResult{StatusCode: resp.StatusCode, Location: location, Header: resp.Header, Body: []byte(resp.Body)}, nil
-}
-
 // signedPost makes each attempt of a form POST to target, signed afresh when
 // the client has an API key (callers that need one check first).
 func (c *Client) signedPost(target string, form url.Values) attemptFunc {

@@ -28,6 +28,9 @@ type Client struct {
 	transport   transport
 	// postWithPath signs POSTs over <path>?<query> (WithPOSTSignedWithPath).
 	postWithPath bool
+	// noCreateOrFind: CreateOrder does not look up an order whose answer
+	// was lost (WithoutCreateOrFind).
+	noCreateOrFind bool
 	// fromEnv is set by Config.Client: errors then name the
 	// environment variables (setting).
 	fromEnv bool

@@ -42,6 +42,12 @@ var (
 	ErrNoCredential = errors.New("paygate: missing credential or setting")
 	// ErrOrderNotFound: LookupOrder found no order for the reference.
 	ErrOrderNotFound = errors.New("paygate: order not found")
+	// ErrCreateUnconfirmed: CreateOrder sent the order, got no answer, and
+	// could not settle by a lookup of its reference whether the gateway
+	// holds it (the lookup failed, or found nothing after the last send,
+	// docs/assumptions.md A-create-or-find). The order may exist or not:
+	// look it up before creating it again.
+	ErrCreateUnconfirmed = errors.New("paygate: order creation unconfirmed")
 	// ErrReportStatus: a report answer whose status is not OK (docs/protocol.md A3).
 	ErrReportStatus = errors.New("paygate: report status not OK")
 	// ErrRedirect matches (errors.Is) an *APIError for a 3xx answer to a

@@ -55,7 +55,12 @@ func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	o.Category = "checkout"
-	if err := s.store(o); err != nil {
+	loss := s.loseCreate(o)
+	err := s.store(o)
+	if loss == LoseAfterStore {
+		panic(http.ErrAbortHandler) // the answer is lost (WithLostCreateAnswers)
+	}
+	if err != nil {
 		jsonError(w, http.StatusConflict, err.Error())
 		return
 	}
@@ -229,11 +234,12 @@ func (s *Server) orderOptions(o *Order, form url.Values) []problem {
 }
 
 // store keeps a new order under a fresh number. A refNo is one order: a
-// second order with the same refNo is refused unless the first failed.
+// second order with the same refNo is refused unless the first failed (or
+// WithRepeatedRefNos).
 func (s *Server) store(o *Order) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if prev, ok := s.byRef[o.RefNo]; ok && prev.Status != paygate.StatusFailed {
+	if prev, ok := s.byRef[o.RefNo]; ok && prev.Status != paygate.StatusFailed && !s.cfg.repeatedRefNos {
 		return fmt.Errorf("refNo %q already has order %s", o.RefNo, prev.OrderNo)
 	}
 	o.Created = s.cfg.now()

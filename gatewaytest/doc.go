@@ -35,5 +35,8 @@
 // reconciliation job to find: WithCallbackLoss (a callback never
 // delivered), WithMaxAttempts (the gateway gives up), WithLateSettlement
 // (pending, settled later), WithStaleCallbacks (out of order) and
-// WithCallbackStatus (a status outside the three).
+// WithCallbackStatus (a status outside the three). WithLostCreateAnswers
+// loses an order's answer at a chosen instant, for the SDK's
+// create-or-find (WithRepeatedRefNos: a service that takes a reference
+// twice).
 package gatewaytest

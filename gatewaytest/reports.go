@@ -259,6 +259,7 @@ func (s *Server) fpxRequest(w http.ResponseWriter, r *http.Request) {
 		snapshot = *o
 	}
 	s.mu.Unlock()
+	s.land(ref) // a create in flight lands after the lookup was read (WithLostCreateAnswers)
 	if !ok {
 		writeJSON(w, http.StatusNotFound, map[string]any{"status": "NOT_FOUND", "fpxrequest": nil})
 		return

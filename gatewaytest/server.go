@@ -57,6 +57,7 @@ type Server struct {
 	closed   chan struct{}
 	closing  sync.Once                // Close's work, done once however often it is called
 	settling map[string]chan struct{} // late settlements due, by orderNo; closed when completed (WithLateSettlement)
+	inFlight map[string]*Order        // creates whose answer was lost, not yet stored, by refNo (WithLostCreateAnswers)
 }
 
 // config holds the options.
@@ -82,6 +83,8 @@ type config struct {
 	recovery       recovery
 	payHost        bool
 	noB2BMinimum   bool
+	loseCreate     func(refNo string) CreateLoss
+	repeatedRefNos bool
 }
 
 // Option configures a Server.

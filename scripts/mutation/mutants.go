@@ -259,8 +259,17 @@ var mutants = []mutant{
 	// Retry rules per endpoint: no signed POST after a reset.
 	{"qr-retried-after-reset", false, "qr.go",
 		"retryable: retrySignedPost, maxBody: maxCheckoutBody}", "retryable: retryTransient, maxBody: maxCheckoutBody}", root},
-	{"order-retried-after-reset", false, "checkout.go",
+	{"order-retried-after-reset", false, "create_order.go",
 		"\t\tretryable: retrySignedPost,", "\t\tretryable: retryTransient,", root},
+	// Create-or-find (docs/assumptions.md A-create-or-find): a lost
+	// answer's order looked up before it is sent again, a found order
+	// reported as found, a refused create not looked up.
+	{"create-or-find-lookup-skipped", false, "create_order.go",
+		"rec, lerr := c.LookupOrderByRefNo(ctx, ref)", `rec, lerr := (*OrderRecord)(nil), notFound("refno", ref)`, root},
+	{"create-or-find-found-as-created", false, "create_order.go",
+		"return &CheckoutResult{Found: true, Record: rec}, nil", "return &CheckoutResult{Record: rec}, nil", root},
+	{"create-or-find-refusal-looked-up", false, "create_order.go",
+		"refusedAgain := sends > 1 && answerStatus(err)/100 == 4", "refusedAgain := sends > 0 && answerStatus(err)/100 == 4", root},
 	// FulfilTx commits only under its claim's token (a weakened check must
 	// fail fast, not after HookTimeout).
 	{"sql-fulfil-tx-lost-claim-committed", false, "sqldedup/fulfil_tx.go",
