@@ -13,7 +13,7 @@ import (
 // Client.Echo) and, for information, its version (Client.Version). It
 // sends no credential.
 func runPing(e env, args []string) int {
-	fs := newFlags(e, "ping", "[flags]", "Checks that the reports host answers: GET /api/echo (the health check) and /api/version. No credential is sent.")
+	fs := newFlags(e, "ping", "[flags]", "Checks that the reports host answers: GET /api/echo (the health check) and /api/version, and shows how far its clock (Date header) is from this machine's. No credential is sent.")
 	cf := addClientFlags(fs)
 	if st, ok := parse(fs, args); !ok {
 		return st
