@@ -253,7 +253,7 @@ func (c *Client) CheckoutForm(o Order) (*CheckoutForm, error) {
 		return &CheckoutForm{Action: action, Fields: form}, nil
 	}
 	now := c.now()
-	signed, err := c.signPOST(action, form, now)
+	signed, err := c.signPOST(action, form, c.signNow())
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +308,7 @@ func (c *Client) signedPost(target string, form url.Values) attemptFunc {
 		var body string
 		if c.key.valid() {
 			var err error
-			if body, err = c.signedPOSTBody(target, form, c.now()); err != nil {
+			if body, err = c.signedPOSTBody(target, form, c.signNow()); err != nil {
 				return nil, err
 			}
 		} else {
@@ -397,7 +397,7 @@ func (c *Client) PayURL(l PayLink) (string, error) {
 	if err := c.needKey("a signed PayURL"); err != nil {
 		return "", err
 	}
-	return SignURL(c.key, u, c.now())
+	return SignURL(c.key, u, c.signNow())
 }
 
 // rulePathSegment is the rule of a field a PayURL puts in its path.

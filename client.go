@@ -149,6 +149,17 @@ func WithClock(now func() time.Time) Option {
 	})
 }
 
+// ClockOffset is the service's clock minus the client's per the Date of
+// its latest answer, and whether one had a Date. From 5 s to an hour,
+// signatures are dated on the client's clock plus it, so that exp is on
+// the service's clock (docs/assumptions.md A-clock-skew).
+func (c *Client) ClockOffset() (offset time.Duration, measured bool) {
+	return c.transport.clock.Measured()
+}
+
+// signNow is the time a signature is dated from (ClockOffset).
+func (c *Client) signNow() time.Time { return c.now().Add(c.transport.clock.Offset()) }
+
 // WithPOSTSignedWithPath signs POST bodies (orders, QR requests) over
 // `<path>?<query>`, as the public PHP client's SignMessage does, instead of
 // the query alone, which is the protocol's rule and the default

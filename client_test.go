@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/jarcoal/httpmock"
+	"github.com/paygate-go/paygate/internal/paths"
 	"github.com/paygate-go/paygate/internal/testbound"
 	"github.com/stretchr/testify/require"
 )
@@ -352,4 +353,82 @@ func TestWithPayURL(t *testing.T) {
 	u, err := noCheckout.PayURL(link)
 	require.NoError(t, err, "a pay link needs the pay host only")
 	require.True(t, strings.HasPrefix(u, "https://snapnpay.my/pay/"))
+}
+
+// dated answers status with the service's clock at skewed from the
+// client's (testNow).
+func dated(status int, skewed time.Duration) httpmock.Responder {
+	return func(*http.Request) (*http.Response, error) {
+		resp := httpmock.NewStringResponse(status, `{"status":"OK","data":[]}`)
+		resp.Header.Set("Date", testNow.Add(skewed).Format(http.TimeFormat))
+		return resp, nil
+	}
+}
+
+// The client learns the service's clock from any answer's Date header and
+// signs exp on it (from 5 s to an hour off); a refused signed request
+// whose answer shows a clock off from the one it was signed with says so,
+// with the measured offset. Nothing is repeated for it.
+func TestClockSkew(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		skew       time.Duration
+		learnFirst bool // an Echo answered before the signed request
+		status     int  // the signed request's answer
+		wantExp    time.Duration
+		explained  string // in the error; "" for none
+	}{
+		{name: "in step", skew: 2 * time.Second, learnFirst: true, status: 200, wantExp: 60 * time.Second},
+		{name: "ahead, learnt", skew: 5 * time.Minute, learnFirst: true, status: 200, wantExp: 5*time.Minute + 60*time.Second},
+		{name: "behind, learnt", skew: -5 * time.Minute, learnFirst: true, status: 200, wantExp: -5*time.Minute + 60*time.Second},
+		{name: "beyond an hour is not followed", skew: 2 * time.Hour, learnFirst: true, status: 401, wantExp: 60 * time.Second, explained: "2h0m0s ahead of the client's (its Date header), so the signature's exp may have been out of date on it; that is more than the 1h0m0s"},
+		{name: "refused before learning", skew: 5 * time.Minute, status: 401, wantExp: 60 * time.Second, explained: "5m0s ahead of the client's (its Date header), so the signature's exp may have been out of date on it; later requests are signed on the service's clock: try again"},
+		{name: "refused after learning is not the clock", skew: 5 * time.Minute, learnFirst: true, status: 401, wantExp: 5*time.Minute + 60*time.Second},
+		{name: "403 before learning", skew: -time.Minute, status: 403, wantExp: 60 * time.Second, explained: "1m0s behind the client's"},
+		{name: "other refusals are not the clock", skew: 5 * time.Minute, status: 400, wantExp: 60 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newTestClient(t)
+			f.mt.RegisterResponder(http.MethodGet, testReports+"/api/echo", dated(200, tc.skew))
+			var exp string
+			f.mt.RegisterResponder(http.MethodGet, testReports+paths.FPXRequest, func(req *http.Request) (*http.Response, error) {
+				exp = req.URL.Query().Get("exp")
+				return dated(tc.status, tc.skew)(req)
+			})
+			if tc.learnFirst {
+				_, err := f.c.Echo(context.Background())
+				require.NoError(t, err)
+			}
+			_, err := f.c.LookupOrder(context.Background(), "GW-1")
+			require.Equal(t, strconv.FormatInt(testNow.Add(tc.wantExp).Unix(), 10), exp)
+			offset, measured := f.c.ClockOffset()
+			require.True(t, measured)
+			require.Equal(t, tc.skew, offset)
+			var apiErr *APIError
+			if tc.status/100 != 2 {
+				require.ErrorAs(t, err, &apiErr)
+			}
+			if tc.explained == "" {
+				if apiErr != nil {
+					require.Zero(t, apiErr.ClockSkew)
+					require.NotContains(t, err.Error(), "clock")
+				}
+				return
+			}
+			require.Equal(t, tc.skew, apiErr.ClockSkew)
+			require.Contains(t, err.Error(), tc.explained)
+		})
+	}
+}
+
+// A Bearer request carries no exp: its refusal is never the clock's.
+func TestClockSkewNotForBearer(t *testing.T) {
+	f := newTestClient(t, WithAuthToken(testAuthToken))
+	f.mt.RegisterResponder(http.MethodGet, testReports+paths.FPXRequest, dated(401, 5*time.Minute))
+	_, err := f.c.LookupOrder(context.Background(), "GW-1")
+	var apiErr *APIError
+	require.ErrorAs(t, err, &apiErr)
+	require.Zero(t, apiErr.ClockSkew)
+	offset, _ := f.c.ClockOffset()
+	require.Equal(t, 5*time.Minute, offset, "still learnt")
 }

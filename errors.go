@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/paygate-go/paygate/internal/signing"
+	"github.com/paygate-go/paygate/internal/skew"
 )
 
 // Sentinel errors. Callers branch on them with errors.Is; the SDK wraps them
@@ -188,18 +190,46 @@ type APIError struct {
 	// scrubbed of the request's credentials as Body is; the redirect was
 	// not followed (ErrRedirect).
 	Location string
+	// CallID names the call, as its attempts (X-Request-Id), log lines and
+	// errors do; RequestID is the service's X-Request-Id or Request-Id, if
+	// any (docs/assumptions.md A-request-id). Quote both to its support.
+	CallID, RequestID string
+	// ClockSkew is, for a 401/403 to a signed request, the service's clock
+	// minus the client's per the answer's Date, when 5 s or more from the
+	// offset it was signed with (A-clock-skew): Error explains it; else 0.
+	ClockSkew time.Duration
 }
 
-// Error names the request and status and quotes the start of the body.
+// Error names the request, status and call, quotes the start of the body,
+// and explains a ClockSkew.
 func (e *APIError) Error() string {
+	call := "call " + e.CallID
+	if e.RequestID != "" {
+		call += ", service request " + e.RequestID
+	}
 	if e.StatusCode/100 == 3 {
-		return fmt.Sprintf("paygate: %s %s: HTTP %d redirect to %s, not followed: the request carries credentials", e.Method, e.Path, e.StatusCode, e.Location)
+		return fmt.Sprintf("paygate: %s %s: HTTP %d redirect to %s, not followed: the request carries credentials (%s)", e.Method, e.Path, e.StatusCode, e.Location, call)
 	}
 	body := e.Body
 	if len(body) > 512 {
 		body = body[:512]
 	}
-	return fmt.Sprintf("paygate: %s %s: HTTP %d: %q", e.Method, e.Path, e.StatusCode, body)
+	msg := fmt.Sprintf("paygate: %s %s: HTTP %d (%s): %q", e.Method, e.Path, e.StatusCode, call, body)
+	if e.ClockSkew != 0 {
+		msg += "; " + skew.Explain(e.ClockSkew)
+	}
+	return msg
+}
+
+// CallID returns the ID of the call whose requests failed with err, as its
+// log lines (call_id) name it; "" for an error before any request (invalid
+// input, no credential) or after a 2xx answer (one that could not be read).
+func CallID(err error) string {
+	var ae *attemptsError
+	if errors.As(err, &ae) {
+		return ae.callID
+	}
+	return ""
 }
 
 // Is makes errors.Is(err, ErrUnauthorized) true for 401 and 403, and

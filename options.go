@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/skew"
 )
 
 // TransportOption configures what a Client and a WebhookSender share: the
@@ -76,5 +78,6 @@ func defaultTransport() transport {
 		now:            time.Now,
 		sleep:          sleepCtx,
 		attemptTimeout: 30 * time.Second,
+		clock:          &skew.Clock{},
 	}
 }

@@ -367,7 +367,7 @@ func (c *Client) reportGET(ctx context.Context, path string, vals url.Values) (*
 		target := raw
 		if !bearer {
 			var err error
-			if target, err = SignURL(c.key, raw, c.now()); err != nil {
+			if target, err = SignURL(c.key, raw, c.signNow()); err != nil {
 				return nil, err
 			}
 		}

@@ -74,7 +74,7 @@ func requestSecrets(req *http.Request) []string {
 // plainHeader are the request headers that never carry a credential.
 var plainHeader = map[string]bool{
 	"Accept": true, "Accept-Encoding": true, "Content-Length": true,
-	"Content-Type": true, "User-Agent": true,
+	"Content-Type": true, "User-Agent": true, "X-Request-Id": true,
 }
 
 // appendSecretValues appends the values of vals' credential parameters

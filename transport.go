@@ -12,6 +12,9 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/callid"
+	"github.com/paygate-go/paygate/internal/skew"
 )
 
 // userAgent identifies the SDK to the service.
@@ -33,8 +36,9 @@ type response struct {
 	Header     http.Header
 	Body       string
 	Attempts   int
-	// request is the attempt answered, for scrub.
+	// request is the attempt answered, for scrub; callID names the exchange.
 	request *http.Request
+	callID  string
 }
 
 // transport runs requests with retries, logging and error mapping
@@ -51,6 +55,8 @@ type transport struct {
 	sleep func(ctx context.Context, d time.Duration) error
 	// attemptTimeout bounds each attempt (0: none beyond the context's).
 	attemptTimeout time.Duration
+	// clock: the service's, per its Date headers (A-clock-skew); shared.
+	clock *skew.Clock
 }
 
 // exchange is one logical request: how to make each attempt, when another is
@@ -69,14 +75,15 @@ type exchange struct {
 // not retry, the retry policy is exhausted, or ctx is done. A non-success
 // answer is an *APIError; a transport error is returned wrapped; the error
 // of a failed exchange is an *attemptsError (how many attempts, whether
-// any may have reached the service, a Retry-After not waited for).
+// any may have reached the service, a Retry-After not waited for). One
+// call ID (callid.New) names every attempt, log line and error of it.
 func (t *transport) do(ctx context.Context, x exchange) (*response, error) {
-	st := &attemptsError{}
+	st := &attemptsError{callID: callid.New()}
 	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
 			return nil, st.end(n-1, err)
 		}
-		resp, wait, err := t.once(ctx, x, n)
+		resp, wait, err := t.once(ctx, x, n, st.callID)
 		if err == nil {
 			return resp, nil
 		}
@@ -121,18 +128,20 @@ func outcomeUnknown(err error) bool {
 	return !notSent(err)
 }
 
-// once makes attempt n; on an error answer it also returns the Retry-After
-// wait the service asked for.
-func (t *transport) once(ctx context.Context, x exchange, n int) (*response, time.Duration, error) {
+// once makes attempt n of call id; on an error answer it also returns the
+// Retry-After wait the service asked for. Every answer's Date updates clock.
+func (t *transport) once(ctx context.Context, x exchange, n int, id string) (*response, time.Duration, error) {
 	if t.attemptTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t.attemptTimeout)
 		defer cancel()
 	}
+	signedWith := t.clock.Offset() // before x.attempt dates a signature with it
 	req, err := x.attempt(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
+	req.Header.Set(callid.Header, id)
 	start := t.now()
 	resp, err := t.client.Do(req)
 	var status int
@@ -142,11 +151,12 @@ func (t *transport) once(ctx context.Context, x exchange, n int) (*response, tim
 	t.logger.LogAttrs(ctx, slog.LevelDebug, "paygate request",
 		slog.String("method", req.Method), slog.String("host", req.URL.Host),
 		slog.String("path", req.URL.Path), slog.Int("status", status),
-		slog.Int("attempt", n), slog.Duration("duration", t.now().Sub(start)))
+		slog.Int("attempt", n), slog.Duration("duration", t.now().Sub(start)), slog.String("call_id", id))
 	if err != nil {
 		return nil, 0, &transportError{method: req.Method, path: req.URL.Path, err: redactTransportError(err)}
 	}
 	defer resp.Body.Close()
+	skewed := t.learnClock(req, resp, signedWith)
 	redirect := resp.StatusCode/100 == 3
 	ok := resp.StatusCode/100 == 2 || x.accept3xx && redirect
 	limit := int64(maxErrorBody)
@@ -169,14 +179,26 @@ func (t *transport) once(ctx context.Context, x exchange, n int) (*response, tim
 		if len(body) > maxErrorBody {
 			body = body[:maxErrorBody]
 		}
-		apiErr := &APIError{Method: req.Method, Path: req.URL.Path, StatusCode: resp.StatusCode, Body: []byte(body)}
+		apiErr := &APIError{Method: req.Method, Path: req.URL.Path, StatusCode: resp.StatusCode, Body: []byte(body),
+			CallID: id, RequestID: callid.FromHeader(resp.Header), ClockSkew: skewed}
 		if redirect {
 			// Scrubbed as the body is: a server may echo a secret into it.
 			apiErr.Location = scrubSecrets(redirectHost(req, resp.Header.Get("Location")), secrets)
 		}
 		return nil, retryAfter(resp.Header, t.now()), apiErr
 	}
-	return &response{StatusCode: resp.StatusCode, Header: resp.Header, Body: body, Attempts: n, request: req}, 0, nil
+	return &response{StatusCode: resp.StatusCode, Header: resp.Header, Body: body, Attempts: n, request: req, callID: id}, 0, nil
+}
+
+// learnClock updates the clock from an answer's Date and returns the
+// offset measured when it explains a refused exp (APIError.ClockSkew).
+func (t *transport) learnClock(req *http.Request, resp *http.Response, signedWith time.Duration) time.Duration {
+	m, dated := t.clock.Learn(resp.Header, t.now())
+	refused := (&APIError{StatusCode: resp.StatusCode}).Is(ErrUnauthorized)
+	if !dated || !refused || !skew.Explains(m, signedWith) || !req.URL.Query().Has("exp") && !formBody(req).Has("exp") {
+		return 0
+	}
+	return m
 }
 
 // noRedirects returns a copy of hc that never follows a redirect: the 3xx
@@ -259,6 +281,7 @@ type attemptsError struct {
 	// last is the last attempt's error; err is what Unwrap returns: last,
 	// joined with what ended the exchange (the context's end) if anything.
 	last, err error
+	callID    string // names the exchange (CallID)
 }
 
 // record notes a failed attempt's error.
@@ -285,12 +308,15 @@ func (e *attemptsError) end(n int, cause error) error {
 	return e
 }
 
-// Error names the attempt count when there was more than one, and a
-// Retry-After that was not waited for, with its value.
+// Error names the attempt count when there was more than one, the call ID
+// (an *APIError names it itself), and a Retry-After not waited for.
 func (e *attemptsError) Error() string {
 	msg := e.err.Error()
 	if e.attempts > 1 {
 		msg = fmt.Sprintf("%s (after %d attempts)", msg, e.attempts)
+	}
+	if answerStatus(e.last) == 0 {
+		msg += " (call " + e.callID + ")"
 	}
 	if e.retryAfter > 0 {
 		msg += fmt.Sprintf("; the service asked to retry after %v (Retry-After), longer than the longest wait allowed (RetryPolicy.MaxDelay %v)", e.retryAfter, e.maxDelay)

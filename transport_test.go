@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -311,4 +312,87 @@ func TestClientRetryAfterBeyondMaxDelay(t *testing.T) {
 			require.Equal(t, 1, f.mt.GetTotalCallCount())
 		})
 	}
+}
+
+// callIDLine finds the call_id of a transport log line.
+var callIDLine = regexp.MustCompile(`call_id=([0-9a-f]{16})`)
+
+// One logical call has one ID: every attempt sends it (X-Request-Id),
+// every log line and the error name it, and the service's own request
+// ID, when it sends one, is kept beside it. No secret is in any of it.
+func TestCallIDIsOnePerLogicalCall(t *testing.T) {
+	refused := errors.New("connection reset by peer")
+	for _, tc := range []struct {
+		name      string
+		answers   []int // status per attempt; 0: a transport error
+		serverID  string
+		wantErr   bool
+		wantInErr string
+	}{
+		{name: "retried then answered", answers: []int{503, 502, 200}},
+		{name: "retries exhausted on 500", answers: []int{500, 500, 500, 500}, wantErr: true, wantInErr: "HTTP 500 (call "},
+		{name: "service request ID kept", answers: []int{503, 401}, serverID: "srv-42", wantErr: true, wantInErr: ", service request srv-42)"},
+		{name: "no answer", answers: []int{0, 0, 0, 0}, wantErr: true, wantInErr: "(after 4 attempts) (call "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newTestClient(t, WithAuthToken(testAuthToken))
+			var sent []string
+			f.mt.RegisterResponder(http.MethodGet, testReports+"/api/user/v1/transactions", func(req *http.Request) (*http.Response, error) {
+				sent = append(sent, req.Header.Get("X-Request-Id"))
+				status := tc.answers[len(sent)-1]
+				if status == 0 {
+					return nil, refused
+				}
+				resp := httpmock.NewStringResponse(status, `{"status":"OK","data":[]}`)
+				if tc.serverID != "" {
+					resp.Header.Set("X-Request-Id", tc.serverID)
+				}
+				return resp, nil
+			})
+			_, err := f.c.Transactions(context.Background(), "buyer@example.com")
+			require.Len(t, sent, len(tc.answers))
+			id := sent[0]
+			require.Regexp(t, `^[0-9a-f]{16}$`, id)
+			for _, s := range sent {
+				require.Equal(t, id, s, "every attempt of one call sends its ID")
+			}
+			logged := callIDLine.FindAllStringSubmatch(f.logs.String(), -1)
+			require.Len(t, logged, len(tc.answers), "one log line per attempt")
+			for _, m := range logged {
+				require.Equal(t, id, m[1])
+			}
+			for _, secret := range []string{testAuthToken, testKeyUUID} {
+				require.NotContains(t, f.logs.String(), secret)
+				require.NotContains(t, id, secret)
+			}
+			if !tc.wantErr {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			require.Equal(t, id, CallID(err))
+			require.Contains(t, err.Error(), id)
+			require.Contains(t, err.Error(), tc.wantInErr)
+			require.NotContains(t, err.Error(), testAuthToken)
+			var apiErr *APIError
+			if errors.As(err, &apiErr) {
+				require.Equal(t, id, apiErr.CallID)
+				require.Equal(t, tc.serverID, apiErr.RequestID)
+			}
+		})
+	}
+}
+
+// Two calls never share an ID, and an error raised before any request
+// has none.
+func TestCallIDDiffersBetweenCalls(t *testing.T) {
+	f := newTestClient(t)
+	f.mt.RegisterResponder(http.MethodGet, testReports+"/api/echo", httpmock.NewStringResponder(500, "down"))
+	_, err1 := f.c.Echo(context.Background())
+	_, err2 := f.c.Echo(context.Background())
+	require.NotEmpty(t, CallID(err1))
+	require.NotEqual(t, CallID(err1), CallID(err2))
+	_, err := f.c.Transactions(context.Background(), "not an address")
+	require.Error(t, err)
+	require.Empty(t, CallID(err), "no request was made")
 }

@@ -164,6 +164,10 @@ type RequestReport struct {
 	// sender would not make because it exceeds RetryPolicy.MaxDelay; 0
 	// otherwise.
 	RetryAfter time.Duration
+	// CallID names the request, as its attempts, log lines and errors do
+	// ("" if never sent); RequestID is the service's ID of its last answer
+	// (docs/assumptions.md A-request-id).
+	CallID, RequestID string
 	// Err is nil when accepted; otherwise what happened and, for
 	// Unconfirmed and NotSent transactions, why.
 	Err error

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/callid"
 )
 
 // DefaultBatchSize is how many transactions one webhook request carries
@@ -237,11 +239,13 @@ func (s *WebhookSender) sendChunk(ctx context.Context, chunk batchPart) (rr Requ
 	resp, err := s.post(ctx, chunk.txs)
 	if err == nil {
 		rr.StatusCode, rr.Attempts, rr.Status = resp.StatusCode, resp.Attempts, TxAccepted
+		rr.CallID, rr.RequestID = resp.callID, callid.FromHeader(resp.Header)
 		return rr, nil
 	}
+	rr.CallID = CallID(err)
 	var apiErr *APIError
 	if errors.As(err, &apiErr) {
-		rr.StatusCode = apiErr.StatusCode
+		rr.StatusCode, rr.RequestID = apiErr.StatusCode, apiErr.RequestID
 	}
 	var ae *attemptsError
 	if errors.As(err, &ae) {

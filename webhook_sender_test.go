@@ -760,3 +760,64 @@ func TestWebhookSenderTLSFailureIsNotSent(t *testing.T) {
 	}
 	require.Zero(t, reqs.Count(), "the server's handler never ran")
 }
+
+// Each webhook request is one call: its attempts send one ID, which its
+// log lines, its RequestReport and its error name; the bank's request ID
+// is kept beside it; the next request has another ID; a request never
+// made has none. The password is in none of it.
+func TestWebhookSenderCallIDPerRequest(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		answers  []int // statuses of the first request's attempts
+		serverID string
+		status   TxStatus
+	}{
+		{name: "retried then accepted", answers: []int{503, 500, 200}, serverID: "bank-7", status: TxAccepted},
+		{name: "retried then rejected", answers: []int{429, 400}, serverID: "bank-8", status: TxRejected},
+		{name: "unauthorized stops the send", answers: []int{401}, status: TxRejected},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, mt, logs := newTestSender(t, WithBatchSize(1))
+			var sent []string
+			mt.RegisterResponder(http.MethodPost, testWebhookURL, func(req *http.Request) (*http.Response, error) {
+				sent = append(sent, req.Header.Get("X-Request-Id"))
+				status := 200
+				if len(sent) <= len(tc.answers) {
+					status = tc.answers[len(sent)-1]
+				}
+				resp := httpmock.NewStringResponse(status, "")
+				resp.Header.Set("Request-Id", tc.serverID)
+				return resp, nil
+			})
+			report, err := s.Send(context.Background(), validTxs(2))
+			first := report.Requests[0]
+			require.Equal(t, tc.status, first.Status)
+			require.Regexp(t, `^[0-9a-f]{16}$`, first.CallID)
+			require.Equal(t, tc.serverID, first.RequestID)
+			for _, id := range sent[:len(tc.answers)] {
+				require.Equal(t, first.CallID, id, "every attempt of the request sends its ID")
+			}
+			logged := callIDLine.FindAllStringSubmatch(logs.String(), -1)
+			require.Len(t, logged, len(sent))
+			for _, m := range logged[:len(tc.answers)] {
+				require.Equal(t, first.CallID, m[1])
+			}
+			require.NotContains(t, logs.String(), testPassword)
+			second := report.Requests[1]
+			if tc.answers[len(tc.answers)-1] == 401 {
+				require.Equal(t, TxNotSent, second.Status)
+				require.Empty(t, second.CallID, "a request never made has no ID")
+			} else {
+				require.NotEqual(t, first.CallID, second.CallID)
+				require.Equal(t, second.CallID, sent[len(sent)-1])
+			}
+			if tc.status == TxAccepted {
+				require.NoError(t, err)
+				return
+			}
+			require.Equal(t, first.CallID, CallID(err))
+			require.Contains(t, first.Err.Error(), first.CallID)
+			require.NotContains(t, err.Error(), testPassword)
+		})
+	}
+}

@@ -257,7 +257,17 @@ func (s *Server) routes() http.Handler {
 	if !s.cfg.payHost {
 		s.payRoutes(mux)
 	}
-	return mux
+	return s.dated(mux)
+}
+
+// dated stamps every answer's Date header with the sandbox's clock
+// (WithClock), as a service's answers carry its own clock: a client learns
+// its offset from it (docs/assumptions.md A-clock-skew).
+func (s *Server) dated(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Date", s.cfg.now().UTC().Format(http.TimeFormat))
+		h.ServeHTTP(w, r)
+	})
 }
 
 // writeJSON answers v as JSON with status.

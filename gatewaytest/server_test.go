@@ -517,3 +517,47 @@ func TestPayHost(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusNotFound, resp.StatusCode, "the pay host serves pay links and QR pages only")
 }
+
+// A sandbox whose clock runs 5 minutes ahead of the merchant's dates its
+// answers on it. A client that has seen one answer signs on the sandbox's
+// clock and its orders are accepted; one that has not is refused (its
+// exp is 4 minutes past on the sandbox's clock), the error explains the
+// skew, and its next order is accepted.
+func TestClockAheadOfTheClient(t *testing.T) {
+	ahead := func() time.Time { return time.Now().Add(5 * time.Minute) }
+	for _, tc := range []struct {
+		name       string
+		learnFirst bool
+	}{
+		{name: "after an answer, accepted", learnFirst: true},
+		{name: "before any answer, refused and explained, then accepted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewServer(WithClock(ahead))
+			defer s.Close()
+			client, err := s.Client()
+			require.NoError(t, err)
+			ctx := context.Background()
+			order := paygate.Order{RefNo: "INV-SKEW", Amount: 1050, Email: "a@b.example", ReturnURL: "https://shop.example/return"}
+			if tc.learnFirst {
+				_, err := client.Echo(ctx)
+				require.NoError(t, err)
+			} else {
+				_, err := client.CreateOrder(ctx, order)
+				var apiErr *paygate.APIError
+				require.ErrorAs(t, err, &apiErr)
+				require.Equal(t, http.StatusUnauthorized, apiErr.StatusCode)
+				require.InDelta(t, (5 * time.Minute).Seconds(), apiErr.ClockSkew.Seconds(), 2)
+				require.Contains(t, err.Error(), "ahead of the client's (its Date header), so the signature's exp may have been out of date on it")
+				require.NotContains(t, err.Error(), s.APIKey)
+				require.Empty(t, s.Orders(), "the refused order was not stored")
+			}
+			offset, measured := client.ClockOffset()
+			require.True(t, measured)
+			require.InDelta(t, (5 * time.Minute).Seconds(), offset.Seconds(), 2)
+			_, err = client.CreateOrder(ctx, order)
+			require.NoError(t, err)
+			require.Len(t, s.Orders(), 1)
+		})
+	}
+}

@@ -19,7 +19,7 @@
 //	reconcile REFNO...       dry run: each awaited order's gateway state and what a
 //	                         reconciliation would do, fulfilling nothing (table or CSV,
 //	                         formula cells made text as report does; -csv-raw)
-//	ping                     check that the service answers (its echo and version), no credential sent
+//	ping                     check that the service answers (its echo and version) and show its clock offset, no credential sent
 //	banks                    the FPX bank list as CSV (-b2b: the corporate channel)
 //	webhook validate FILE... check webhook batch files against docs/protocol.md B1-B3
 //	                         (-agencies or PAYGATE_WEBHOOK_AGENCIES: the agency codes;

@@ -274,6 +274,13 @@ var mutants = []mutant{
 	// fail fast, not after HookTimeout).
 	{"sql-fulfil-tx-lost-claim-committed", false, "sqldedup/fulfil_tx.go",
 		"\t\tif n != 1 {", "\t\tif n > 1 {", sqlPkg},
+	// One ID per logical call (issue 30): a retry must not draw a new one.
+	{"call-id-per-attempt", false, "transport.go",
+		"t.once(ctx, x, n, st.callID)", "t.once(ctx, x, n, callid.New())", root},
+	// Signatures dated on the service's clock (issue 30): the learnt offset
+	// must reach exp.
+	{"sign-on-local-clock", false, "client.go",
+		"return c.now().Add(c.transport.clock.Offset())", "return c.now()", root},
 
 	// The JSON scanner (internal/jsonscan), against its oracle,
 	// encoding/json: an escape decoded wrong, one level of nesting too
