@@ -5,10 +5,12 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/paygate-go/paygate/internal/scrub"
 )
 
 // redacted is what every secret prints as.
-const redacted = "[REDACTED]"
+const redacted = scrub.Marker
 
 // redactURL returns raw fit for an error or a log line: user information
 // dropped, and the values of query parameters that carry a credential

@@ -1,17 +1,16 @@
 package paygate
 
 import (
-	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"html"
 	"io"
 	"mime"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/paygate-go/paygate/internal/scrub"
 )
 
 // The rule for an error answer's body (docs/protocol.md "Errors": codes and
@@ -41,7 +40,7 @@ import (
 // scrubbed the same way (response.scrub), before any cut.
 
 // requestSecrets lists the credentials req carries, each in every form a
-// server could echo it in (secretForms). It reads a form
+// server could echo it in (scrub.Forms). It reads a form
 // body again through req.GetBody; a body it cannot read again adds nothing.
 func requestSecrets(req *http.Request) []string {
 	var raw []string
@@ -65,7 +64,7 @@ func requestSecrets(req *http.Request) []string {
 	raw = appendSecretValues(raw, formBody(req))
 	var forms []string
 	for _, s := range raw {
-		forms = append(forms, secretForms(s)...)
+		forms = append(forms, scrub.Forms(s)...)
 	}
 	slices.Sort(forms)
 	return slices.Compact(forms)
@@ -112,91 +111,11 @@ func formBody(req *http.Request) url.Values {
 	return vals
 }
 
-// secretForms is s as sent, URL-encoded and JSON- or HTML-escaped, in ASCII
-// lower case (scrubSecrets matches without regard to ASCII case); nil for
-// the empty string.
-func secretForms(s string) []string {
-	if s == "" {
-		return nil
-	}
-	var out []string
-	for _, enc := range []string{s, url.QueryEscape(s), url.PathEscape(s)} {
-		out = append(out, enc, jsonEscape(enc, false), jsonEscape(enc, true), html.EscapeString(enc))
-	}
-	for i := range out {
-		out[i] = asciiLower(out[i])
-	}
-	return out
-}
-
-// jsonEscape is s as it appears between the quotes of a JSON string, with
-// <, > and & escaped when escapeHTML is set (Go's default) or kept.
-func jsonEscape(s string, escapeHTML bool) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(escapeHTML)
-	_ = enc.Encode(s) // a string always encodes
-	out := strings.TrimSuffix(b.String(), "\n")
-	return out[1 : len(out)-1]
-}
-
-// asciiLower lower-cases ASCII letters only, so that byte offsets in the
-// result are offsets in s.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
-}
-
-// scrubSecrets returns body with every occurrence of each secret (lower
-// case, as requestSecrets gives them) replaced by [REDACTED], matching
-// without regard to ASCII case. Overlapping occurrences become one marker.
-func scrubSecrets(body string, secrets []string) string {
-	if len(secrets) == 0 || body == "" {
-		return body
-	}
-	lower := asciiLower(body)
-	hit := make([]bool, len(body)) // bytes inside an occurrence
-	found := false
-	for _, s := range secrets {
-		for from := 0; from < len(lower); {
-			i := strings.Index(lower[from:], s)
-			if i < 0 {
-				break
-			}
-			for j := from + i; j < from+i+len(s); j++ {
-				hit[j] = true
-			}
-			found = true
-			from += i + 1
-		}
-	}
-	if !found {
-		return body
-	}
-	var b strings.Builder
-	for i := 0; i < len(body); i++ {
-		if !hit[i] {
-			b.WriteByte(body[i])
-			continue
-		}
-		b.WriteString(redacted)
-		for i+1 < len(body) && hit[i+1] {
-			i++
-		}
-	}
-	return b.String()
-}
-
 // scrub is s, a value of a successful answer about to be quoted in an
 // error (a report's status, say), with the request's credentials replaced
 // by [REDACTED], as an error answer's body is.
 func (r *response) scrub(s string) string {
-	return scrubSecrets(s, requestSecrets(r.request))
+	return scrub.Replace(s, requestSecrets(r.request))
 }
 
 // quotedValueError is a value of an answer that breaks a rule, quoted in
@@ -223,13 +142,3 @@ func (e *quotedValueError) Error() string {
 
 // Unwrap is the sentinel the error matches, if any.
 func (e *quotedValueError) Unwrap() error { return e.kind }
-
-// longest is the length of the longest of secrets (0 for none): how far past
-// a cut an occurrence that starts before it can reach.
-func longest(secrets []string) int {
-	n := 0
-	for _, s := range secrets {
-		n = max(n, len(s))
-	}
-	return n
-}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate/internal/callid"
+	"github.com/paygate-go/paygate/internal/scrub"
 	"github.com/paygate-go/paygate/internal/skew"
 )
 
@@ -167,7 +168,7 @@ func (t *transport) once(ctx context.Context, x exchange, n int, id string) (*re
 		// An error body is kept: read past the cap by the longest secret, so
 		// that one straddling the cut is whole when it is scrubbed.
 		secrets = requestSecrets(req)
-		limit += int64(longest(secrets))
+		limit += int64(scrub.Longest(secrets))
 	}
 	body, err := readBody(resp, limit, ok && !x.cutBody)
 	if err != nil {
@@ -175,7 +176,7 @@ func (t *transport) once(ctx context.Context, x exchange, n int, id string) (*re
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
 	if !ok {
-		body = scrubSecrets(body, secrets)
+		body = scrub.Replace(body, secrets)
 		if len(body) > maxErrorBody {
 			body = body[:maxErrorBody]
 		}
@@ -183,7 +184,7 @@ func (t *transport) once(ctx context.Context, x exchange, n int, id string) (*re
 			CallID: id, RequestID: callid.FromHeader(resp.Header), ClockSkew: skewed}
 		if redirect {
 			// Scrubbed as the body is: a server may echo a secret into it.
-			apiErr.Location = scrubSecrets(redirectHost(req, resp.Header.Get("Location")), secrets)
+			apiErr.Location = scrub.Replace(redirectHost(req, resp.Header.Get("Location")), secrets)
 		}
 		return nil, retryAfter(resp.Header, t.now()), apiErr
 	}

@@ -47,6 +47,7 @@ var moneyPath = []moneyPackage{
 	{"./internal/signing", []string{"encoding.go", "message.go", "sign.go", "signing.go", "uuid.go", "verify.go"},
 		[]string{"./internal/signing", "."}},
 	{"./internal/memstore", []string{"memstore.go", "expiry.go"}, []string{"./internal/memstore", "."}},
+	{"./internal/scrub", []string{"scrub.go"}, []string{"./internal/scrub", "."}},
 	{".", []string{
 		"amount.go", "callback.go", "callback_body.go", "callback_event.go", "callback_handler.go",
 		"callback_lease.go", "callback_request.go", "dedupe.go", "hook_claim.go", "key.go",
