@@ -133,14 +133,8 @@ func (s *Server) settleLater(orderNo string, due <-chan struct{}) {
 	s.pending.Add(1)
 	go func() {
 		defer s.pending.Done()
-		t := time.NewTimer(s.cfg.recovery.lateAfter)
-		defer t.Stop()
-		select {
-		case <-s.closed:
+		if !s.sleep(s.cfg.recovery.lateAfter, due) {
 			return
-		case <-due:
-			return
-		case <-t.C:
 		}
 		// An error means Complete settled the order in the meantime.
 		_, _ = s.decide(orderNo, paygate.StatusSuccess, true)

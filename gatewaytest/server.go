@@ -64,6 +64,8 @@ type config struct {
 	retryInterval  time.Duration
 	maxAttempts    int
 	now            func() time.Time
+	testClock      *TestClock // WithTestClock's, else nil: real time
+	dupCallbacks   dupCallbacks
 	faults         WebhookFaults
 	duplicates     DuplicateAnswer
 	addr           string
@@ -97,7 +99,8 @@ func WithRetryInterval(d time.Duration) Option { return func(c *config) { c.retr
 // the callback never sent at all).
 func WithMaxAttempts(n int) Option { return func(c *config) { c.maxAttempts = n } }
 
-// WithClock sets the clock used to check exp and stamp orders.
+// WithClock sets the clock used to check exp and stamp orders; waits
+// (retries, late settlements) stay in real time. WithTestClock drives both.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
 // WithAddr listens on addr (a loopback address such as 127.0.0.1:8085)
@@ -126,7 +129,10 @@ func Start(opts ...Option) (*Server, error) {
 		o(&cfg)
 	}
 	if cfg.now == nil {
-		return nil, errors.New("WithClock: a nil clock")
+		return nil, errors.New("WithClock or WithTestClock: a nil clock")
+	}
+	if d := cfg.dupCallbacks; d.set && d.n < 1 || cfg.dupCallbacks.n > maxDuplicateCallbacks {
+		return nil, fmt.Errorf("WithDuplicateCallbacks: n %d: want 1 to %d", cfg.dupCallbacks.n, maxDuplicateCallbacks)
 	}
 	if err := cfg.recovery.validate(); err != nil {
 		return nil, err
@@ -174,6 +180,9 @@ func Start(opts ...Option) (*Server, error) {
 		s.srv.Listener.Close()
 		s.srv.Listener = l
 	}
+	if cfg.testClock != nil {
+		cfg.testClock.watch(&s.pending)
+	}
 	s.srv.Start()
 	s.URL, s.PayURL = s.srv.URL, s.srv.URL
 	s.startPayHost()
@@ -187,6 +196,9 @@ func (s *Server) Close() {
 	s.closing.Do(func() {
 		close(s.closed)
 		s.pending.Wait()
+		if s.cfg.testClock != nil {
+			s.cfg.testClock.unwatch(&s.pending)
+		}
 		s.srv.Close()
 		if s.paySrv != nil {
 			s.paySrv.Close()
