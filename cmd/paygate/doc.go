@@ -7,6 +7,7 @@
 // Commands:
 //
 //	sandbox                  run the in-process sandbox on 127.0.0.1 and print its credentials
+//	                         (faults: -lose-every N, -duplicates N, -late-settlement D)
 //	sandbox order create     create an order on a running sandbox (signed, as a merchant does)
 //	sandbox order settle     decide or settle a sandbox order (the sandbox's admin route, loopback only)
 //	sign                     sign a URL (GET) or a form (POST); -explain prints the message
