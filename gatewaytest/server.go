@@ -119,7 +119,8 @@ func NewServer(opts ...Option) *Server {
 }
 
 // Start is NewServer with an error instead of a panic (a busy WithAddr, an
-// address that is not loopback, a nil Option or WithClock(nil)).
+// address that is not loopback, a nil Option, WithClock(nil) or a switch
+// out of its range).
 func Start(opts ...Option) (*Server, error) {
 	cfg := config{retryInterval: 30 * time.Second, maxAttempts: 10, now: time.Now, webhookPath: paths.Webhook}
 	for _, o := range opts {
@@ -128,17 +129,8 @@ func Start(opts ...Option) (*Server, error) {
 		}
 		o(&cfg)
 	}
-	if cfg.now == nil {
-		return nil, errors.New("WithClock or WithTestClock: a nil clock")
-	}
-	if d := cfg.dupCallbacks; d.set && d.n < 1 || cfg.dupCallbacks.n > maxDuplicateCallbacks {
-		return nil, fmt.Errorf("WithDuplicateCallbacks: n %d: want 1 to %d", cfg.dupCallbacks.n, maxDuplicateCallbacks)
-	}
-	if err := cfg.recovery.validate(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
-	}
-	if !validWebhookPath(cfg.webhookPath) {
-		return nil, fmt.Errorf("webhook path %q: want a clean absolute path (no //, /./ or ..), other than /, with valid escapes, without query, fragment or pattern characters", cfg.webhookPath)
 	}
 	if cfg.faults.Rand == nil {
 		cfg.faults.Rand = cryptoFloat
@@ -187,6 +179,23 @@ func Start(opts ...Option) (*Server, error) {
 	s.URL, s.PayURL = s.srv.URL, s.srv.URL
 	s.startPayHost()
 	return s, nil
+}
+
+// validate refuses options the sandbox cannot honour.
+func (cfg *config) validate() error {
+	if cfg.now == nil {
+		return errors.New("WithClock or WithTestClock: a nil clock")
+	}
+	if d := cfg.dupCallbacks; d.set && d.n < 1 || d.n > maxDuplicateCallbacks {
+		return fmt.Errorf("WithDuplicateCallbacks: n %d: want 1 to %d", d.n, maxDuplicateCallbacks)
+	}
+	if err := cfg.recovery.validate(); err != nil {
+		return err
+	}
+	if !validWebhookPath(cfg.webhookPath) {
+		return fmt.Errorf("webhook path %q: want a clean absolute path (no //, /./ or ..), other than /, with valid escapes, without query, fragment or pattern characters", cfg.webhookPath)
+	}
+	return nil
 }
 
 // Close stops the server and any callback retries in flight. Calling it
