@@ -104,8 +104,8 @@ func (s *Server) deliver(o Order, stale bool) {
 }
 
 // post POSTs a callback body to url once, or WithDuplicateCallbacks' n
-// times (at once or one after the other), and returns the attempts in the
-// order they were sent.
+// times (at once or one after the other), and returns the attempts, one
+// per copy.
 func (s *Server) post(url, body string) []Attempt {
 	dup := s.cfg.dupCallbacks
 	attempts := make([]Attempt, max(dup.n, 1))

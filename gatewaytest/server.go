@@ -90,7 +90,8 @@ type config struct {
 type Option func(*config)
 
 // WithRetryInterval sets the wait between direct-callback attempts (the
-// service's is about 30 s; tests use milliseconds).
+// service's is about 30 s; tests use milliseconds, or keep 30 s on a
+// WithTestClock).
 func WithRetryInterval(d time.Duration) Option { return func(c *config) { c.retryInterval = d } }
 
 // WithMaxAttempts caps the direct-callback attempts per event (default 10):
