@@ -184,7 +184,7 @@ func (s *Server) sleep(d time.Duration, cancel <-chan struct{}) bool {
 	s.pending.Done() // parked, after scheduling: an Advance settling now fires it next
 	select {
 	case <-t.fired:
-		return true
+		return !isClosed(s.closed) // an Advance racing Close: nothing once Close has begun
 	case <-s.closed:
 	case <-cancel:
 	}
@@ -192,4 +192,14 @@ func (s *Server) sleep(d time.Duration, cancel <-chan struct{}) bool {
 		s.pending.Add(1) // counted again to return; a fired timer's wake did it
 	}
 	return false
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

@@ -59,6 +59,18 @@ func TestTestClockRunsRecoveryInTestTime(t *testing.T) {
 		require.Equal(t, []time.Duration{week}, attemptTimes(t, sb, 1))
 		require.Equal(t, 1, m.fulfilled["B2B-1"])
 	})
+	t.Run("completed before due", func(t *testing.T) {
+		sb, c := clockSandbox(t, WithLateSettlement(week, hasPrefix("B2B")))
+		m := newMerchant(t, sb)
+		placeOrder(t, sb, m, "B2B-1")
+		require.NoError(t, sb.Pay("B2B-1~cart", paygate.StatusSuccess))
+		c.Advance(24 * time.Hour)
+		require.NoError(t, sb.Complete("B2B-1~cart", paygate.StatusFailed))
+		c.Advance(week)
+		require.Equal(t, []string{"pending delivered", "failed delivered"}, deliveries(t, sb), "settled once, by Complete")
+		require.Equal(t, []time.Duration{24 * time.Hour}, attemptTimes(t, sb, 1))
+		require.Zero(t, m.fulfilled["B2B-1"])
+	})
 	t.Run("retries until 2xx", func(t *testing.T) {
 		sb, c := clockSandbox(t)
 		m := newMerchant(t, sb)
