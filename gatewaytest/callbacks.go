@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/paygate-go/paygate"
@@ -43,7 +44,10 @@ func (s *Server) Callbacks() []Delivery {
 }
 
 // Settle waits until no direct callback is being delivered or retried and
-// no late settlement (WithLateSettlement) is still due.
+// no late settlement (WithLateSettlement) is still due. With WithTestClock
+// it waits only for the work under way now, not for retries and late
+// settlements the clock has not reached: TestClock.Advance runs those,
+// and settles before it returns.
 func (s *Server) Settle() { s.pending.Wait() }
 
 // sendCallback starts the signed direct callback of an order's current
@@ -80,35 +84,79 @@ func (s *Server) deliver(o Order, stale bool) {
 				return
 			default:
 			}
-			a := Attempt{At: s.cfg.now()}
-			resp, err := s.client.Post(o.ReturnURL, "application/x-www-form-urlencoded", strings.NewReader(body))
-			if err != nil {
-				a.Err = err.Error()
-			} else {
-				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-				resp.Body.Close()
-				a.StatusCode = resp.StatusCode
-			}
+			attempts := s.post(o.ReturnURL, body)
+			ok := slices.ContainsFunc(attempts, Attempt.ok)
 			s.mu.Lock()
-			d.Attempts = append(d.Attempts, a)
-			d.Delivered = a.StatusCode/100 == 2
+			d.Attempts = append(d.Attempts, attempts...)
+			d.Delivered = ok
 			s.mu.Unlock()
-			if a.StatusCode/100 == 2 {
+			if ok {
 				if !stale && o.Status == paygate.StatusSuccess && s.cfg.recovery.followedByStale(o.RefNo) {
 					s.sendStale(o)
 				}
 				return
 			}
-			if n == s.cfg.maxAttempts {
+			if n == s.cfg.maxAttempts || !s.sleep(s.cfg.retryInterval, nil) {
 				return
-			}
-			select {
-			case <-s.closed:
-				return
-			case <-time.After(s.cfg.retryInterval):
 			}
 		}
 	}()
+}
+
+// post POSTs a callback body to url once, or WithDuplicateCallbacks' n
+// times (at once or one after the other), and returns the attempts, one
+// per copy.
+func (s *Server) post(url, body string) []Attempt {
+	dup := s.cfg.dupCallbacks
+	attempts := make([]Attempt, max(dup.n, 1))
+	if !dup.concurrent {
+		for i := range attempts {
+			attempts[i] = s.postOnce(url, body)
+		}
+		return attempts
+	}
+	var wg sync.WaitGroup
+	for i := range attempts {
+		wg.Go(func() { attempts[i] = s.postOnce(url, body) })
+	}
+	wg.Wait()
+	return attempts
+}
+
+// postOnce is one POST of a callback body.
+func (s *Server) postOnce(url, body string) Attempt {
+	a := Attempt{At: s.cfg.now()}
+	resp, err := s.client.Post(url, "application/x-www-form-urlencoded", strings.NewReader(body))
+	if err != nil {
+		a.Err = err.Error()
+		return a
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	a.StatusCode = resp.StatusCode
+	return a
+}
+
+// ok reports whether the attempt was answered 2xx.
+func (a Attempt) ok() bool { return a.StatusCode/100 == 2 }
+
+// dupCallbacks is WithDuplicateCallbacks' setting; the zero value sends
+// each callback once.
+type dupCallbacks struct {
+	n          int // 0 without the option
+	concurrent bool
+	set        bool // the option was given: n must be 1 or more
+}
+
+// WithDuplicateCallbacks sends every attempt of every direct callback n
+// times (n >= 1; 1 is the default), all at once when concurrent, else one
+// after the other, as a gateway retrying too eagerly or a proxy repeating
+// requests would, so that a merchant can test that each event is acted on
+// exactly once (paygate.CallbackHandler with its Deduper). Each copy is an
+// Attempt in Callbacks; the event counts as delivered when any copy was
+// answered 2xx, and is retried otherwise.
+func WithDuplicateCallbacks(n int, concurrent bool) Option {
+	return func(c *config) { c.dupCallbacks = dupCallbacks{n: n, concurrent: concurrent, set: true} }
 }
 
 // sortedKeys lists the keys of v in order.
@@ -128,3 +176,7 @@ func (a Attempt) String() string {
 	}
 	return http.StatusText(a.StatusCode)
 }
+
+// maxDuplicateCallbacks bounds WithDuplicateCallbacks' n: enough to race
+// a merchant's replicas, few enough not to flood its handler.
+const maxDuplicateCallbacks = 100

@@ -35,8 +35,24 @@
 // reconciliation job to find: WithCallbackLoss (a callback never
 // delivered), WithMaxAttempts (the gateway gives up), WithLateSettlement
 // (pending, settled later), WithStaleCallbacks (out of order) and
-// WithCallbackStatus (a status outside the three). WithLostCreateAnswers
-// loses an order's answer at a chosen instant, for the SDK's
-// create-or-find (WithRepeatedRefNos: a service that takes a reference
-// twice).
+// WithCallbackStatus (a status outside the three); WithDuplicateCallbacks
+// sends each callback several times, at once or in turn, to test that a
+// handler acts on each event exactly once. WithLostCreateAnswers loses an
+// order's answer at a chosen instant, for the SDK's create-or-find
+// (WithRepeatedRefNos: a service that takes a reference twice).
+//
+// The sandbox runs in real time unless given WithTestClock: then it reads
+// the time from a TestClock (NewTestClock) and waits on it, and
+// TestClock.Advance runs the callback retries (about every 30 s), give-ups
+// and late settlements that fall due, in order, each at its own time,
+// delivered before Advance returns; a payment pending for seven days
+// settles in milliseconds:
+//
+//	clock := gatewaytest.NewTestClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
+//	sb := gatewaytest.NewServer(gatewaytest.WithTestClock(clock),
+//		gatewaytest.WithLateSettlement(7*24*time.Hour, isB2B))
+//	// handler.Now = clock.Now, so that callbacks are judged on the same clock
+//	_ = sb.Pay("B2B-1", paygate.StatusSuccess)
+//	sb.Settle()                    // the pending callback, sent at once
+//	clock.Advance(7 * 24 * time.Hour) // the success, settled and called back
 package gatewaytest

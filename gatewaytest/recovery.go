@@ -55,8 +55,9 @@ func WithCallbackLoss(lose func(refNo string) bool) Option {
 // first (as success, or failed: a late authorisation refused) is settled
 // once, by Complete.
 //
-// Settle waits for every late settlement still due; Close cancels those
-// not yet due (the order stays pending, nothing more is sent).
+// Settle waits for every late settlement still due (with WithTestClock,
+// TestClock.Advance runs it when due instead); Close cancels those not yet
+// due (the order stays pending, nothing more is sent).
 func WithLateSettlement(after time.Duration, which func(refNo string) bool) Option {
 	return func(c *config) { c.recovery.lateAfter, c.recovery.late = after, which }
 }
@@ -133,14 +134,8 @@ func (s *Server) settleLater(orderNo string, due <-chan struct{}) {
 	s.pending.Add(1)
 	go func() {
 		defer s.pending.Done()
-		t := time.NewTimer(s.cfg.recovery.lateAfter)
-		defer t.Stop()
-		select {
-		case <-s.closed:
+		if !s.sleep(s.cfg.recovery.lateAfter, due) {
 			return
-		case <-due:
-			return
-		case <-t.C:
 		}
 		// An error means Complete settled the order in the meantime.
 		_, _ = s.decide(orderNo, paygate.StatusSuccess, true)

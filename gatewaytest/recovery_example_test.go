@@ -12,19 +12,22 @@ import (
 )
 
 // A merchant's recovery job tested against the sandbox: INV-1's callback
-// never arrives, INV-2 is authorised late, and a reconciliation of the
-// awaited orders fulfils each paid one once.
+// never arrives, INV-2 is authorised two days late (in test time: the
+// clock is advanced, nothing sleeps), and a reconciliation of the awaited
+// orders fulfils each paid one once.
 func ExampleWithCallbackLoss() {
+	clock := gatewaytest.NewTestClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	sb := gatewaytest.NewServer(
-		gatewaytest.WithRetryInterval(10*time.Millisecond),
+		gatewaytest.WithTestClock(clock),
 		gatewaytest.WithCallbackLoss(func(ref string) bool { return ref == "INV-1" }),
-		gatewaytest.WithLateSettlement(10*time.Millisecond, func(ref string) bool { return ref == "INV-2" }),
+		gatewaytest.WithLateSettlement(48*time.Hour, func(ref string) bool { return ref == "INV-2" }),
 	)
 	defer sb.Close()
 
 	fulfilled := map[string]int{}
 	shop := &paygate.CallbackHandler{
 		Keys:   []paygate.Key{sb.Key()},
+		Now:    clock.Now, // the callbacks' times are the test clock's
 		Logger: slog.New(slog.DiscardHandler),
 		Fulfil: func(_ context.Context, cb *paygate.Callback) error { fulfilled[cb.RefNo]++; return nil },
 	}
@@ -40,7 +43,7 @@ func ExampleWithCallbackLoss() {
 		}
 		_ = sb.Pay(ref, paygate.StatusSuccess)
 	}
-	sb.Settle() // INV-2's late success included
+	clock.Advance(48 * time.Hour) // INV-2's late success, delivered before Advance returns
 	for _, d := range sb.Callbacks() {
 		fmt.Println(d.RefNo, d.Status, "dropped:", d.Dropped, "delivered:", d.Delivered)
 	}

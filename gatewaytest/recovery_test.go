@@ -164,7 +164,7 @@ func TestCallbackLoss(t *testing.T) {
 }
 
 // A late settlement: pending first, success later by itself, through the
-// same path as Complete; Settle waits for it.
+// same path as Complete; on a test clock, at exactly its due time.
 func TestLateSettlement(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -185,12 +185,15 @@ func TestLateSettlement(t *testing.T) {
 			want: []string{"pending delivered"}, statuses: 1, gateway: "pending 09"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sb := newSandbox(t, WithLateSettlement(time.Millisecond, tc.which))
+			sb, c := clockSandbox(t, WithLateSettlement(2*time.Hour, tc.which))
 			m := newMerchant(t, sb)
 			placeOrder(t, sb, m, "LATE-1")
 			require.NoError(t, sb.Pay("LATE-1~cart", tc.pay))
-			settle(t, sb)
+			c.Advance(2 * time.Hour)
 			require.Equal(t, tc.want, deliveries(t, sb))
+			for i := range tc.want {
+				require.Equal(t, []time.Duration{time.Duration(i) * 2 * time.Hour}, attemptTimes(t, sb, i), "each callback at its time")
+			}
 			m.mu.Lock()
 			require.Len(t, m.statuses, tc.statuses, "%v", m.statuses)
 			require.Equal(t, tc.fulfilled, m.fulfilled["LATE-1"])

@@ -65,6 +65,8 @@ type config struct {
 	retryInterval  time.Duration
 	maxAttempts    int
 	now            func() time.Time
+	testClock      *TestClock // WithTestClock's, else nil: real time
+	dupCallbacks   dupCallbacks
 	faults         WebhookFaults
 	duplicates     DuplicateAnswer
 	addr           string
@@ -91,7 +93,8 @@ type config struct {
 type Option func(*config)
 
 // WithRetryInterval sets the wait between direct-callback attempts (the
-// service's is about 30 s; tests use milliseconds).
+// service's is about 30 s; tests use milliseconds, or keep 30 s on a
+// WithTestClock).
 func WithRetryInterval(d time.Duration) Option { return func(c *config) { c.retryInterval = d } }
 
 // WithMaxAttempts caps the direct-callback attempts per event (default 10):
@@ -100,7 +103,8 @@ func WithRetryInterval(d time.Duration) Option { return func(c *config) { c.retr
 // the callback never sent at all).
 func WithMaxAttempts(n int) Option { return func(c *config) { c.maxAttempts = n } }
 
-// WithClock sets the clock used to check exp and stamp orders.
+// WithClock sets the clock used to check exp and stamp orders; waits
+// (retries, late settlements) stay in real time. WithTestClock drives both.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
 // WithAddr listens on addr (a loopback address such as 127.0.0.1:8085)
@@ -119,7 +123,8 @@ func NewServer(opts ...Option) *Server {
 }
 
 // Start is NewServer with an error instead of a panic (a busy WithAddr, an
-// address that is not loopback, a nil Option or WithClock(nil)).
+// address that is not loopback, a nil Option, WithClock(nil) or a switch
+// out of its range).
 func Start(opts ...Option) (*Server, error) {
 	cfg := config{retryInterval: 30 * time.Second, maxAttempts: 10, now: time.Now, webhookPath: paths.Webhook}
 	for _, o := range opts {
@@ -128,14 +133,8 @@ func Start(opts ...Option) (*Server, error) {
 		}
 		o(&cfg)
 	}
-	if cfg.now == nil {
-		return nil, errors.New("WithClock: a nil clock")
-	}
-	if err := cfg.recovery.validate(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
-	}
-	if !validWebhookPath(cfg.webhookPath) {
-		return nil, fmt.Errorf("webhook path %q: want a clean absolute path (no //, /./ or ..), other than /, with valid escapes, without query, fragment or pattern characters", cfg.webhookPath)
 	}
 	if cfg.faults.Rand == nil {
 		cfg.faults.Rand = cryptoFloat
@@ -177,10 +176,30 @@ func Start(opts ...Option) (*Server, error) {
 		s.srv.Listener.Close()
 		s.srv.Listener = l
 	}
+	if cfg.testClock != nil {
+		cfg.testClock.watch(&s.pending)
+	}
 	s.srv.Start()
 	s.URL, s.PayURL = s.srv.URL, s.srv.URL
 	s.startPayHost()
 	return s, nil
+}
+
+// validate refuses options the sandbox cannot honour.
+func (cfg *config) validate() error {
+	if cfg.now == nil {
+		return errors.New("WithClock or WithTestClock: a nil clock")
+	}
+	if d := cfg.dupCallbacks; d.set && d.n < 1 || d.n > maxDuplicateCallbacks {
+		return fmt.Errorf("WithDuplicateCallbacks: n %d: want 1 to %d", d.n, maxDuplicateCallbacks)
+	}
+	if err := cfg.recovery.validate(); err != nil {
+		return err
+	}
+	if !validWebhookPath(cfg.webhookPath) {
+		return fmt.Errorf("webhook path %q: want a clean absolute path (no //, /./ or ..), other than /, with valid escapes, without query, fragment or pattern characters", cfg.webhookPath)
+	}
+	return nil
 }
 
 // Close stops the server and any callback retries in flight. Calling it
@@ -190,6 +209,9 @@ func (s *Server) Close() {
 	s.closing.Do(func() {
 		close(s.closed)
 		s.pending.Wait()
+		if s.cfg.testClock != nil {
+			s.cfg.testClock.unwatch(&s.pending)
+		}
 		s.srv.Close()
 		if s.paySrv != nil {
 			s.paySrv.Close()

@@ -41,6 +41,7 @@ func newMerchant(t *testing.T, sb *Server) *merchant {
 	h := &paygate.CallbackHandler{
 		Keys:   []paygate.Key{sb.Key()},
 		Logger: slog.New(slog.DiscardHandler),
+		Now:    sb.cfg.now, // the sandbox's clock, a TestClock's too
 		Fulfil: func(_ context.Context, cb *paygate.Callback) error {
 			m.mu.Lock()
 			defer m.mu.Unlock()
@@ -455,6 +456,7 @@ func TestStartNilOptions(t *testing.T) {
 	}{
 		{name: "nil option", opt: nil, want: "nil Option"},
 		{name: "nil clock", opt: WithClock(nil), want: "WithClock"},
+		{name: "nil test clock", opt: WithTestClock(nil), want: "WithTestClock"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error

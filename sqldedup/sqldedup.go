@@ -36,7 +36,7 @@ type Deduper struct {
 	// and "_claim"), claimFuncBody is its body.
 	claimFunc, claimFuncBody string
 
-	claimSQL, claimCTESQL, renewSQL, completeSQL, releaseSQL, purgeSQL string
+	claimSQL, claimCTESQL, lookupSQL, renewSQL, completeSQL, releaseSQL, purgeSQL string
 }
 
 // lapsedRow is the SQL condition of a row a claim may take over: a claim
@@ -143,6 +143,9 @@ END
 SELECT state FROM claimed
 UNION ALL
 SELECT CASE WHEN done THEN 'D' || result ELSE 'B' END FROM live`
+	// Lookup's: the claim statement's read of a live row, alone.
+	d.lookupSQL = `SELECT CASE WHEN done THEN 'D' || coalesce(result, '') ELSE 'B' END FROM ` + t + ` AS t
+WHERE key = $1::text AND NOT (` + lapsedRow + `)`
 	d.renewSQL = `UPDATE ` + t + ` SET expires_at = now() + $3::bigint * interval '1 microsecond'
 WHERE key = $1 AND token = $2 AND NOT done`
 	d.completeSQL = `UPDATE ` + t + ` SET done = true, token = NULL, result = $3, expires_at = now() + $4::bigint * interval '1 microsecond'
@@ -252,6 +255,25 @@ func (d *Deduper) Claim(ctx context.Context, key string, lease time.Duration) (p
 		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: claim: %w", err)
 	}
 	return claimResult(state, token), nil
+}
+
+// Lookup answers what a Claim of key would answer now, without claiming
+// or writing anything: ClaimDone with the recorded result for a completed
+// key, ClaimBusy for a claim within its lease, and ClaimAcquired, with no
+// Token, when a Claim would take the key (no row, or a lapsed claim). It
+// is for reports and dry runs (paygate reconcile reads the record with
+// it); the answer may be out of date as soon as it is returned, so never
+// act on the key on the strength of it: Claim it.
+func (d *Deduper) Lookup(ctx context.Context, key string) (paygate.ClaimResult, error) {
+	var state string
+	err := d.db.QueryRowContext(ctx, d.lookupSQL, key).Scan(&state)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return paygate.ClaimResult{State: paygate.ClaimAcquired}, nil
+	case err != nil:
+		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: lookup: %w", err)
+	}
+	return claimResult(state, ""), nil
 }
 
 // pgxConn is what a connection of pgx's database/sql driver

@@ -7,6 +7,7 @@
 // Commands:
 //
 //	sandbox                  run the in-process sandbox on 127.0.0.1 and print its credentials
+//	                         (faults: -lose-every N, -duplicates N, -late-settlement D)
 //	sandbox order create     create an order on a running sandbox (signed, as a merchant does)
 //	sandbox order settle     decide or settle a sandbox order (the sandbox's admin route, loopback only)
 //	sign                     sign a URL (GET) or a form (POST); -explain prints the message
@@ -18,7 +19,9 @@
 //	lookup REFNO             one order, for reconciliation
 //	reconcile REFNO...       dry run: each awaited order's gateway state and what a
 //	                         reconciliation would do, fulfilling nothing (table or CSV,
-//	                         formula cells made text as report does; -csv-raw)
+//	                         formula cells made text as report does; -csv-raw;
+//	                         with PAYGATE_DEDUPE_DSN it reads the merchant's sqldedup
+//	                         record, never writing it, to say already fulfilled)
 //	ping                     check that the service answers (its echo and version) and show its clock offset, no credential sent
 //	banks                    the FPX bank list as CSV (-b2b: the corporate channel)
 //	webhook validate FILE... check webhook batch files against docs/protocol.md B1-B3
@@ -31,7 +34,7 @@
 // Configuration comes from flags and the PAYGATE_* variables (PAYGATE_AGENCY,
 // PAYGATE_API_KEY, PAYGATE_AUTH_TOKEN, PAYGATE_CHECKOUT_URL,
 // PAYGATE_REPORTS_URL, PAYGATE_PAY_URL, PAYGATE_WEBHOOK_URL, PAYGATE_WEBHOOK_PASSWORD,
-// PAYGATE_WEBHOOK_AGENCIES); the deprecated PAYGATE_TOKEN, PAYGATE_USERNAME
+// PAYGATE_WEBHOOK_AGENCIES, and for reconcile PAYGATE_DEDUPE_DSN); the deprecated PAYGATE_TOKEN, PAYGATE_USERNAME
 // and PAYGATE_PASSWORD are refused. Secrets are read from the environment, never from flags (which
 // other users can see in the process list).
 //

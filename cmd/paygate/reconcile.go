@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/sqldedup"
 )
 
 // reconcileAbout is the help text of paygate reconcile.
@@ -26,7 +27,10 @@ the gateway and prints its state and what CallbackHandler.Reconcile WOULD do
 with it: fulfil (a success it can vouch for), hold back (with the problems),
 pending, failed, not found, unknown status or error. It fulfils NOTHING and
 records nothing: it runs Reconcile's own checks with hooks that only note the
-verdict, one reference at a time, each as if nothing had been fulfilled yet.
+verdict, one reference at a time, each as if nothing had been fulfilled yet;
+with PAYGATE_DEDUPE_DSN (the merchant's sqldedup database, PostgreSQL; its
+table -dedupe-table) it reads, never writes, that record, and says already
+fulfilled, double payment or in flight where the record says so.
 
 References come from the arguments and from -f (a file, or - for stdin; one a
 line, blank lines skipped); each is looked up once, in order. Lookups are
@@ -61,6 +65,7 @@ func runReconcile(e env, args []string) int {
 	raw := csvRawFlag(fs)
 	file := fs.String("f", "", "read references from FILE, one a line (- for stdin)")
 	interval := fs.Duration("interval", paygate.DefaultReconcileInterval, "pause between two lookups")
+	table := fs.String("dedupe-table", sqldedup.DefaultTable, "the sqldedup table read with $"+envDedupeDSN)
 	cf := addClientFlags(fs)
 	if st, ok := parse(fs, args); !ok {
 		return st
@@ -83,8 +88,14 @@ func runReconcile(e env, args []string) int {
 	if err != nil {
 		return fail(e, "%v", err)
 	}
+	record, closeRecord, err := openRecord(e.ctx, *table)
+	if err != nil {
+		return fail(e, "%v", err)
+	}
+	defer closeRecord()
+	run := dryRunner{client: client, tap: tap, record: record}
 	out := newReconcileWriter(e.stdout, *format, *raw)
-	checked, errored, err := dryRunAll(e.ctx, client, tap, refs, *interval, out)
+	checked, errored, err := run.all(e.ctx, refs, *interval, out)
 	if err != nil {
 		return fail(e, "%v", err)
 	}
@@ -102,16 +113,26 @@ func runReconcile(e env, args []string) int {
 	return exitOK
 }
 
-// dryRunAll dry-runs each reference in turn, paced by interval, and writes
-// its row; it counts the references checked and the lookups that failed.
-// It stops early when ctx ends (the reference in flight is not counted)
-// and at a missing credential or setting, which it returns.
-func dryRunAll(ctx context.Context, client *paygate.Client, tap *recordTap, refs []string, interval time.Duration, out *reconcileWriter) (checked, errored int, err error) {
+// dryRunner is what a dry run reads: the gateway (through client, whose
+// answers tap keeps) and, when given, the merchant's record (a Deduper
+// that records nothing; nil: none, each reference judged as if nothing
+// had been fulfilled yet).
+type dryRunner struct {
+	client *paygate.Client
+	tap    *recordTap
+	record paygate.Deduper
+}
+
+// all dry-runs each reference in turn, paced by interval, and writes its
+// row; it counts the references checked and the lookups that failed. It
+// stops early when ctx ends (the reference in flight is not counted) and
+// at a missing credential or setting, which it returns.
+func (d dryRunner) all(ctx context.Context, refs []string, interval time.Duration, out *reconcileWriter) (checked, errored int, err error) {
 	for i, ref := range refs {
 		if i > 0 && !pause(ctx, interval) {
 			break
 		}
-		row, outcome, err := dryRun(ctx, client, tap, ref)
+		row, outcome, err := d.one(ctx, ref)
 		if ctx.Err() != nil {
 			break // interrupted mid-lookup: that reference was not checked
 		}
@@ -174,22 +195,24 @@ func pause(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// dryRun runs CallbackHandler.Reconcile on one reference with a fresh
-// handler whose hooks only return (nothing of the merchant's is touched,
-// and an in-memory record of this run is the only Deduper), and returns
-// the row to print: the record the lookup answered (kept by tap: one
-// request per reference) and the verdict, with the outcome. err is the
-// lookup's, if any.
-func dryRun(ctx context.Context, client *paygate.Client, tap *recordTap, ref string) ([]string, paygate.Outcome, error) {
+// one runs CallbackHandler.Reconcile on one reference with a fresh
+// handler whose hooks only return (nothing of the merchant's is touched;
+// its Deduper is the read-only record, or without one a fresh in-memory
+// record of this reference), and returns the row to print: the record the
+// lookup answered (kept by tap: one request per reference) and the
+// verdict, with the outcome. err is the lookup's, if any.
+func (d dryRunner) one(ctx context.Context, ref string) ([]string, paygate.Outcome, error) {
 	noop := func(context.Context, *paygate.Callback) error { return nil }
 	h := &paygate.CallbackHandler{
 		Fulfil:          noop,
 		OnStatus:        noop,
 		OnDoublePayment: func(context.Context, *paygate.Callback, string) error { return nil },
 		Logger:          slog.New(slog.DiscardHandler), // the verdict and problems are in the row
+		Deduper:         d.record,
 	}
+	tap := d.tap
 	tap.reset()
-	rec, err := h.Reconcile(ctx, client, []string{ref})
+	rec, err := h.Reconcile(ctx, d.client, []string{ref})
 	if err != nil || len(rec.Entries) != 1 {
 		return []string{ref, "", "", "", "", "", wouldDo[paygate.OutcomeError], cliText(fmt.Sprint(err))}, paygate.OutcomeError, err
 	}

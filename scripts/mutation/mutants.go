@@ -32,6 +32,8 @@ var (
 	// memory is the in-memory deduper: its engine's tests and the root's
 	// (the contract suite, the hostile model, the handler).
 	memory = []string{".", "./internal/memstore"}
+	// sandbox is gatewaytest, the sandbox merchants test against.
+	sandbox = []string{"./gatewaytest"}
 )
 
 // mutants is the table of defects, the fifteen of the issue first.
@@ -281,6 +283,13 @@ var mutants = []mutant{
 	// must reach exp.
 	{"sign-on-local-clock", false, "client.go",
 		"return c.now().Add(c.transport.clock.Offset())", "return c.now()", root},
+
+	// The sandbox's test switches: duplicates sent once, a test clock that
+	// leaves a wait due exactly at the advanced-to time unfired.
+	{"sandbox-duplicates-sent-once", false, "gatewaytest/callbacks.go",
+		"attempts := make([]Attempt, max(dup.n, 1))", "attempts := make([]Attempt, 1)", sandbox},
+	{"test-clock-due-time-unfired", false, "gatewaytest/clock.go",
+		"if len(c.timers) == 0 || c.timers[0].at.After(target) {", "if len(c.timers) == 0 || !c.timers[0].at.Before(target) {", sandbox},
 
 	// The JSON scanner (internal/jsonscan), against its oracle,
 	// encoding/json: an escape decoded wrong, one level of nesting too
