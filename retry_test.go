@@ -26,11 +26,13 @@ func TestRetryAfterHeader(t *testing.T) {
 func TestRetryPolicyWait(t *testing.T) {
 	p := RetryPolicy{MaxAttempts: 5, BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second}
 	for n := 1; n < 5; n++ {
-		d, ok := p.wait(n, 0)
-		require.True(t, ok)
-		ceil := min(100*time.Millisecond<<(n-1), time.Second)
-		require.GreaterOrEqual(t, d, ceil/2, "attempt %d", n)
-		require.LessOrEqual(t, d, ceil, "attempt %d", n)
+		for range 200 { // the jitter: every draw in the upper half
+			d, ok := p.wait(n, 0)
+			require.True(t, ok)
+			ceil := min(100*time.Millisecond<<(n-1), time.Second)
+			require.GreaterOrEqual(t, d, ceil/2, "attempt %d", n)
+			require.LessOrEqual(t, d, ceil, "attempt %d", n)
+		}
 	}
 	_, ok := p.wait(5, 0)
 	require.False(t, ok, "attempts used up")
@@ -39,6 +41,11 @@ func TestRetryPolicyWait(t *testing.T) {
 	require.Equal(t, 800*time.Millisecond, d)
 	_, ok = p.wait(1, 2*time.Second)
 	require.False(t, ok, "Retry-After beyond MaxDelay ends the retries")
+	d, ok = p.wait(1, time.Second)
+	require.True(t, ok, "a Retry-After of exactly MaxDelay is waited")
+	require.Equal(t, time.Second, d)
+	tiny := RetryPolicy{MaxAttempts: 1, BaseDelay: time.Nanosecond, MaxDelay: time.Nanosecond}
+	require.Equal(t, tiny, tiny.withDefaults(), "a policy's own values, however small, are kept")
 	require.Equal(t, RetryPolicy{MaxAttempts: 4, BaseDelay: 250 * time.Millisecond, MaxDelay: 30 * time.Second}, RetryPolicy{}.withDefaults())
 	big := RetryPolicy{MaxAttempts: 100, BaseDelay: time.Second, MaxDelay: time.Minute}
 	d, _ = big.wait(80, 0)

@@ -396,3 +396,34 @@ func TestCallIDDiffersBetweenCalls(t *testing.T) {
 	require.Error(t, err)
 	require.Empty(t, CallID(err), "no request was made")
 }
+
+// readBody takes an answer of exactly its limit whole, and one byte more is
+// over it: refused when strict, cut to the limit otherwise. The size the
+// answer announces only sizes the buffer.
+func TestReadBodyAtItsLimit(t *testing.T) {
+	const limit = 16
+	for _, tc := range []struct {
+		name          string
+		body          string
+		contentLength int64
+		strict        bool
+		want, wantErr string
+	}{
+		{name: "at the limit", body: strings.Repeat("a", limit), contentLength: limit, strict: true, want: strings.Repeat("a", limit)},
+		{name: "at the limit, length unknown", body: strings.Repeat("a", limit), contentLength: -1, strict: true, want: strings.Repeat("a", limit)},
+		{name: "one over, strict", body: strings.Repeat("a", limit+1), contentLength: limit + 1, strict: true, wantErr: "answer over 16 bytes"},
+		{name: "one over, cut", body: strings.Repeat("a", limit) + "b", contentLength: limit + 1, want: strings.Repeat("a", limit)},
+		{name: "a length that lies low", body: strings.Repeat("a", limit), contentLength: 1, strict: true, want: strings.Repeat("a", limit)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := &http.Response{Body: io.NopCloser(strings.NewReader(tc.body)), ContentLength: tc.contentLength}
+			got, err := readBody(resp, limit, tc.strict)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
