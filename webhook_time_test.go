@@ -36,6 +36,21 @@ func TestParseWebhookTime(t *testing.T) {
 		{in: "2026-11-22T10:30:00+08:0", want: time.Time{}},
 		{in: "2026-11-22T10:30:00+0800:", want: time.Time{}},
 		{in: "2026-11-22T10:30:", want: time.Time{}},
+		// Every edge of the calendar and the clock, on both sides.
+		{in: "2026-01-01T00:00Z", want: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{in: "2026-12-31T23:59:59Z", want: time.Date(2026, 12, 31, 23, 59, 59, 0, time.UTC)},
+		{in: "2026-04-30T10:00Z", want: time.Date(2026, 4, 30, 10, 0, 0, 0, time.UTC)},
+		{in: "2026-02-28T10:00Z", want: time.Date(2026, 2, 28, 10, 0, 0, 0, time.UTC)},
+		{in: "2026-04-31T10:00Z", want: time.Time{}},
+		{in: "2026-02-29T10:00Z", want: time.Time{}},
+		{in: "2026-01-32T10:00Z", want: time.Time{}},
+		{in: "2026-01-00T10:00Z", want: time.Time{}},
+		{in: "2026-00-10T10:00Z", want: time.Time{}},
+		{in: "2026-13-10T10:00Z", want: time.Time{}},
+		{in: "2026-01-02T24:00Z", want: time.Time{}},
+		{in: "2026-01-02T23:60Z", want: time.Time{}},
+		{in: "2026-01-02T23:59:60Z", want: time.Time{}},
+		{in: "2026-01-02T03:04:05.123", want: time.Time{}}, // a fraction, then nothing
 	}
 	for _, tt := range tests {
 		got, ok := parseWebhookTime(tt.in)

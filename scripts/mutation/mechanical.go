@@ -399,8 +399,8 @@ func mentionsErr(e ast.Expr) bool {
 
 // noteUnread marks the constants whose value nothing reads, so that
 // moving them changes no behaviour: a value returned beside an error that
-// is not nil (by the house's convention no caller reads it), and a
-// capacity or map size hint given to make (room only).
+// is not nil or beside a false ok (by the house's convention no caller
+// reads it), and a capacity or map size hint given to make (room only).
 func (g *generator) noteUnread(n ast.Node) {
 	if g.unread == nil {
 		g.unread = map[ast.Node]bool{}
@@ -410,7 +410,7 @@ func (g *generator) noteUnread(n ast.Node) {
 		if len(n.Results) < 2 {
 			return
 		}
-		if id, ok := n.Results[len(n.Results)-1].(*ast.Ident); ok && id.Name == "nil" {
+		if !g.failure(n.Results[len(n.Results)-1]) {
 			return
 		}
 		for _, r := range n.Results[:len(n.Results)-1] {
@@ -426,6 +426,16 @@ func (g *generator) noteUnread(n ast.Node) {
 			g.markUnread(n.Args[len(n.Args)-1])
 		}
 	}
+}
+
+// failure reports whether e, a function's last result, says the call
+// failed: an error that is not nil, or the constant false.
+func (g *generator) failure(e ast.Expr) bool {
+	if id, ok := e.(*ast.Ident); ok && (id.Name == "nil" || id.Name == "false") {
+		return id.Name == "false"
+	}
+	tv, ok := g.info.Types[e]
+	return ok && types.Identical(tv.Type, types.Universe.Lookup("error").Type())
 }
 
 // markUnread marks every constant in e.
