@@ -2,7 +2,6 @@ package signing
 
 import (
 	"encoding/binary"
-	"slices"
 )
 
 // Encoding is one way of percent-encoding a query. The protocol names two:
@@ -64,13 +63,6 @@ var escapeWords = func() (t [len(encodings)][256]uint32) {
 	}
 	return t
 }()
-
-// AppendEscaped appends s to dst, encoded under e.
-func AppendEscaped(dst []byte, s string, e Encoding) []byte {
-	n := len(dst)
-	dst = slices.Grow(dst, escapedMax(len(s)))
-	return dst[:escape(dst[:cap(dst)], n, s, &escapeWords[e])]
-}
 
 // escapedMax is the room escape needs for n bytes: three bytes out for
 // each byte in at most, plus the spare byte the last four-byte store

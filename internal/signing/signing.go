@@ -77,7 +77,7 @@ type state struct {
 // get takes scratch space from k's pool.
 func (k *Key) get() *state { return k.pool.Get().(*state) }
 
-// put clears s of the caller's strings and returns it to k's pool.
+// put empties s's buffer and returns s to k's pool.
 func (k *Key) put(s *state) {
 	s.buf = s.buf[:0]
 	k.pool.Put(s)
