@@ -1,0 +1,114 @@
+package watch
+
+import (
+	"context"
+	"crypto/rand"
+	"slices"
+	"sync"
+	"time"
+)
+
+// MemoryStore is the Store of one process: its orders are lost when the
+// process ends (a fleet, or a shop that must survive restarts, shares a
+// store on its database). The zero value is ready; it is safe for
+// concurrent use.
+type MemoryStore struct {
+	mu     sync.Mutex
+	orders map[string]*Order
+	tokens float64   // the budget's bucket
+	filled time.Time // when tokens was last refilled
+}
+
+// Add implements Store.
+func (m *MemoryStore) Add(_ context.Context, o Order) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.orders == nil {
+		m.orders = map[string]*Order{}
+	}
+	if _, ok := m.orders[o.RefNo]; !ok {
+		o.Checks, o.Token = 0, ""
+		m.orders[o.RefNo] = &o
+	}
+	return nil
+}
+
+// Take implements Store. It scans every order: it is meant for the
+// thousands a shop awaits, not millions.
+func (m *MemoryStore) Take(_ context.Context, now time.Time, n int, lease time.Duration) ([]Order, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var due []*Order
+	for _, o := range m.orders {
+		if !o.Next.After(now) {
+			due = append(due, o)
+		}
+	}
+	slices.SortFunc(due, func(a, b *Order) int { return a.Next.Compare(b.Next) })
+	taken := make([]Order, 0, min(n, len(due)))
+	for _, o := range due[:min(n, len(due))] {
+		o.Next, o.Token = now.Add(lease), rand.Text()
+		taken = append(taken, *o)
+	}
+	return taken, nil
+}
+
+// Reschedule implements Store.
+func (m *MemoryStore) Reschedule(_ context.Context, o Order) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	held, ok := m.orders[o.RefNo]
+	if !ok || o.Token == "" || held.Token != o.Token {
+		return ErrLost
+	}
+	held.Next, held.Checks, held.Token = o.Next, o.Checks, ""
+	return nil
+}
+
+// Remove implements Store.
+func (m *MemoryStore) Remove(_ context.Context, refNo string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.orders, refNo)
+	return nil
+}
+
+// List implements Store.
+func (m *MemoryStore) List(_ context.Context, limit int) ([]Order, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	all := make([]Order, 0, len(m.orders))
+	for _, o := range m.orders {
+		c := *o
+		c.Token = ""
+		all = append(all, c)
+	}
+	slices.SortFunc(all, func(a, b Order) int { return a.Next.Compare(b.Next) })
+	return all[:min(max(limit, 0), len(all))], nil
+}
+
+// Spend implements Store.
+func (m *MemoryStore) Spend(_ context.Context, now time.Time, b Budget, n int) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.tokens = refill(m.tokens, m.filled, now, b)
+	if now.After(m.filled) {
+		m.filled = now
+	}
+	granted := min(n, int(m.tokens))
+	m.tokens -= float64(max(granted, 0))
+	return max(granted, 0), nil
+}
+
+// refill is a token bucket's content at now, given tokens at filled: full
+// (b.Burst) the first time, then filled at b.PerSecond up to b.Burst. A
+// clock that went back fills nothing.
+func refill(tokens float64, filled, now time.Time, b Budget) float64 {
+	if filled.IsZero() {
+		return float64(b.Burst)
+	}
+	if d := now.Sub(filled); d > 0 {
+		tokens += d.Seconds() * b.PerSecond
+	}
+	return min(tokens, float64(b.Burst))
+}

@@ -1,0 +1,59 @@
+package watch
+
+import (
+	"context"
+	"time"
+)
+
+// Order is one awaited order.
+type Order struct {
+	// RefNo is the reference the order was created with (refNo~extraData
+	// for an order with extra data): the one the gateway's lookups take.
+	RefNo string
+	// Created is when the order was first awaited.
+	Created time.Time
+	// Next is when the order is due for its next lookup. While a replica
+	// checks it, Next is the end of that replica's lease.
+	Next time.Time
+	// Checks counts the lookups done so far.
+	Checks int
+	// Token identifies the replica's hold on an order Take returned; it is
+	// "" in List.
+	Token string
+}
+
+// Budget is the fleet's lookup rate: at most Burst lookups at once and
+// PerSecond on average, across every replica sharing a Store.
+type Budget struct {
+	PerSecond float64
+	Burst     int
+}
+
+// Store keeps the awaited orders and the lookup budget of a fleet. Every
+// method is safe for concurrent use by every replica; times are the
+// caller's clock (Watch.Now), so the replicas' clocks must agree within
+// a small fraction of the lease.
+type Store interface {
+	// Add awaits o (RefNo, Created, Next; Checks 0). Adding a RefNo
+	// already awaited changes nothing.
+	Add(ctx context.Context, o Order) error
+	// Take hands the caller up to n orders whose Next is at or before
+	// now, earliest first, each with a new Token and its Next moved to
+	// now+lease: no other caller gets it until then, so every due order
+	// goes to exactly one replica at a time, and to another one if that
+	// replica dies holding it.
+	Take(ctx context.Context, now time.Time, n int, lease time.Duration) ([]Order, error)
+	// Reschedule sets o's Next and Checks if o.Token still holds it;
+	// otherwise (its lease passed and another replica took it, or it was
+	// removed) it changes nothing and returns ErrLost.
+	Reschedule(ctx context.Context, o Order) error
+	// Remove stops awaiting refNo; removing one not awaited is no error.
+	Remove(ctx context.Context, refNo string) error
+	// List returns the awaited orders, earliest Next first, at most limit.
+	List(ctx context.Context, limit int) ([]Order, error)
+	// Spend takes up to n lookups from the fleet's budget b at now and
+	// returns how many it granted: the bucket holds at most b.Burst and
+	// fills at b.PerSecond, so over any span T the fleet's lookups stay
+	// within b.Burst + b.PerSecond*T.
+	Spend(ctx context.Context, now time.Time, b Budget, n int) (int, error)
+}

@@ -1,0 +1,273 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/paygate-go/paygate"
+)
+
+// ErrLost is Reschedule's answer when the caller's hold on an order has
+// passed to another replica, or the order is no longer awaited.
+var ErrLost = errors.New("watch: the order is held by another replica or no longer awaited")
+
+// Watch looks up the orders a merchant awaits until their outcome is known.
+// Handler, Client and Store are required; every other field has a default.
+// Every replica of a fleet runs its own Watch on one shared Store. Set the
+// fields before the first call and do not change them after.
+type Watch struct {
+	// Handler is the callback path each looked-up record runs through
+	// (CallbackHandler.Reconcile). With the in-memory Deduper it must be
+	// the very handler that serves the callbacks.
+	Handler *paygate.CallbackHandler
+	// Client looks the orders up.
+	Client *paygate.Client
+	// Store keeps the awaited orders and the fleet's budget: a MemoryStore
+	// for one process, a database's for a fleet.
+	Store Store
+	// Schedule is the wait before each lookup, the first counted from the
+	// order's creation, each next from the lookup before; the last wait
+	// repeats. Empty means the default (docs/assumptions.md
+	// A-watch-schedule): 5, 10, 15 and 30 minutes, then 1, 2, 4, 8, 16 and
+	// 24 hours.
+	Schedule []time.Duration
+	// MaxAge is how long an order is awaited; 0 means DefaultMaxAge. Its
+	// last lookup is at Created+MaxAge; an order still unsettled then is
+	// removed and passed to OnGiveUp.
+	MaxAge time.Duration
+	// Budget is the fleet's lookup rate; zero means DefaultPerSecond and
+	// DefaultBurst. Every replica must give the same.
+	Budget Budget
+	// Lease is how long a replica holds an order it checks; 0 means
+	// DefaultLease. An order whose replica dies is checked again after it.
+	Lease time.Duration
+	// Poll is Run's pause between passes; 0 means DefaultPoll.
+	Poll time.Duration
+	// OnGiveUp is told of every order given up at MaxAge, with the outcome
+	// of its last lookup: the merchant must settle it by hand (refund,
+	// cancel, ask the gateway). Optional: it is logged at error level.
+	OnGiveUp func(ctx context.Context, o Order, last paygate.ReconcileEntry)
+	// Logger receives one line per order given up or failing to look up;
+	// nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the clock (default time.Now); a test gives a
+	// gatewaytest.TestClock's Now.
+	Now func() time.Time
+}
+
+// settled lists the outcomes that end the watch over an order: its
+// outcome is known and the callback path has acted on it. Any other
+// outcome (pending, not found, unknown status, held back, in flight, an
+// error) is looked up again.
+var settled = map[paygate.Outcome]bool{
+	paygate.OutcomeFulfilled:        true,
+	paygate.OutcomeAlreadyFulfilled: true,
+	paygate.OutcomeDoublePayment:    true,
+	paygate.OutcomeFailed:           true,
+}
+
+// Await starts awaiting the order created (or about to be created) with
+// refNo, the reference as created (refNo~extraData when it has extra
+// data; Callback.CreatedRefNo gives it back). Await before creating the
+// order, so that a crash between the two loses nothing: an order never
+// created is looked up, found missing, and given up at MaxAge. Awaiting a
+// reference already awaited changes nothing.
+func (w *Watch) Await(ctx context.Context, refNo string) error {
+	if refNo == "" {
+		return errors.New("watch: Await: refNo is empty")
+	}
+	if err := w.check(); err != nil {
+		return err
+	}
+	now := w.now()
+	o := Order{RefNo: refNo, Created: now, Next: now.Add(wait(w.Schedule, 0))}
+	if err := w.Store.Add(ctx, o); err != nil {
+		return fmt.Errorf("watch: Await: %w", err)
+	}
+	return nil
+}
+
+// AwaitOrder awaits o by the reference it is created with: o.RefNo, then
+// "~" and o.ExtraData when it has extra data.
+func (w *Watch) AwaitOrder(ctx context.Context, o paygate.Order) error {
+	ref := o.RefNo
+	if o.ExtraData != "" {
+		ref += "~" + o.ExtraData
+	}
+	return w.Await(ctx, ref)
+}
+
+// Forget stops awaiting refNo (as created), for an order the merchant
+// settled otherwise. Orders settled by a callback need no Forget: the
+// watch's next lookup finds them fulfilled and removes them.
+func (w *Watch) Forget(ctx context.Context, refNo string) error {
+	if err := w.check(); err != nil {
+		return err
+	}
+	return w.Store.Remove(ctx, refNo)
+}
+
+// List returns up to limit awaited orders, the earliest due first.
+func (w *Watch) List(ctx context.Context, limit int) ([]Order, error) {
+	if err := w.check(); err != nil {
+		return nil, err
+	}
+	return w.Store.List(ctx, limit)
+}
+
+// Run checks due orders until ctx ends, pausing Poll between passes, and
+// returns ctx's error. A pass that fails (the Store unreachable) is logged
+// and tried again at the next one.
+func (w *Watch) Run(ctx context.Context) error {
+	if err := w.check(); err != nil {
+		return err
+	}
+	t := time.NewTicker(orDefault(w.Poll, DefaultPoll))
+	defer t.Stop()
+	for {
+		if _, err := w.Step(ctx); err != nil && ctx.Err() == nil {
+			w.logger().Error("watch: pass failed; trying again", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Pass counts what one Step did.
+type Pass struct {
+	// Checked counts the lookups; Settled, Rescheduled and GivenUp what
+	// came of them.
+	Checked, Settled, Rescheduled, GivenUp int
+}
+
+// Step checks the orders due now, as many as the budget allows, and
+// returns what it did. Run calls it; a test calls it after moving its
+// clock.
+func (w *Watch) Step(ctx context.Context) (Pass, error) {
+	var p Pass
+	if err := w.check(); err != nil {
+		return p, err
+	}
+	b := w.budget()
+	for ctx.Err() == nil {
+		now := w.now()
+		due, err := w.Store.Take(ctx, now, b.Burst, orDefault(w.Lease, DefaultLease))
+		if err != nil || len(due) == 0 {
+			return p, err
+		}
+		granted, err := w.Store.Spend(ctx, now, b, len(due))
+		if err != nil {
+			granted = 0
+		}
+		for _, o := range due[granted:] {
+			// Over budget: back to the queue, due as before.
+			o.Next = now
+			if rerr := w.Store.Reschedule(ctx, o); rerr != nil && !errors.Is(rerr, ErrLost) {
+				err = errors.Join(err, rerr)
+			}
+		}
+		for _, o := range due[:granted] {
+			if cerr := w.checkOrder(ctx, o, &p); cerr != nil {
+				err = errors.Join(err, cerr)
+			}
+		}
+		if err != nil || granted < len(due) {
+			return p, err
+		}
+	}
+	return p, ctx.Err()
+}
+
+// checkOrder looks o up and acts on what the callback path made of it.
+func (w *Watch) checkOrder(ctx context.Context, o Order, p *Pass) error {
+	p.Checked++
+	rec, err := w.Handler.Reconcile(ctx, w.Client, []string{o.RefNo})
+	if err != nil || len(rec.Entries) == 0 {
+		return err
+	}
+	last := rec.Entries[0]
+	now := w.now()
+	maxAge := orDefault(w.MaxAge, DefaultMaxAge)
+	switch end := o.Created.Add(maxAge); {
+	case settled[last.Outcome]:
+		p.Settled++
+		return w.Store.Remove(ctx, o.RefNo)
+	case !now.Before(end):
+		p.GivenUp++
+		if err := w.Store.Remove(ctx, o.RefNo); err != nil {
+			return err
+		}
+		w.giveUp(ctx, o, last)
+		return nil
+	default:
+		p.Rescheduled++
+		o.Checks++
+		o.Next = now.Add(wait(w.Schedule, o.Checks))
+		if o.Next.After(end) {
+			o.Next = end
+		}
+		if err := w.Store.Reschedule(ctx, o); err != nil && !errors.Is(err, ErrLost) {
+			return err
+		}
+		return nil
+	}
+}
+
+// giveUp hands o to OnGiveUp, or logs it.
+func (w *Watch) giveUp(ctx context.Context, o Order, last paygate.ReconcileEntry) {
+	w.logger().ErrorContext(ctx, "watch: order given up at its maximum age; settle it by hand",
+		"refNo", o.RefNo, "created", o.Created, "checks", o.Checks+1, "outcome", string(last.Outcome))
+	if w.OnGiveUp != nil {
+		w.OnGiveUp(ctx, o, last)
+	}
+}
+
+// check says which required field is missing.
+func (w *Watch) check() error {
+	switch {
+	case w.Handler == nil:
+		return errors.New("watch: Watch.Handler is nil; set the CallbackHandler that serves the callbacks")
+	case w.Client == nil:
+		return errors.New("watch: Watch.Client is nil; set the Client that looks orders up")
+	case w.Store == nil:
+		return errors.New("watch: Watch.Store is nil; set a MemoryStore (one process) or a shared store (a fleet)")
+	case w.Budget != (Budget{}) && (w.Budget.Burst < 1 || !(w.Budget.PerSecond > 0)):
+		return errors.New("watch: Watch.Budget needs Burst of at least 1 and PerSecond above 0 (or both zero for the default)")
+	}
+	return nil
+}
+
+func (w *Watch) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
+	}
+	return time.Now()
+}
+
+func (w *Watch) budget() Budget {
+	if w.Budget == (Budget{}) {
+		return Budget{PerSecond: DefaultPerSecond, Burst: DefaultBurst}
+	}
+	return w.Budget
+}
+
+func (w *Watch) logger() *slog.Logger {
+	if w.Logger != nil {
+		return w.Logger
+	}
+	return slog.Default()
+}
+
+// orDefault is d, or def when d is 0.
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}

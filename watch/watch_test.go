@@ -1,0 +1,306 @@
+package watch_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
+	"github.com/paygate-go/paygate/watch"
+)
+
+var start = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+
+// shop is a merchant on a sandbox driven by a test clock: its handler,
+// its client, and what its hooks saw.
+type shop struct {
+	clock     *gatewaytest.TestClock
+	sb        *gatewaytest.Server
+	client    *paygate.Client
+	handler   *paygate.CallbackHandler
+	returnURL string
+
+	mu        sync.Mutex
+	fulfilled map[string][]time.Time // base refNo: when each Fulfil ran
+	gaveUp    map[string]paygate.Outcome
+	gaveUpAt  map[string]time.Time
+}
+
+func newShop(t *testing.T, opts ...gatewaytest.Option) *shop {
+	t.Helper()
+	s := &shop{clock: gatewaytest.NewTestClock(start), fulfilled: map[string][]time.Time{}, gaveUp: map[string]paygate.Outcome{},
+		gaveUpAt: map[string]time.Time{}}
+	s.sb = gatewaytest.NewServer(append([]gatewaytest.Option{gatewaytest.WithTestClock(s.clock)}, opts...)...)
+	t.Cleanup(s.sb.Close)
+	s.handler = &paygate.CallbackHandler{
+		Keys: []paygate.Key{s.sb.Key()}, Now: s.clock.Now, Logger: slog.New(slog.DiscardHandler),
+		ReconcileInterval: -1,
+		Fulfil: func(_ context.Context, cb *paygate.Callback) error {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.fulfilled[cb.RefNo] = append(s.fulfilled[cb.RefNo], s.clock.Now())
+			return nil
+		},
+	}
+	srv := httptest.NewServer(s.handler)
+	t.Cleanup(srv.Close)
+	s.returnURL = srv.URL + "/return"
+	client, err := s.sb.Client()
+	require.NoError(t, err)
+	s.client = client
+	return s
+}
+
+// watch is a replica's Watch over s's orders, on store.
+func (s *shop) watch(store watch.Store) *watch.Watch {
+	return &watch.Watch{
+		Handler: s.handler, Client: s.client, Store: store, Now: s.clock.Now,
+		Logger: slog.New(slog.DiscardHandler),
+		OnGiveUp: func(_ context.Context, o watch.Order, last paygate.ReconcileEntry) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.gaveUp[o.RefNo] = last.Outcome
+			s.gaveUpAt[o.RefNo] = s.clock.Now()
+		},
+	}
+}
+
+// order awaits, then creates, one order.
+func (s *shop) order(t *testing.T, w *watch.Watch, ref, extra string) {
+	t.Helper()
+	o := paygate.Order{RefNo: ref, ExtraData: extra, Amount: 1000, Email: "a@example.com", ReturnURL: s.returnURL}
+	require.NoError(t, w.AwaitOrder(context.Background(), o))
+	_, err := s.client.CreateOrder(context.Background(), o)
+	require.NoError(t, err)
+}
+
+func prefixed(ref string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(ref, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// A shop that never runs a reconciliation by hand: callbacks lost, a
+// payment settled three days late with its callbacks lost too, a failure,
+// an order never paid. The watch fulfils every paid order exactly once,
+// on the default schedule, fulfils nothing else, and gives up the order
+// never paid at its maximum age.
+func TestWatchSettlesWhatTheCallbacksMissed(t *testing.T) {
+	const late = 3 * 24 * time.Hour
+	s := newShop(t,
+		gatewaytest.WithCallbackLoss(func(ref string) bool { return prefixed(ref, "LOST", "LATE", "FAIL", "EXTRA") }),
+		gatewaytest.WithLateSettlement(late, func(ref string) bool { return prefixed(ref, "LATE") }))
+	w := s.watch(&watch.MemoryStore{})
+	groups := map[string]int{"LOST": 6, "OK": 3, "LATE": 3, "FAIL": 3, "GONE": 2, "EXTRA": 2}
+	for g, n := range groups {
+		for i := range n {
+			ref, extra := fmt.Sprint(g, "-", i), ""
+			if g == "EXTRA" {
+				extra = "cart-" + fmt.Sprint(i)
+			}
+			s.order(t, w, ref, extra)
+			switch g {
+			case "LOST", "OK", "LATE", "EXTRA":
+				require.NoError(t, s.sb.Pay(ref, paygate.StatusSuccess))
+			case "FAIL":
+				require.NoError(t, s.sb.Pay(ref, paygate.StatusFailed))
+			}
+		}
+	}
+	awaited, err := w.List(context.Background(), 100)
+	require.NoError(t, err)
+	require.Len(t, awaited, 19)
+
+	ctx := context.Background()
+	var checked int
+	for s.clock.Now().Before(start.Add(watch.DefaultMaxAge + time.Hour)) {
+		s.clock.Advance(5 * time.Minute)
+		p, err := w.Step(ctx)
+		require.NoError(t, err)
+		checked += p.Checked
+	}
+
+	for g, n := range groups {
+		for i := range n {
+			ref := fmt.Sprint(g, "-", i)
+			got := s.fulfilled[ref]
+			switch g {
+			case "LOST", "OK", "EXTRA":
+				require.Len(t, got, 1, ref)
+				require.LessOrEqual(t, got[0].Sub(start), 10*time.Minute, "%s: a lost callback is settled by the first lookup, 5 minutes on", ref)
+			case "LATE":
+				require.Len(t, got, 1, ref)
+				delay := got[0].Sub(start.Add(late))
+				require.Positive(t, delay, ref)
+				require.LessOrEqual(t, delay, 24*time.Hour+5*time.Minute, "%s: the daily lookup finds the late settlement", ref)
+				t.Logf("%s settled %v after creation, fulfilled by the watch %v later", ref, late, delay)
+			default:
+				require.Empty(t, got, ref)
+			}
+		}
+	}
+	require.Equal(t, map[string]paygate.Outcome{"GONE-0": paygate.OutcomePending, "GONE-1": paygate.OutcomePending}, s.gaveUp)
+	for ref, at := range s.gaveUpAt {
+		require.WithinRange(t, at, start.Add(watch.DefaultMaxAge), start.Add(watch.DefaultMaxAge+5*time.Minute), "%s given up at its maximum age", ref)
+	}
+	awaited, err = w.List(context.Background(), 100)
+	require.NoError(t, err)
+	require.Empty(t, awaited, "nothing awaited past its maximum age")
+	t.Logf("%d lookups for 19 orders over %v", checked, watch.DefaultMaxAge)
+}
+
+// Two replicas share one store: each order is looked up by one of them
+// (every paid order is settled by its first lookup, so lookups equal
+// orders), and their lookups together keep within the one budget: at most
+// Burst + PerSecond*T in any span T. The same run on replicas that keep a
+// bucket each breaks the budget check: it catches a budget that is not
+// shared. (That a take is exclusive is the store contract's,
+// watchtest.Run.)
+func TestWatchReplicasShareTheOrdersAndTheBudget(t *testing.T) {
+	budget := watch.Budget{PerSecond: 2, Burst: 3}
+	for _, c := range []struct {
+		name   string
+		stores func() [2]watch.Store
+		fair   bool // the budget holds
+	}{
+		{"one shared store", func() [2]watch.Store {
+			m := &watch.MemoryStore{}
+			return [2]watch.Store{m, m}
+		}, true},
+		{"a bucket per replica", func() [2]watch.Store {
+			m := &watch.MemoryStore{}
+			return [2]watch.Store{ownBucket{m, &watch.MemoryStore{}}, ownBucket{m, &watch.MemoryStore{}}}
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			perSecond, lookups := runReplicas(t, c.stores(), budget)
+			require.Equal(t, c.fair, withinBudget(perSecond, budget), "lookups a second: %v", perSecond)
+			require.Equal(t, 30, lookups, "each order looked up once, by one replica")
+		})
+	}
+}
+
+// ownBucket is a shared store whose replica keeps a budget of its own.
+type ownBucket struct {
+	watch.Store
+	bucket *watch.MemoryStore
+}
+
+func (o ownBucket) Spend(ctx context.Context, now time.Time, b watch.Budget, n int) (int, error) {
+	return o.bucket.Spend(ctx, now, b, n)
+}
+
+// runReplicas runs two replicas' watches, on stores, over 30 paid orders
+// whose callbacks are lost, due at once, for a minute of test time, both
+// replicas stepping at the same time every second; it
+// returns the lookups of each second and their total, and checks that
+// each order was fulfilled exactly once.
+func runReplicas(t *testing.T, stores [2]watch.Store, budget watch.Budget) (perSecond []int, total int) {
+	s := newShop(t, gatewaytest.WithCallbackLoss(func(string) bool { return true }))
+	replicas := []*watch.Watch{s.watch(stores[0]), s.watch(stores[1])}
+	for _, w := range replicas {
+		w.Budget = budget
+	}
+	const orders = 30
+	for i := range orders {
+		ref := fmt.Sprint("INV-", i)
+		s.order(t, replicas[i%2], ref, "")
+		require.NoError(t, s.sb.Pay(ref, paygate.StatusSuccess))
+	}
+	s.clock.Advance(5 * time.Minute)
+	for len(perSecond) < 60 {
+		var passes [2]watch.Pass
+		var errs [2]error
+		var wg sync.WaitGroup
+		for i, w := range replicas {
+			wg.Go(func() { passes[i], errs[i] = w.Step(context.Background()) })
+		}
+		wg.Wait()
+		require.NoError(t, errors.Join(errs[:]...))
+		n := passes[0].Checked + passes[1].Checked
+		perSecond = append(perSecond, n)
+		total += n
+		s.clock.Advance(time.Second)
+	}
+	for i := range orders {
+		require.Len(t, s.fulfilled[fmt.Sprint("INV-", i)], 1, "INV-%d", i)
+	}
+	return perSecond, total
+}
+
+// withinBudget says whether every span of seconds i..j holds at most
+// Burst + PerSecond*(j-i) lookups.
+func withinBudget(perSecond []int, b watch.Budget) bool {
+	for i := range perSecond {
+		sum := 0
+		for j := i; j < len(perSecond); j++ {
+			sum += perSecond[j]
+			if float64(sum) > float64(b.Burst)+b.PerSecond*float64(j-i) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// A replica that dies holding an order (taken, never rescheduled) delays
+// it by one lease: then another replica takes it and settles it.
+func TestWatchOrderOfADeadReplicaIsTakenOver(t *testing.T) {
+	s := newShop(t, gatewaytest.WithCallbackLoss(func(string) bool { return true }))
+	store := &watch.MemoryStore{}
+	w := s.watch(store)
+	s.order(t, w, "INV-1", "")
+	require.NoError(t, s.sb.Pay("INV-1", paygate.StatusSuccess))
+	s.clock.Advance(5 * time.Minute)
+	dead, err := store.Take(context.Background(), s.clock.Now(), 1, watch.DefaultLease)
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
+
+	p, err := w.Step(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, p.Checked, "held by the dead replica within its lease")
+	s.clock.Advance(watch.DefaultLease)
+	p, err = w.Step(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, watch.Pass{Checked: 1, Settled: 1}, p)
+	require.Len(t, s.fulfilled["INV-1"], 1)
+	require.ErrorIs(t, store.Reschedule(context.Background(), dead[0]), watch.ErrLost, "the dead replica's hold is gone")
+}
+
+func TestWatchNeedsItsParts(t *testing.T) {
+	s := newShop(t)
+	full := s.watch(&watch.MemoryStore{})
+	for _, c := range []struct {
+		name   string
+		break_ func(*watch.Watch)
+		want   string
+	}{
+		{"no handler", func(w *watch.Watch) { w.Handler = nil }, "Watch.Handler is nil"},
+		{"no client", func(w *watch.Watch) { w.Client = nil }, "Watch.Client is nil"},
+		{"no store", func(w *watch.Watch) { w.Store = nil }, "Watch.Store is nil"},
+		{"no burst", func(w *watch.Watch) { w.Budget = watch.Budget{PerSecond: 1} }, "Burst of at least 1"},
+		{"no rate", func(w *watch.Watch) { w.Budget = watch.Budget{Burst: 1} }, "PerSecond above 0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := *full
+			c.break_(&w)
+			_, err := w.Step(context.Background())
+			require.ErrorContains(t, err, c.want)
+			require.ErrorContains(t, w.Await(context.Background(), "INV-1"), c.want)
+			require.ErrorContains(t, w.Run(context.Background()), c.want)
+		})
+	}
+	require.ErrorContains(t, full.Await(context.Background(), ""), "refNo is empty")
+}

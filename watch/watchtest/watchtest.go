@@ -1,0 +1,271 @@
+// Package watchtest checks a watch.Store against the contract every store
+// must keep, so a store on another database can prove itself the way
+// watch.MemoryStore and sqldedup's WatchStore do.
+package watchtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paygate-go/paygate/watch"
+)
+
+// Run runs every check, each on a fresh, empty Store from newStore.
+func Run(t *testing.T, newStore func(t *testing.T) watch.Store) {
+	t.Helper()
+	for _, c := range []struct {
+		name string
+		fn   func(*testing.T, watch.Store)
+	}{
+		{name: "AddOnce", fn: addOnce},
+		{name: "TakeDueEarliestFirst", fn: takeDueEarliestFirst},
+		{name: "TakeIsExclusiveUntilTheLeaseEnds", fn: takeIsExclusive},
+		{name: "RescheduleNeedsTheHold", fn: rescheduleNeedsTheHold},
+		{name: "ConcurrentTakesHandEachOrderOnce", fn: concurrentTakes},
+		{name: "BudgetBucket", fn: budgetBucket},
+		{name: "ConcurrentSpendStaysWithinBudget", fn: concurrentSpend},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, newStore(t)) })
+	}
+}
+
+// t0 is the suites' start: whole seconds, which every database keeps.
+var t0 = time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
+
+func ok(t *testing.T, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func add(t *testing.T, s watch.Store, ref string, next time.Time) {
+	t.Helper()
+	ok(t, "Add("+ref+")", s.Add(context.Background(), watch.Order{RefNo: ref, Created: t0, Next: next}))
+}
+
+func take(t *testing.T, s watch.Store, now time.Time, n int, lease time.Duration) []watch.Order {
+	t.Helper()
+	got, err := s.Take(context.Background(), now, n, lease)
+	ok(t, "Take", err)
+	return got
+}
+
+func refs(os []watch.Order) []string {
+	var r []string
+	for _, o := range os {
+		r = append(r, o.RefNo)
+	}
+	return r
+}
+
+func same(a, b []string) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
+
+// addOnce: a second Add of an awaited reference changes nothing, and List
+// returns every order, earliest Next first, at most limit.
+func addOnce(t *testing.T, s watch.Store) {
+	add(t, s, "INV-2", t0.Add(2*time.Minute))
+	add(t, s, "INV-1~x", t0.Add(time.Minute))
+	ok(t, "Add again", s.Add(context.Background(), watch.Order{RefNo: "INV-2", Created: t0.Add(time.Hour), Next: t0.Add(time.Hour), Checks: 5}))
+	all, err := s.List(context.Background(), 10)
+	ok(t, "List", err)
+	if !same(refs(all), []string{"INV-1~x", "INV-2"}) {
+		t.Fatalf("List = %v, want [INV-1~x INV-2]", refs(all))
+	}
+	o := all[1]
+	if !o.Created.Equal(t0) || !o.Next.Equal(t0.Add(2*time.Minute)) || o.Checks != 0 || o.Token != "" {
+		t.Fatalf("after a second Add, INV-2 = %+v; want it unchanged", o)
+	}
+	one, err := s.List(context.Background(), 1)
+	ok(t, "List(1)", err)
+	if !same(refs(one), []string{"INV-1~x"}) {
+		t.Fatalf("List(1) = %v, want [INV-1~x]", refs(one))
+	}
+}
+
+// takeDueEarliestFirst: Take returns only due orders (Next at or before
+// now), earliest first, at most n, each with a token and Next moved to
+// the end of the lease.
+func takeDueEarliestFirst(t *testing.T, s watch.Store) {
+	for i, at := range []time.Duration{3, 1, 2, 5} {
+		add(t, s, fmt.Sprint("R", i), t0.Add(at*time.Minute))
+	}
+	now := t0.Add(3 * time.Minute)
+	got := take(t, s, now, 2, time.Minute)
+	if !same(refs(got), []string{"R1", "R2"}) {
+		t.Fatalf("Take(2) = %v, want [R1 R2] (due, earliest first)", refs(got))
+	}
+	for _, o := range got {
+		if o.Token == "" || !o.Next.Equal(now.Add(time.Minute)) {
+			t.Fatalf("taken %+v: want a token and Next at the lease's end", o)
+		}
+	}
+	if got[0].Token == got[1].Token {
+		t.Fatal("two taken orders share a token")
+	}
+	if rest := take(t, s, now, 10, time.Minute); !same(refs(rest), []string{"R0"}) {
+		t.Fatalf("second Take = %v, want [R0] (R3 is not due until 5 minutes)", refs(rest))
+	}
+}
+
+// takeIsExclusive: a taken order goes to nobody else until its lease ends,
+// then to the next caller with a new token.
+func takeIsExclusive(t *testing.T, s watch.Store) {
+	add(t, s, "INV-9", t0)
+	first := take(t, s, t0, 5, time.Minute)
+	if len(first) != 1 {
+		t.Fatalf("Take = %v, want INV-9", refs(first))
+	}
+	if again := take(t, s, t0.Add(59*time.Second), 5, time.Minute); len(again) != 0 {
+		t.Fatalf("Take within the lease = %v, want nothing", refs(again))
+	}
+	second := take(t, s, t0.Add(time.Minute), 5, time.Minute)
+	if len(second) != 1 || second[0].Token == first[0].Token {
+		t.Fatalf("Take at the lease's end = %+v, want INV-9 with a new token", second)
+	}
+}
+
+// rescheduleNeedsTheHold: Reschedule works with the token of the current
+// hold only, sets Next and Checks, and ends the hold.
+func rescheduleNeedsTheHold(t *testing.T, s watch.Store) {
+	ctx := context.Background()
+	add(t, s, "INV-7", t0)
+	old := take(t, s, t0, 1, time.Minute)[0]
+	cur := take(t, s, t0.Add(time.Minute), 1, time.Minute)[0]
+	stale := old
+	stale.Next, stale.Checks = t0.Add(time.Hour), 9
+	if err := s.Reschedule(ctx, stale); !errors.Is(err, watch.ErrLost) {
+		t.Fatalf("Reschedule with a lapsed hold's token = %v, want ErrLost", err)
+	}
+	noToken := cur
+	noToken.Token = ""
+	if err := s.Reschedule(ctx, noToken); !errors.Is(err, watch.ErrLost) {
+		t.Fatalf("Reschedule without a token = %v, want ErrLost", err)
+	}
+	cur.Next, cur.Checks = t0.Add(10*time.Minute), 1
+	ok(t, "Reschedule with the hold's token", s.Reschedule(ctx, cur))
+	if err := s.Reschedule(ctx, cur); !errors.Is(err, watch.ErrLost) {
+		t.Fatalf("a second Reschedule with the same token = %v, want ErrLost (the hold ended)", err)
+	}
+	all, err := s.List(ctx, 10)
+	ok(t, "List", err)
+	if len(all) != 1 || !all[0].Next.Equal(t0.Add(10*time.Minute)) || all[0].Checks != 1 {
+		t.Fatalf("after Reschedule: %+v, want Next at 10 minutes and 1 check", all)
+	}
+	if due := take(t, s, t0.Add(9*time.Minute), 1, time.Minute); len(due) != 0 {
+		t.Fatalf("Take before the new Next = %v, want nothing", refs(due))
+	}
+	ok(t, "Remove", s.Remove(ctx, "INV-7"))
+	ok(t, "Remove of a reference not awaited", s.Remove(ctx, "INV-7"))
+	held := take(t, s, t0.Add(time.Hour), 1, time.Minute)
+	if len(held) != 0 {
+		t.Fatalf("Take after Remove = %v, want nothing", refs(held))
+	}
+	if err := s.Reschedule(ctx, cur); !errors.Is(err, watch.ErrLost) {
+		t.Fatalf("Reschedule after Remove = %v, want ErrLost", err)
+	}
+}
+
+// concurrentTakes: replicas taking at once get every due order exactly
+// once between them.
+func concurrentTakes(t *testing.T, s watch.Store) {
+	const orders, replicas = 120, 6
+	for i := range orders {
+		add(t, s, fmt.Sprint("C", i), t0)
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	errs := make(chan error, replicas)
+	for range replicas {
+		wg.Go(func() {
+			for {
+				got, err := s.Take(context.Background(), t0, 7, time.Hour)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, o := range got {
+					seen[o.RefNo]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		ok(t, "concurrent Take", err)
+	}
+	if len(seen) != orders {
+		t.Fatalf("%d of %d orders taken", len(seen), orders)
+	}
+	for ref, n := range seen {
+		if n != 1 {
+			t.Fatalf("%s handed out %d times within its lease", ref, n)
+		}
+	}
+}
+
+// budgetBucket: the bucket starts full, grants no more than it holds, and
+// fills at PerSecond up to Burst.
+func budgetBucket(t *testing.T, s watch.Store) {
+	b := watch.Budget{PerSecond: 2, Burst: 4}
+	for _, step := range []struct {
+		at        time.Duration
+		ask, want int
+	}{
+		{0, 3, 3},           // full at first
+		{0, 3, 1},           // one left
+		{0, 1, 0},           // empty
+		{time.Second, 5, 2}, // two a second
+		{1500 * time.Millisecond, 1, 1},
+		{time.Hour, 10, 4}, // never more than Burst
+		{time.Hour, 1, 0},
+	} {
+		got, err := s.Spend(context.Background(), t0.Add(step.at), b, step.ask)
+		ok(t, "Spend", err)
+		if got != step.want {
+			t.Fatalf("Spend(%d) at +%v = %d, want %d", step.ask, step.at, got, step.want)
+		}
+	}
+}
+
+// concurrentSpend: replicas spending at once never get more between them
+// than the bucket allows.
+func concurrentSpend(t *testing.T, s watch.Store) {
+	b := watch.Budget{PerSecond: 10, Burst: 5}
+	var mu sync.Mutex
+	total := 0
+	var wg sync.WaitGroup
+	for r := range 4 {
+		wg.Go(func() {
+			for i := range 20 {
+				// 20 steps of 100 ms: two seconds in all.
+				got, err := s.Spend(context.Background(), t0.Add(time.Duration(i)*100*time.Millisecond), b, 1+r%2)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				total += got
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if limit := 5 + 10*2; total > limit {
+		t.Fatalf("replicas spent %d lookups in 1.9 s, above the budget's %d", total, limit)
+	}
+	if total < 5 {
+		t.Fatalf("replicas spent %d lookups; the bucket held 5 at first", total)
+	}
+}
