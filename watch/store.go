@@ -25,8 +25,10 @@ type Order struct {
 // Budget is the fleet's lookup rate: at most Burst lookups at once and
 // PerSecond on average, across every replica sharing a Store.
 type Budget struct {
+	// PerSecond is the average rate, above 0.
 	PerSecond float64
-	Burst     int
+	// Burst is the most lookups at once, at least 1.
+	Burst int
 }
 
 // Store keeps the awaited orders and the lookup budget of a fleet. Every
