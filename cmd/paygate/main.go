@@ -68,6 +68,7 @@ func commands() []command {
 		{"report", "the payment report for a date range, as CSV or JSON lines", runReport},
 		{"lookup", "one order by the refNo it was created with (-by seller: by fpx_seller_order_no)", runLookup},
 		{"reconcile", "dry run: each awaited order's gateway state and what Reconcile would do", runReconcile},
+		{"awaited", "the orders the pending watch awaits, with their next lookup (reads " + envDedupeDSN + ")", runAwaited},
 		{"ping", "check that the service answers (its echo and version)", runPing},
 		{"banks", "the FPX bank list (-b2b: the corporate channel), as CSV", runBanks},
 		{"webhook", "bank webhook batches: validate, send", runWebhook},
