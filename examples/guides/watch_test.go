@@ -1,0 +1,61 @@
+package guides
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
+	"github.com/paygate-go/paygate/watch"
+)
+
+// newWatch is the guide's pending watch.
+func newWatch(handler *paygate.CallbackHandler, client *paygate.Client) *watch.Watch {
+	// code: watch
+	// handler: the one serving callbacks, or one sharing its Deduper (sqldedup).
+	// A fleet's replicas share a store on their database: sqldedup.NewWatchStore(db, "").
+	w := &watch.Watch{Handler: handler, Client: client, Store: &watch.MemoryStore{}}
+	// end: watch
+	return w
+}
+
+// awaitThenCreate is the guide's order creation under the watch.
+func awaitThenCreate(ctx context.Context, w *watch.Watch, client *paygate.Client, order paygate.Order) error {
+	// code: await
+	if err := w.AwaitOrder(ctx, order); err != nil { // first: a crash in between loses nothing
+		return err
+	}
+	_, err := client.CreateOrder(ctx, order)
+	// end: await
+	return err
+}
+
+// An order whose callback is lost is fulfilled by the watch's first
+// lookup, five minutes on (test time), and leaves the watch.
+func TestWatch(t *testing.T) {
+	clock := gatewaytest.NewTestClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
+	sb := sandboxEnv(t, gatewaytest.WithTestClock(clock), gatewaytest.WithCallbackLoss(func(string) bool { return true }))
+	shop := newStore()
+	handler := &paygate.CallbackHandler{Keys: []paygate.Key{sb.Key()}, Now: clock.Now,
+		Fulfil: func(ctx context.Context, cb *paygate.Callback) error { return shop.MarkPaid(ctx, cb.RefNo, cb.Amount) }}
+	client, err := newClient()
+	require.NoError(t, err)
+	w := newWatch(handler, client)
+	w.Now = clock.Now
+	ctx := context.Background()
+	require.NoError(t, awaitThenCreate(ctx, w, client, paygate.Order{RefNo: "INV-8", ExtraData: "cart-2", Amount: 1500,
+		Email: "a@example.com", ReturnURL: "https://shop.example/paygate/return"}))
+	require.NoError(t, sb.Pay("INV-8", paygate.StatusSuccess))
+
+	clock.Advance(5 * time.Minute)
+	p, err := w.Step(ctx)
+	require.NoError(t, err)
+	require.Equal(t, watch.Pass{Checked: 1, Settled: 1}, p)
+	require.Equal(t, map[string]paygate.Amount{"INV-8": 1500}, shop.paid)
+	left, err := w.List(ctx, 10)
+	require.NoError(t, err)
+	require.Empty(t, left)
+}
