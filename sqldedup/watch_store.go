@@ -164,16 +164,32 @@ ORDER BY next_check, ref LIMIT $1`, max(limit, 0))
 	if err != nil {
 		return nil, wrap("list", err)
 	}
+	return scanOrders(rows, "list")
+}
+
+// scanOrders reads the rows of List and Find.
+func scanOrders(rows *sql.Rows, op string) ([]watch.Order, error) {
 	defer rows.Close()
 	var orders []watch.Order
 	for rows.Next() {
 		var o watch.Order
 		if err := rows.Scan(&o.RefNo, &o.Created, &o.Next, &o.Checks); err != nil {
-			return nil, wrap("list", err)
+			return nil, wrap(op, err)
 		}
 		orders = append(orders, o)
 	}
-	return orders, wrap("list", rows.Err())
+	return orders, wrap(op, rows.Err())
+}
+
+// Find implements watch.Store; it compares prefixes with left(), not LIKE,
+// so a base holding % or _ matches only itself.
+func (s *WatchStore) Find(ctx context.Context, base string) ([]watch.Order, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT ref, created, next_check, checks FROM `+s.table+`
+WHERE ref = $1 OR left(ref, length($1) + 1) = $1 || '~' ORDER BY ref COLLATE "C"`, base)
+	if err != nil {
+		return nil, wrap("find", err)
+	}
+	return scanOrders(rows, "find")
 }
 
 // Spend implements watch.Store on the budget's one row, which serialises

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -85,6 +86,22 @@ func (m *MemoryStore) List(_ context.Context, limit int) ([]Order, error) {
 	}
 	slices.SortFunc(all, func(a, b Order) int { return a.Next.Compare(b.Next) })
 	return all[:min(max(limit, 0), len(all))], nil
+}
+
+// Find implements Store.
+func (m *MemoryStore) Find(_ context.Context, base string) ([]Order, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var found []Order
+	for ref, o := range m.orders {
+		if ref == base || strings.HasPrefix(ref, base+"~") {
+			c := *o
+			c.Token = ""
+			found = append(found, c)
+		}
+	}
+	slices.SortFunc(found, func(a, b Order) int { return strings.Compare(a.RefNo, b.RefNo) })
+	return found, nil
 }
 
 // Spend implements Store.

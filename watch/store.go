@@ -53,6 +53,9 @@ type Store interface {
 	Remove(ctx context.Context, refNo string) error
 	// List returns the awaited orders, earliest Next first, at most limit.
 	List(ctx context.Context, limit int) ([]Order, error)
+	// Find returns the awaited orders whose reference as created is base,
+	// or base followed by "~" and extra data, in the order of RefNo.
+	Find(ctx context.Context, base string) ([]Order, error)
 	// Spend takes up to n lookups from the fleet's budget b at now and
 	// returns how many it granted: the bucket holds at most b.Burst and
 	// fills at b.PerSecond, so over any span T the fleet's lookups stay

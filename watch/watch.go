@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/paygate-go/paygate"
@@ -108,6 +109,63 @@ func (w *Watch) Forget(ctx context.Context, refNo string) error {
 		return err
 	}
 	return w.Store.Remove(ctx, refNo)
+}
+
+// CreatedRefNo returns the reference an awaited order was created with,
+// given the reference a callback carries (Callback.RefNo, the base, or
+// the whole refNo~extraData): the one the gateway's lookups take. It is
+// ref itself when s awaits ref as given or knows no other form, and an
+// error naming what to pass when several awaited orders share the base.
+func CreatedRefNo(ctx context.Context, s Store, ref string) (string, error) {
+	found, err := s.Find(ctx, ref)
+	if err != nil {
+		return "", fmt.Errorf("watch: finding %q: %w", ref, err)
+	}
+	var forms []string
+	for _, o := range found {
+		if o.RefNo == ref {
+			return ref, nil
+		}
+		forms = append(forms, o.RefNo)
+	}
+	switch len(forms) {
+	case 0:
+		return ref, nil
+	case 1:
+		return forms[0], nil
+	}
+	return "", fmt.Errorf("watch: %d awaited orders have the reference %q (%s): pass the one to look up as created", len(forms), ref, strings.Join(forms, ", "))
+}
+
+// Reconcile is CallbackHandler.Reconcile on the watch's handler and
+// client, for references as callbacks carry them: each is first turned
+// into the reference as created (CreatedRefNo on Store), so the base reference a
+// ledger keeps is enough for an awaited order. A reference the watch
+// cannot resolve is reported as OutcomeError with why, after the others.
+func (w *Watch) Reconcile(ctx context.Context, refNos []string) (*paygate.Reconciliation, error) {
+	if err := w.check(); err != nil {
+		return nil, err
+	}
+	created := make([]string, 0, len(refNos))
+	rec := &paygate.Reconciliation{Counts: map[paygate.Outcome]int{}}
+	var unresolved []paygate.ReconcileEntry
+	for _, ref := range refNos {
+		c, err := CreatedRefNo(ctx, w.Store, ref)
+		if err != nil {
+			unresolved = append(unresolved, paygate.ReconcileEntry{RefNo: ref, Outcome: paygate.OutcomeError, Err: err})
+			continue
+		}
+		created = append(created, c)
+	}
+	looked, err := w.Handler.Reconcile(ctx, w.Client, created)
+	if looked != nil {
+		rec = looked
+	}
+	for _, e := range unresolved {
+		rec.Entries = append(rec.Entries, e)
+		rec.Counts[e.Outcome]++
+	}
+	return rec, err
 }
 
 // List returns up to limit awaited orders, the earliest due first.

@@ -304,3 +304,45 @@ func TestWatchNeedsItsParts(t *testing.T) {
 	}
 	require.ErrorContains(t, full.Await(context.Background(), ""), "refNo is empty")
 }
+
+// The base reference a callback carries (and a ledger keeps) is enough:
+// the watch knows the reference as created and looks that up; two awaited
+// orders on one base are refused with both forms named.
+func TestWatchReconcileTakesTheCallbacksReference(t *testing.T) {
+	s := newShop(t, gatewaytest.WithCallbackLoss(func(string) bool { return true }))
+	w := s.watch(&watch.MemoryStore{})
+	ctx := context.Background()
+	s.order(t, w, "INV-3", "cart-9")
+	s.order(t, w, "INV-4", "a")
+	s.order(t, w, "INV-4", "b")
+	require.NoError(t, s.sb.Pay("INV-3", paygate.StatusSuccess))
+
+	for _, c := range []struct {
+		ref, want, err string
+	}{
+		{"INV-3", "INV-3~cart-9", ""},
+		{"INV-3~cart-9", "INV-3~cart-9", ""},
+		{"INV-7", "INV-7", ""},
+		{"INV-4", "", `2 awaited orders have the reference "INV-4" (INV-4~a, INV-4~b): pass the one to look up as created`},
+	} {
+		got, err := watch.CreatedRefNo(ctx, w.Store, c.ref)
+		if c.err != "" {
+			require.EqualError(t, err, "watch: "+c.err)
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, c.want, got, c.ref)
+	}
+
+	rec, err := w.Reconcile(ctx, []string{"INV-3", "INV-4", "INV-7"})
+	require.NoError(t, err)
+	require.Len(t, rec.Entries, 3)
+	require.Equal(t, "INV-3~cart-9", rec.Entries[0].RefNo)
+	require.Equal(t, paygate.OutcomeFulfilled, rec.Entries[0].Outcome)
+	require.Equal(t, paygate.OutcomeNotFound, rec.Entries[1].Outcome, "INV-7: looked up as given")
+	require.ErrorContains(t, rec.Entries[1].Err, "give refNo~extraData")
+	require.Equal(t, paygate.ReconcileEntry{RefNo: "INV-4", Outcome: paygate.OutcomeError, Err: rec.Entries[2].Err}, rec.Entries[2])
+	require.ErrorContains(t, rec.Entries[2].Err, "INV-4~a, INV-4~b")
+	require.Equal(t, map[paygate.Outcome]int{paygate.OutcomeFulfilled: 1, paygate.OutcomeNotFound: 1, paygate.OutcomeError: 1}, rec.Counts)
+	require.Len(t, s.fulfilled["INV-3"], 1)
+}

@@ -66,6 +66,7 @@ func runReconcile(e env, args []string) int {
 	file := fs.String("f", "", "read references from FILE, one a line (- for stdin)")
 	interval := fs.Duration("interval", paygate.DefaultReconcileInterval, "pause between two lookups")
 	table := fs.String("dedupe-table", sqldedup.DefaultTable, "the sqldedup table read with $"+envDedupeDSN)
+	watchTable := fs.String("watch-table", sqldedup.DefaultWatchTable, "the pending watch's table read with $"+envDedupeDSN+": a base REFNO it awaits as REFNO~extra is looked up so")
 	cf := addClientFlags(fs)
 	if st, ok := parse(fs, args); !ok {
 		return st
@@ -93,6 +94,9 @@ func runReconcile(e env, args []string) int {
 		return fail(e, "%v", err)
 	}
 	defer closeRecord()
+	if refs, err = createdRefs(e.ctx, refs, *watchTable); err != nil {
+		return fail(e, "%v", err)
+	}
 	run := dryRunner{client: client, tap: tap, record: record}
 	out := newReconcileWriter(e.stdout, *format, *raw)
 	checked, errored, err := run.all(e.ctx, refs, *interval, out)

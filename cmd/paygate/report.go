@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/sqldedup"
 )
 
 // runReport writes the payment report for a date range, from the
@@ -246,6 +247,7 @@ func csvValue(raw json.RawMessage) string {
 func runLookup(e env, args []string) int {
 	fs := newFlags(e, "lookup", "[-by refno|seller] [flags] REFERENCE", "Looks up one order (docs/protocol.md endpoint 5) and prints its record. By default REFERENCE is the refNo the order was created with (refNo~extra), what a merchant reconciling a payment holds; -by seller looks up the gateway's fpx_seller_order_no.")
 	by := fs.String("by", "refno", "refno: by the refNo the order was created with (refNo~extra); seller: by fpx_seller_order_no")
+	watchTable := fs.String("watch-table", sqldedup.DefaultWatchTable, "the pending watch's table read with $"+envDedupeDSN+": a base refNo it awaits as refNo~extra is looked up so")
 	cf := addClientFlags(fs)
 	if st, ok := parse(fs, args); !ok {
 		return st
@@ -260,11 +262,14 @@ func runLookup(e env, args []string) int {
 	if err != nil {
 		return fail(e, "%v", err)
 	}
-	lookup := client.LookupOrder
+	lookup, refs := client.LookupOrder, fs.Args()
 	if *by == "refno" {
 		lookup = client.LookupOrderByRefNo
+		if refs, err = createdRefs(e.ctx, refs, *watchTable); err != nil {
+			return fail(e, "%v", err)
+		}
 	}
-	rec, err := lookup(e.ctx, fs.Arg(0))
+	rec, err := lookup(e.ctx, refs[0])
 	if errors.Is(err, paygate.ErrNoCredential) {
 		return fail(e, "%v", err)
 	}

@@ -26,6 +26,7 @@ func Run(t *testing.T, newStore func(t *testing.T) watch.Store) {
 		{name: "TakeIsExclusiveUntilTheLeaseEnds", fn: takeIsExclusive},
 		{name: "RescheduleNeedsTheHold", fn: rescheduleNeedsTheHold},
 		{name: "ConcurrentTakesHandEachOrderOnce", fn: concurrentTakes},
+		{name: "FindByBase", fn: findByBase},
 		{name: "BudgetBucket", fn: budgetBucket},
 		{name: "ConcurrentSpendStaysWithinBudget", fn: concurrentSpend},
 	} {
@@ -211,6 +212,35 @@ func concurrentTakes(t *testing.T, s watch.Store) {
 	for ref, n := range seen {
 		if n != 1 {
 			t.Fatalf("%s handed out %d times within its lease", ref, n)
+		}
+	}
+}
+
+// findByBase: Find returns the orders created as base or base~extra, and
+// no other that merely starts with base.
+func findByBase(t *testing.T, s watch.Store) {
+	for _, ref := range []string{"INV-5~cart-2", "INV-5", "INV-5~cart-1", "INV-50", "INV-5x~a", "INV-%~b", "XINV-5"} {
+		add(t, s, ref, t0)
+	}
+	for _, c := range []struct {
+		base string
+		want []string
+	}{
+		{"INV-5", []string{"INV-5", "INV-5~cart-1", "INV-5~cart-2"}},
+		{"INV-50", []string{"INV-50"}},
+		{"INV-%", []string{"INV-%~b"}},
+		{"INV-_", nil},
+		{"INV", nil},
+	} {
+		got, err := s.Find(context.Background(), c.base)
+		ok(t, "Find", err)
+		if !same(refs(got), c.want) {
+			t.Fatalf("Find(%q) = %v, want %v", c.base, refs(got), c.want)
+		}
+		for _, o := range got {
+			if !o.Created.Equal(t0) || o.Token != "" {
+				t.Fatalf("Find(%q) gave %+v: want the order as awaited, without a token", c.base, o)
+			}
 		}
 	}
 }
