@@ -346,3 +346,30 @@ func TestWatchReconcileTakesTheCallbacksReference(t *testing.T) {
 	require.Equal(t, map[paygate.Outcome]int{paygate.OutcomeFulfilled: 1, paygate.OutcomeNotFound: 1, paygate.OutcomeError: 1}, rec.Counts)
 	require.Len(t, s.fulfilled["INV-3"], 1)
 }
+
+// How long a paid order whose callbacks are all lost waits for the watch,
+// by when it settles, on the default schedule (test time). BENCHMARKS.md
+// quotes the log of: go test -run TestWatchSettlementToFulfilment -v ./watch
+func TestWatchSettlementToFulfilment(t *testing.T) {
+	for _, settle := range []time.Duration{0, 20 * time.Minute, 3 * time.Hour, 24 * time.Hour, 3 * 24 * time.Hour, 7 * 24 * time.Hour} {
+		opts := []gatewaytest.Option{gatewaytest.WithCallbackLoss(func(string) bool { return true })}
+		if settle > 0 {
+			opts = append(opts, gatewaytest.WithLateSettlement(settle, func(string) bool { return true }))
+		}
+		s := newShop(t, opts...)
+		w := s.watch(&watch.MemoryStore{})
+		s.order(t, w, "INV-1", "")
+		require.NoError(t, s.sb.Pay("INV-1", paygate.StatusSuccess))
+		lookups := 0
+		for len(s.fulfilled["INV-1"]) == 0 {
+			require.Less(t, s.clock.Now().Sub(start), watch.DefaultMaxAge, "settled at %v, never fulfilled", settle)
+			s.clock.Advance(time.Minute)
+			p, err := w.Step(context.Background())
+			require.NoError(t, err)
+			lookups += p.Checked
+		}
+		delay := s.fulfilled["INV-1"][0].Sub(start.Add(settle))
+		require.LessOrEqual(t, delay, 24*time.Hour+time.Minute, "never more than the longest wait")
+		t.Logf("settled %-8v after creation: fulfilled %-8v later, after %d lookups", settle, delay, lookups)
+	}
+}

@@ -158,7 +158,8 @@ func TestFleet(t *testing.T) {
 	require.ElementsMatch(t, wantReview, review, "the unpaid orders, given up and sent to review")
 	n, worst := lookups.within(perSecond, perSecond)
 	require.Zero(t, worst, "the fleet's lookups exceeded the budget (%d/s, %d at once)", perSecond, perSecond)
-	t.Logf("%d lookups for %d orders; replica 2 killed after order %d", n, orders, kill)
+	t.Logf("%d lookups for %d orders, at most %d in any second (budget %d/s); replica 2 killed after order %d",
+		n, orders, lookups.peak(time.Second), perSecond, kill)
 }
 
 // freshDatabase creates a database of its own for the test, dropped
@@ -305,6 +306,20 @@ func (c *lookupCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	target, _ := url.Parse(c.target)
 	httputil.NewSingleHostReverseProxy(target).ServeHTTP(w, r)
+}
+
+// peak is the most lookups within any span of d.
+func (c *lookupCounter) peak(d time.Duration) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	most, j := 0, 0
+	for i := range c.at {
+		for j < len(c.at) && c.at[j].Sub(c.at[i]) < d {
+			j++
+		}
+		most = max(most, j-i)
+	}
+	return most
 }
 
 // within returns the number of lookups and how far the busiest span
