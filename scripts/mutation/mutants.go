@@ -19,8 +19,10 @@ type mutant struct {
 // whose length is set by their design, not by a defect. The sqldedup crash
 // test paces 50 process kills 200-500 ms apart (17 s at least) and bounds
 // itself at 90 s; the contract and fault tests catch the same defects in
-// seconds.
-const soak = "^TestCrashFulfilTxAcrossProcesses$"
+// seconds. The watch's fleet on the test clock (eight days of 300 orders,
+// 4 to 15 s) is skipped for the same reason: the store contract catches
+// its defects sooner.
+const soak = "^(TestCrashFulfilTxAcrossProcesses|TestWatchFleetSettlesEveryOrderOnce)$"
 
 // Package sets the mutants are tested with.
 var (
@@ -34,6 +36,8 @@ var (
 	memory = []string{".", "./internal/memstore"}
 	// sandbox is gatewaytest, the sandbox merchants test against.
 	sandbox = []string{"./gatewaytest"}
+	// watchPkg is the pending watch and its in-memory store.
+	watchPkg = []string{"./watch"}
 )
 
 // mutants is the table of defects, the fifteen of the issue first.
@@ -290,6 +294,26 @@ var mutants = []mutant{
 		"attempts := make([]Attempt, max(dup.n, 1))", "attempts := make([]Attempt, 1)", sandbox},
 	{"test-clock-due-time-unfired", false, "gatewaytest/clock.go",
 		"if len(c.timers) == 0 || c.timers[0].at.After(target) {", "if len(c.timers) == 0 || !c.timers[0].at.Before(target) {", sandbox},
+
+	// The pending watch: a failure not taken as settled, the give-up hook
+	// skipped, the last lookup not pulled in to the maximum age, the fleet's
+	// budget ignored, a take that does not hold what it hands out; on
+	// PostgreSQL a take that waits on rows another replica is taking, or
+	// takes them unlocked.
+	{"watch-failed-not-settled", false, "watch/watch.go",
+		"\tpaygate.OutcomeFailed:           true,\n", "", watchPkg},
+	{"watch-give-up-hook-skipped", false, "watch/watch.go",
+		"\tif w.OnGiveUp != nil {", "\tif false {", watchPkg},
+	{"watch-max-age-not-kept", false, "watch/watch.go",
+		"if o.Next.After(end) {", "if false {", watchPkg},
+	{"watch-budget-ignored", false, "watch/watch.go",
+		"granted, err := w.Store.Spend(ctx, now, b, len(due))", "_, err = w.Store.Spend(ctx, now, b, len(due))\n\t\tgranted := len(due)", watchPkg},
+	{"watch-memory-take-without-hold", false, "watch/memory.go",
+		"o.Next, o.Token = now.Add(lease), rand.Text()", "o.Token = rand.Text()", watchPkg},
+	{"watch-sql-take-waits", false, "sqldedup/watch_store.go",
+		"LIMIT $2 FOR UPDATE SKIP LOCKED)", "LIMIT $2 FOR UPDATE)", sqlPkg},
+	{"watch-sql-take-unlocked", false, "sqldedup/watch_store.go",
+		"LIMIT $2 FOR UPDATE SKIP LOCKED)", "LIMIT $2)", sqlPkg},
 
 	// The JSON scanner (internal/jsonscan), against its oracle,
 	// encoding/json: an escape decoded wrong, one level of nesting too
