@@ -67,6 +67,7 @@ func commands() []command {
 		{"callback", "callback send: post a signed test callback to a local URL", runCallback},
 		{"report", "the payment report for a date range, as CSV or JSON lines", runReport},
 		{"lookup", "one order by the refNo it was created with (-by seller: by fpx_seller_order_no)", runLookup},
+		{"listen", "forward the merchant's payments to a local handler as signed callbacks", runListen},
 		{"reconcile", "dry run: each awaited order's gateway state and what Reconcile would do", runReconcile},
 		{"ping", "check that the service answers (its echo and version)", runPing},
 		{"banks", "the FPX bank list (-b2b: the corporate channel), as CSV", runBanks},
