@@ -68,6 +68,7 @@ func commands() []command {
 		{"report", "the payment report for a date range, as CSV or JSON lines", runReport},
 		{"lookup", "one order by the refNo it was created with (-by seller: by fpx_seller_order_no)", runLookup},
 		{"listen", "forward the merchant's payments to a local handler as signed callbacks", runListen},
+		{"replay", "rebuild one order's signed callback and post it to a local handler", runReplay},
 		{"reconcile", "dry run: each awaited order's gateway state and what Reconcile would do", runReconcile},
 		{"ping", "check that the service answers (its echo and version)", runPing},
 		{"banks", "the FPX bank list (-b2b: the corporate channel), as CSV", runBanks},
