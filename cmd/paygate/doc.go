@@ -17,6 +17,12 @@
 //	                         (CSV: a cell that would run as a spreadsheet formula gets a
 //	                         leading '; -csv-raw: values exactly as sent)
 //	lookup REFNO             one order, for reconciliation
+//	listen -forward-to URL   forward the merchant's payments (the payment report, polled every
+//	                         -interval) to a handler of their own as signed callbacks, each
+//	                         change once: retried at the next poll until the handler answers
+//	                         2xx (-state FILE: across runs; -since DAY; -once: one poll)
+//	replay REF -to URL       rebuild one order's signed callback from the lookup and post it;
+//	                         a handler that has it answers a duplicate
 //	reconcile REFNO...       dry run: each awaited order's gateway state and what a
 //	                         reconciliation would do, fulfilling nothing (table or CSV,
 //	                         formula cells made text as report does; -csv-raw;
@@ -37,6 +43,30 @@
 // PAYGATE_WEBHOOK_AGENCIES, and for reconcile PAYGATE_DEDUPE_DSN); the deprecated PAYGATE_TOKEN, PAYGATE_USERNAME
 // and PAYGATE_PASSWORD are refused. Secrets are read from the environment, never from flags (which
 // other users can see in the process list).
+//
+// # Forwarding payments to a local handler
+//
+// paygate listen and paygate replay let a developer run their real
+// callback handler against real payments, signed with PAYGATE_API_KEY as
+// the gateway signs its direct callback (docs/protocol.md A2):
+//
+//	paygate listen -forward-to http://localhost:8080/paygate/callback -state listen.json
+//	paygate replay INV-1001~cart -to http://localhost:8080/paygate/callback
+//
+// listen reads the payment report, from -since (a Malaysian day; default:
+// the changes after its first poll) to today, and forwards each order that
+// is new or changed status since it last forwarded it. A change counts as
+// forwarded only once the handler answers 2xx; otherwise (any other answer,
+// a redirect, which is never followed, no answer within -timeout) it is
+// tried again at the next poll. -state FILE keeps what was forwarded across
+// runs; without it, the changes left undelivered when listen stops are named,
+// for paygate replay. A callback is rebuilt from the record only: fields the
+// record does not carry (addCharge, the fpx detail beyond
+// fpx_debit_auth_code) are left out, orders not yet paid are not forwarded,
+// and a record CallbackHandler.Reconcile would hold back is reported, never
+// forwarded. replay takes the reference the order was created with
+// (refNo~extraData when it had extra data). Neither prints a key, token or
+// signature.
 //
 // Exit status: 0 success; 1 the operation failed (invalid input, a signature
 // that does not verify, an answer other than 2xx); 2 usage, configuration or

@@ -67,6 +67,8 @@ func commands() []command {
 		{"callback", "callback send: post a signed test callback to a local URL", runCallback},
 		{"report", "the payment report for a date range, as CSV or JSON lines", runReport},
 		{"lookup", "one order by the refNo it was created with (-by seller: by fpx_seller_order_no)", runLookup},
+		{"listen", "forward the merchant's payments to a local handler as signed callbacks", runListen},
+		{"replay", "rebuild one order's signed callback and post it to a local handler", runReplay},
 		{"reconcile", "dry run: each awaited order's gateway state and what Reconcile would do", runReconcile},
 		{"awaited", "the orders the pending watch awaits, with their next lookup (reads " + envDedupeDSN + ")", runAwaited},
 		{"ping", "check that the service answers (its echo and version)", runPing},

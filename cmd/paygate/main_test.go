@@ -65,7 +65,7 @@ func TestVersion(t *testing.T) {
 // doubles the "paygate:" prefix, and messages name the variables and flags
 // a user sets, not Go options.
 func TestCLIConsistency(t *testing.T) {
-	for _, cmd := range [][]string{{"sandbox"}, {"sign"}, {"verify"}, {"callback", "send"}, {"callback"}, {"report"}, {"lookup"},
+	for _, cmd := range [][]string{{"sandbox"}, {"sign"}, {"verify"}, {"callback", "send"}, {"callback"}, {"report"}, {"lookup"}, {"listen"}, {"replay"},
 		{"webhook", "validate"}, {"webhook", "send"}, {"webhook"}, {"version"}} {
 		code, _, errOut := runCLI(t, "", append(cmd, "-h")...)
 		require.Equal(t, exitOK, code, "%v -h", cmd)
