@@ -2,6 +2,7 @@ package gatewaytest
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -41,10 +42,9 @@ func TestLostCreateAnswers(t *testing.T) {
 // is then refused (409) as a second order; WithRepeatedRefNos stores both.
 func TestInFlightCreateLandsFirst(t *testing.T) {
 	for _, repeated := range []bool{false, true} {
-		sends := 0
+		var sends atomic.Int32 // the sandbox's handler goroutines count them
 		opts := []Option{WithLostCreateAnswers(func(string) CreateLoss {
-			sends++
-			return map[bool]CreateLoss{true: LoseInFlight, false: KeepAnswer}[sends == 1]
+			return map[bool]CreateLoss{true: LoseInFlight, false: KeepAnswer}[sends.Add(1) == 1]
 		})}
 		if repeated {
 			opts = append(opts, WithRepeatedRefNos())
