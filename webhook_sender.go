@@ -33,8 +33,8 @@ type WebhookSender struct {
 }
 
 // SenderOption configures a WebhookSender. The options it shares with a
-// Client (WithHTTPClient, WithLogger, WithRetry, WithAttemptTimeout) are
-// TransportOptions.
+// Client (WithHTTPClient, WithLogger, WithRetry, WithAttemptTimeout,
+// WithObserver) are TransportOptions.
 type SenderOption interface {
 	applySender(*WebhookSender) error
 }

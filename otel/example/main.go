@@ -45,23 +45,27 @@ func run(out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
+	tracerProvider := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
 	reader := sdkmetric.NewPeriodicReader(metrics, sdkmetric.WithInterval(time.Hour)) // exported once, at Shutdown
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-
-	// The five lines that turn it on (README).
-	obs, err := paygateotel.New(tp, mp)
-	if err != nil {
-		return err
-	}
+	meterProvider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	sb := gatewaytest.NewServer(gatewaytest.WithRetryInterval(50 * time.Millisecond))
 	defer sb.Close()
-	client, err := sb.Client(paygate.WithObserver(obs))
+	handler := &paygate.CallbackHandler{Keys: []paygate.Key{sb.Key()},
+		Fulfil: func(context.Context, *paygate.Callback) error { return nil }}
+
+	// code: readme-otel
+	obs, err := paygateotel.New(tracerProvider, meterProvider) // nil providers: the global ones
 	if err != nil {
 		return err
 	}
-	handler := &paygate.CallbackHandler{Keys: []paygate.Key{sb.Key()}, Observer: obs,
-		Fulfil: func(context.Context, *paygate.Callback) error { return nil }}
+	observed := paygate.WithObserver(obs) // an Option of NewClient, a SenderOption of NewWebhookSender
+	handler.Observer = obs                // a CallbackHandler's
+	// end: readme-otel
+
+	client, err := sb.Client(observed)
+	if err != nil {
+		return err
+	}
 	shop := httptest.NewServer(handler)
 	defer shop.Close()
 
@@ -71,13 +75,13 @@ func run(out io.Writer) error {
 	if _, err := handler.Reconcile(ctx, client, []string{"INV-1001~cart-7"}); err != nil {
 		return err
 	}
-	if err := send(ctx, sb, obs); err != nil {
+	if err := send(ctx, sb, observed); err != nil {
 		return err
 	}
-	if err := tp.Shutdown(ctx); err != nil {
+	if err := tracerProvider.Shutdown(ctx); err != nil {
 		return err
 	}
-	return mp.Shutdown(ctx)
+	return meterProvider.Shutdown(ctx)
 }
 
 // checkout creates an order, pays it on the hosted page and waits for its
@@ -97,9 +101,9 @@ func checkout(ctx context.Context, sb *gatewaytest.Server, client *paygate.Clien
 	return nil
 }
 
-// send posts one zakat transaction to the sandbox's webhook.
-func send(ctx context.Context, sb *gatewaytest.Server, obs *paygateotel.Observer) error {
-	sender, err := sb.WebhookSender(paygate.WithObserver(obs))
+// send posts one zakat transaction to the sandbox's webhook, observed.
+func send(ctx context.Context, sb *gatewaytest.Server, observed paygate.TransportOption) error {
+	sender, err := sb.WebhookSender(observed)
 	if err != nil {
 		return err
 	}
