@@ -44,11 +44,12 @@ func (e event) run(ctx context.Context) verdict {
 	if e.h.Observer == nil {
 		return e.process(ctx)
 	}
-	e.n = observing.From(ctx)
-	own := e.n == nil
+	own := e.o.r == nil // a reconciled record, even one reconciled within a callback's hook
 	if own {
 		e.n = &observing.Note{}
 		ctx = e.h.Observer.CallbackStart(ctx, observe.Callback{Source: observedSources[e.cb.Source]})
+	} else {
+		e.n = observing.From(ctx)
 	}
 	v := e.process(ctx)
 	e.n.Processed(string(v.outcome), v.code)

@@ -125,3 +125,39 @@ func TestReconcileObserver(t *testing.T) {
 		observe.ReconcileEnd{Entries: 1},
 	}, log.all())
 }
+
+// A reconciliation run within an observed callback's hook tells its
+// records apart: each has its own start and end, none is noted in the
+// callback's.
+func TestReconcileWithinAHookObserver(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"status":"OK","fpxrequest":{"seller_order_no":"INV-9","order_no":"GW9","amount":"149.90","status":"success","fpx_debit_auth_code":"00"}}`))
+	}))
+	defer srv.Close()
+	c, err := NewClient(WithReportsURL(srv.URL), WithAuthToken("t0ken"), WithRetry(RetryPolicy{MaxAttempts: 1}))
+	require.NoError(t, err)
+	key := mustKey(t, testKeyUUID)
+	log := &eventLog{}
+	h := &CallbackHandler{Keys: []Key{key}, Observer: log, ReconcileInterval: -1}
+	var inner *Reconciliation
+	h.Fulfil = func(ctx context.Context, cb *Callback) error {
+		if cb.Source == SourceCallback {
+			inner, err = h.Reconcile(ctx, c, []string{"INV-9"})
+		}
+		return err
+	}
+	serve(h, signedRequest(t, key, callbackFields("INV-1~cart 7", "GW1", StatusSuccess, "00")))
+	require.NotNil(t, inner)
+	require.Equal(t, OutcomeFulfilled, inner.Entries[0].Outcome, "%v", inner.Entries[0].Err)
+	var ends []observe.CallbackEnd
+	for _, e := range log.all() {
+		if end, ok := e.(observe.CallbackEnd); ok {
+			end.FulfilLatency = 0
+			ends = append(ends, end)
+		}
+	}
+	require.Equal(t, []observe.CallbackEnd{
+		{Verification: observe.VerifyOK, Claim: observe.ClaimNew, Hook: observe.HookOK, Outcome: "fulfilled"},
+		{Verification: observe.VerifyOK, Claim: observe.ClaimNew, Hook: observe.HookOK, Outcome: "fulfilled", Status: 200},
+	}, ends)
+}
