@@ -7,9 +7,11 @@ import (
 	"strconv"
 	"testing"
 
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/gatewaytest"
@@ -17,10 +19,11 @@ import (
 	paygateotel "github.com/paygate-go/paygate/otel"
 )
 
-// observers are the cases of the overhead benchmarks: no Observer, and
-// this package's with the OpenTelemetry SDK behind it (every span sampled
-// and handed to an exporter that drops it; metrics aggregated for a
-// manual reader).
+// observers are the cases of the overhead benchmarks: no Observer; this
+// package's with OpenTelemetry's no-op providers (wired, no SDK
+// installed); and with the OpenTelemetry SDK behind it (every span
+// sampled and handed to an exporter that drops it; metrics aggregated for
+// a manual reader).
 func observers(b *testing.B) []struct {
 	name string
 	obs  observe.Observer
@@ -33,10 +36,14 @@ func observers(b *testing.B) []struct {
 	if err != nil {
 		b.Fatal(err)
 	}
+	noops, err := paygateotel.New(tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider())
+	if err != nil {
+		b.Fatal(err)
+	}
 	return []struct {
 		name string
 		obs  observe.Observer
-	}{{"none", nil}, {"otel", obs}}
+	}{{"none", nil}, {"noop", noops}, {"otel", obs}}
 }
 
 // BenchmarkCallback serves a new verified success (Fulfil runs once) to a
