@@ -20,6 +20,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+
+	"github.com/paygate-go/paygate/internal/observing"
 )
 
 // Outcome is what the callback path made of one verified event: the same
@@ -94,6 +96,7 @@ type event struct {
 	d  Deduper
 	cb *Callback
 	o  origin
+	n  *observing.Note // what the Observer is told (run); nil: none
 }
 
 // newEvent is cb, from o, as h acts on it.
@@ -284,6 +287,7 @@ func (e event) once(ctx context.Context, a action) (how onceOutcome, recorded st
 	// The event is handled to its end even if the gateway hung up.
 	ctx = detached(ctx)
 	c, res, err := e.take(ctx, a)
+	e.n.Claimed(err, res.State == ClaimDone, c != nil)
 	switch {
 	case err != nil:
 		return notDone, "", e.storeFailed(ctx, "dedupe claim failed", err)
@@ -301,12 +305,16 @@ func (e event) once(ctx context.Context, a action) (how onceOutcome, recorded st
 			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "fpx_debit_auth_code", string(cb.FPX.DebitAuthCode),
 			"problems", fmt.Sprint(cb.Problems))
 	}
-	if err := c.run(ctx, a.hook); err != nil {
+	began := e.n.Now()
+	err = c.run(ctx, a.hook)
+	e.n.Hooked(err, errors.Is(err, ErrClaimLost), a.fulfils, began)
+	if err != nil {
 		e.log(ctx, slog.LevelError, "callback hook failed; "+retriedBy[cb.Source], "refNo", cb.RefNo, "status", string(cb.Status), "err", err)
 		c.release(ctx)
 		return notDone, "", verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: err}
 	}
 	if err := c.complete(ctx); err != nil {
+		e.n.ClaimLost(errors.Is(err, ErrClaimLost))
 		// The hook ran but its completion is not recorded: 500 so the
 		// gateway retries. If the claim was lost, another delivery may
 		// run the hook again: the at-least-once case of the lease path.

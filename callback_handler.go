@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate/internal/formbody"
+	"github.com/paygate-go/paygate/observe"
 )
 
 // CallbackHandler is the http.Handler for the merchant's returnUrl
@@ -107,6 +108,9 @@ type CallbackHandler struct {
 	// nil means slog.Default(). To log nothing, pass
 	// slog.New(slog.DiscardHandler).
 	Logger *slog.Logger
+	// Observer is told of every callback (how it was verified, claimed and
+	// handled) and of each reconciliation (package observe). Optional.
+	Observer observe.Observer
 
 	initOnce sync.Once
 	memory   *MemoryDeduper
@@ -116,6 +120,15 @@ type CallbackHandler struct {
 
 // ServeHTTP implements the receiver rules.
 func (h *CallbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.Observer != nil {
+		h.serveObserved(w, r)
+		return
+	}
+	h.serve(w, r)
+}
+
+// serve is ServeHTTP without its Observer's start and end.
+func (h *CallbackHandler) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -134,6 +147,7 @@ func (h *CallbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, ErrInvalidKey):
 		// Misconfigured (no key): 500 keeps the gateway retrying until fixed.
 		h.log(r, slog.LevelError, "callback handler has no valid key", "err", err)
+		h.note(r).Refused(http.StatusInternalServerError, err)
 		http.Error(w, "callback handler misconfigured", http.StatusInternalServerError)
 		return
 	case errors.Is(err, ErrSignatureMissing):
@@ -155,7 +169,7 @@ func (h *CallbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cb.Verified = true
-	h.answer(w, h.newEvent(cb, origin{r: r}).process(r.Context()))
+	h.answer(w, h.newEvent(cb, origin{r: r}).run(r.Context()))
 }
 
 // answer writes the gateway's answer for a verdict of the callback path:
@@ -242,6 +256,7 @@ func (h *CallbackHandler) reject(w http.ResponseWriter, r *http.Request, status 
 	if h.OnReject != nil {
 		h.OnReject(r, err)
 	}
+	h.note(r).Refused(status, err)
 	h.log(r, slog.LevelWarn, "callback refused", "status", status, "err", err)
 	http.Error(w, http.StatusText(status), status)
 }

@@ -38,7 +38,7 @@ type Client struct {
 
 // Option configures a Client. The options that a Client and a
 // WebhookSender share (WithHTTPClient, WithLogger, WithRetry,
-// WithAttemptTimeout) are TransportOptions, which serve as both.
+// WithAttemptTimeout, WithObserver) are TransportOptions, which serve as both.
 type Option interface {
 	applyClient(*Client) error
 }

@@ -65,6 +65,7 @@ func (c *Client) CreateOrder(ctx context.Context, o Order) (*CheckoutResult, err
 // the answer.
 func (c *Client) postOrder(ctx context.Context, target string, form url.Values) (*CheckoutResult, error) {
 	resp, err := c.transport.do(ctx, exchange{
+		method: http.MethodPost, target: target,
 		attempt:   c.signedPost(target, form),
 		retryable: retrySignedPost,
 		maxBody:   maxCheckoutBody,

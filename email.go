@@ -1,6 +1,6 @@
 package paygate
 
-import "strings"
+import "github.com/paygate-go/paygate/internal/email"
 
 // ruleEmail is the text of a broken ValidEmail rule, for every e-mail field
 // (orders, webhook records).
@@ -15,57 +15,7 @@ const ruleEmail = "must be a plain e-mail address (name@example.com: no display 
 // most. Quoted local parts, comments, display names and address literals are
 // refused: the records are read by people and systems that expect a plain
 // address.
-func ValidEmail(s string) bool {
-	at := strings.LastIndexByte(s, '@')
-	if len(s) > 254 || at < 1 || at > 64 {
-		return false
-	}
-	return validLocalPart(s[:at]) && validDomain(s[at+1:])
-}
-
-// validLocalPart is ValidEmail's rule for the part before @: a dot-atom,
-// atext characters in dot-separated runs.
-func validLocalPart(local string) bool {
-	if local[0] == '.' || local[len(local)-1] == '.' || strings.Contains(local, "..") {
-		return false
-	}
-	for i := 0; i < len(local); i++ {
-		if c := local[i]; !isAlnum(c) && c != '.' && strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// validDomain is ValidEmail's rule for the part after @: dot-separated
-// labels, no trailing dot.
-func validDomain(domain string) bool {
-	if domain == "" || domain[len(domain)-1] == '.' {
-		return false
-	}
-	for domain != "" {
-		label, rest, _ := strings.Cut(domain, ".")
-		if !validLabel(label) {
-			return false
-		}
-		domain = rest
-	}
-	return true
-}
-
-// validLabel is ValidEmail's rule for one label of the domain: 1 to 63
-// letters, digits and inner hyphens.
-func validLabel(label string) bool {
-	if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-		return false
-	}
-	for i := 0; i < len(label); i++ {
-		if !isAlnum(label[i]) && label[i] != '-' {
-			return false
-		}
-	}
-	return true
-}
+func ValidEmail(s string) bool { return email.Valid(s) }
 
 // isAlnum reports whether c is an ASCII letter or digit.
 func isAlnum(c byte) bool {

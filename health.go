@@ -33,7 +33,7 @@ func (c *Client) healthGET(ctx context.Context, path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	resp, err := c.transport.do(ctx, exchange{retryable: retryTransient, maxBody: maxHealthBody, attempt: func(ctx context.Context) (*http.Request, error) {
+	resp, err := c.transport.do(ctx, exchange{method: http.MethodGet, target: target, retryable: retryTransient, maxBody: maxHealthBody, attempt: func(ctx context.Context) (*http.Request, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 		if err != nil {
 			return nil, err

@@ -11,8 +11,8 @@ import (
 )
 
 // TransportOption configures what a Client and a WebhookSender share: the
-// HTTP client, the logger, the retry policy and the time limit of one
-// attempt. It serves as an Option and as a SenderOption.
+// HTTP client, the logger, the retry policy, the time limit of one
+// attempt and the Observer. It serves as an Option and as a SenderOption.
 type TransportOption func(*transport) error
 
 // errNilOption is NewClient's and NewWebhookSender's error for a nil

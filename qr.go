@@ -2,6 +2,7 @@ package paygate
 
 import (
 	"context"
+	"net/http"
 	"net/url"
 )
 
@@ -48,7 +49,7 @@ func (c *Client) GenerateQR(ctx context.Context, q QRRequest) (*QRCode, error) {
 	if err := v.err(); err != nil {
 		return nil, err
 	}
-	resp, err := c.transport.do(ctx, exchange{attempt: c.signedPost(target, form), retryable: retrySignedPost, maxBody: maxCheckoutBody})
+	resp, err := c.transport.do(ctx, exchange{method: http.MethodPost, target: target, attempt: c.signedPost(target, form), retryable: retrySignedPost, maxBody: maxCheckoutBody})
 	if err != nil {
 		return nil, err
 	}

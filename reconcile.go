@@ -78,11 +78,15 @@ type ReconcileEntry struct {
 // contradicts another. Lookups are paced by ReconcileInterval. Each
 // reference's outcome is in the result; the error is ctx's, with the
 // entries done so far.
-func (h *CallbackHandler) Reconcile(ctx context.Context, c *Client, refNos []string) (*Reconciliation, error) {
+func (h *CallbackHandler) Reconcile(ctx context.Context, c *Client, refNos []string) (rec *Reconciliation, err error) {
 	if c == nil {
 		return nil, errors.New("paygate: Reconcile needs a Client")
 	}
-	rec := &Reconciliation{Counts: map[Outcome]int{}}
+	rec = &Reconciliation{Counts: map[Outcome]int{}}
+	ctx, o := h.reconcileStart(ctx, c, SourceLookup)
+	if o != nil {
+		defer func() { reconciled(ctx, o, rec, err) }()
+	}
 	for i, ref := range refNos {
 		if i > 0 {
 			if err := h.pace(ctx); err != nil {
@@ -104,11 +108,15 @@ func (h *CallbackHandler) Reconcile(ctx context.Context, c *Client, refNos []str
 // fulfilled are counted as such. A row is held back by the rules of
 // Reconcile. The error is the report's or ctx's, with the entries done so
 // far.
-func (h *CallbackHandler) ReconcileReport(ctx context.Context, c *Client, q ReportQuery) (*Reconciliation, error) {
+func (h *CallbackHandler) ReconcileReport(ctx context.Context, c *Client, q ReportQuery) (rec *Reconciliation, err error) {
 	if c == nil {
 		return nil, errors.New("paygate: ReconcileReport needs a Client")
 	}
-	rec := &Reconciliation{Counts: map[Outcome]int{}}
+	rec = &Reconciliation{Counts: map[Outcome]int{}}
+	ctx, o := h.reconcileStart(ctx, c, SourceReport)
+	if o != nil {
+		defer func() { reconciled(ctx, o, rec, err) }()
+	}
 	for row, err := range c.Payments(ctx, q) {
 		if err != nil {
 			return rec, err
@@ -165,7 +173,7 @@ func (h *CallbackHandler) reconcileRecord(ctx context.Context, c *Client, p *Pay
 			"refNo", p.RefNo, "orderNo", p.OrderNo, "status", string(p.Status), "problems", fmt.Sprint(e.Problems))
 		return e
 	}
-	v := h.newEvent(p.callback(source), origin{source: source}).process(ctx)
+	v := h.newEvent(p.callback(source), origin{source: source}).run(ctx)
 	e.Outcome, e.PaidOrderNo, e.Stale, e.Err = v.outcome, v.paid, v.stale, v.err
 	return e
 }

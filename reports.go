@@ -363,7 +363,7 @@ func (c *Client) reportGET(ctx context.Context, path string, vals url.Values) (*
 		vals.Set("agency", c.agency)
 	}
 	raw := base + "?" + vals.Encode()
-	resp, err := c.transport.do(ctx, exchange{retryable: retryTransient, maxBody: maxReportPage, attempt: func(ctx context.Context) (*http.Request, error) {
+	resp, err := c.transport.do(ctx, exchange{method: http.MethodGet, target: base, retryable: retryTransient, maxBody: maxReportPage, attempt: func(ctx context.Context) (*http.Request, error) {
 		target := raw
 		if !bearer {
 			var err error

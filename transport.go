@@ -16,6 +16,7 @@ import (
 	"github.com/paygate-go/paygate/internal/callid"
 	"github.com/paygate-go/paygate/internal/scrub"
 	"github.com/paygate-go/paygate/internal/skew"
+	"github.com/paygate-go/paygate/observe"
 )
 
 // userAgent identifies the SDK to the service.
@@ -58,18 +59,22 @@ type transport struct {
 	attemptTimeout time.Duration
 	// clock: the service's, per its Date headers (A-clock-skew); shared.
 	clock *skew.Clock
+	// observer is told of each call (WithObserver); nil: none.
+	observer observe.Observer
 }
 
 // exchange is one logical request: how to make each attempt, when another is
 // safe, how much of a successful body to keep, whether a longer one is cut
 // (its status alone is the answer) rather than an error, and whether a 3xx
-// answer counts as success (CreateOrder does not follow redirects).
+// answer counts as success (CreateOrder does not follow redirects). method
+// and target (the URL without its query) name it to an Observer.
 type exchange struct {
-	attempt   attemptFunc
-	retryable retryRule
-	maxBody   int64
-	cutBody   bool
-	accept3xx bool
+	method, target string
+	attempt        attemptFunc
+	retryable      retryRule
+	maxBody        int64
+	cutBody        bool
+	accept3xx      bool
 }
 
 // do runs attempts until one succeeds, one fails in a way x.retryable does
@@ -79,6 +84,14 @@ type exchange struct {
 // any may have reached the service, a Retry-After not waited for). One
 // call ID (callid.New) names every attempt, log line and error of it.
 func (t *transport) do(ctx context.Context, x exchange) (*response, error) {
+	if t.observer != nil {
+		return t.observed(ctx, x)
+	}
+	return t.run(ctx, x)
+}
+
+// run is do without its Observer's start and end.
+func (t *transport) run(ctx context.Context, x exchange) (*response, error) {
 	st := &attemptsError{callID: callid.New()}
 	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
@@ -99,6 +112,9 @@ func (t *transport) do(ctx context.Context, x exchange) (*response, error) {
 		if !ok {
 			st.refuseWait(wait, t.retry.MaxDelay)
 			return nil, st.end(n, nil)
+		}
+		if t.observer != nil {
+			t.observer.CallRetry(ctx, observe.Retry{Attempt: n, Status: answerStatus(err), RetryAfter: wait, Wait: d})
 		}
 		if err := t.sleep(ctx, d); err != nil {
 			return nil, st.end(n, err)

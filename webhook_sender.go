@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate/internal/callid"
+	"github.com/paygate-go/paygate/observe"
 )
 
 // DefaultBatchSize is how many transactions one webhook request carries
@@ -32,8 +33,8 @@ type WebhookSender struct {
 }
 
 // SenderOption configures a WebhookSender. The options it shares with a
-// Client (WithHTTPClient, WithLogger, WithRetry, WithAttemptTimeout) are
-// TransportOptions.
+// Client (WithHTTPClient, WithLogger, WithRetry, WithAttemptTimeout,
+// WithObserver) are TransportOptions.
 type SenderOption interface {
 	applySender(*WebhookSender) error
 }
@@ -162,10 +163,17 @@ func checkWebhookPassword(password string) error {
 // accepted, and otherwise a *SendError, which says only that the send is
 // incomplete (with the counts and the first problem) and carries the same
 // report: on an error, read the report rather than discard it.
-func (s *WebhookSender) Send(ctx context.Context, txs []Transaction) (*SendReport, error) {
+func (s *WebhookSender) Send(ctx context.Context, txs []Transaction) (report *SendReport, err error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, s.sendTimeout, &deadlineError{d: s.sendTimeout})
 	defer cancel()
-	report := &SendReport{total: len(txs)}
+	report = &SendReport{total: len(txs)}
+	if o := s.transport.observer; o != nil {
+		ctx = o.SendStart(ctx, observe.Send{Transactions: len(txs)})
+		defer func() {
+			o.SendEnd(ctx, observe.SendEnd{Requests: len(report.Requests), Accepted: len(report.Accepted), Invalid: len(report.Invalid),
+				Rejected: len(report.Rejected), Unconfirmed: len(report.Unconfirmed), NotSent: len(report.NotSent), Failed: err != nil})
+		}()
+	}
 	var causes []error
 	valid, idx := validTransactions(txs, nil)
 	if byTx, err := checkTyped(txs, s.rules); err != nil {
@@ -370,7 +378,7 @@ func (s *WebhookSender) post(ctx context.Context, chunk []Transaction) (*respons
 	if err != nil {
 		return nil, fmt.Errorf("paygate: encoding the batch: %w", err)
 	}
-	return s.transport.do(ctx, exchange{retryable: retryTransient, maxBody: maxErrorBody, cutBody: true, attempt: func(ctx context.Context) (*http.Request, error) {
+	return s.transport.do(ctx, exchange{method: http.MethodPost, target: s.endpoint, retryable: retryTransient, maxBody: maxErrorBody, cutBody: true, attempt: func(ctx context.Context) (*http.Request, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
 		if err != nil {
 			return nil, err

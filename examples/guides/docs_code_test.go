@@ -49,12 +49,14 @@ func codeRegion(file []byte, name string) (string, error) {
 }
 
 // compiledPath reports whether a region's file is Go that `go test ./...`
-// compiles and runs: a file under examples/, or a test file of the root
-// package.
+// compiles and runs: a file under examples/, the otel module's example
+// (otel/example/, tested by .ci/run in that module), or a test file of the
+// root package.
 func compiledPath(path string) bool {
 	clean := filepath.ToSlash(filepath.Clean(path))
 	return strings.HasSuffix(clean, ".go") && !strings.HasPrefix(clean, "../") &&
-		(strings.HasPrefix(clean, "examples/") || !strings.Contains(clean, "/") && strings.HasSuffix(clean, "_test.go"))
+		(strings.HasPrefix(clean, "examples/") || strings.HasPrefix(clean, "otel/example/") ||
+			!strings.Contains(clean, "/") && strings.HasSuffix(clean, "_test.go"))
 }
 
 // checkCodeBlocks lists the problems of one Markdown document: a Go block
@@ -110,7 +112,7 @@ func fenceProblem(lines []string, i int) string {
 // checkBlock compares one block with the region it names.
 func checkBlock(path, name, block string, read func(string) ([]byte, error)) string {
 	if !compiledPath(path) {
-		return fmt.Sprintf("%s: a region must be in a .go file under examples/ or a root _test.go file, which go test ./... runs", path)
+		return fmt.Sprintf("%s: a region must be in a .go file under examples/ or otel/example/ or a root _test.go file, which go test ./... runs", path)
 	}
 	file, err := read(path)
 	if err != nil {

@@ -47,7 +47,8 @@ var moneyPath = []moneyPackage{
 	{"./internal/signing", []string{"encoding.go", "message.go", "sign.go", "signing.go", "uuid.go", "verify.go"},
 		[]string{"./internal/signing", "."}},
 	{"./internal/memstore", []string{"memstore.go", "expiry.go"}, []string{"./internal/memstore", "."}},
-	{"./internal/scrub", []string{"scrub.go"}, []string{"./internal/scrub", "."}},
+	{"./internal/scrub", []string{"scrub.go", "url.go"}, []string{"./internal/scrub", "."}},
+	{"./internal/webhooktime", []string{"webhooktime.go"}, []string{"./internal/webhooktime", "."}},
 	{".", []string{
 		"amount.go", "callback.go", "callback_body.go", "callback_event.go", "callback_handler.go",
 		"callback_lease.go", "callback_request.go", "dedupe.go", "hook_claim.go", "key.go",

@@ -83,8 +83,8 @@ var mutants = []mutant{
 		"func (secret) LogValue() slog.Value { return slog.StringValue(redacted) }", "func (s secret) LogValue() slog.Value { return slog.StringValue(s.reveal()) }", root},
 	{"key-logvalue", false, "key.go",
 		"func (Key) LogValue() slog.Value { return slog.StringValue(redacted) }", "func (k Key) LogValue() slog.Value { return slog.AnyValue(k.k) }", root},
-	{"url-signature-redaction", false, "redact.go",
-		`return []string{"signature", "token",`, `return []string{"token",`, root},
+	{"url-signature-redaction", false, "internal/scrub/url.go",
+		`return []string{"signature", "token",`, `return []string{"token",`, []string{"./internal/scrub", "."}},
 
 	// Signing and verification.
 	{"half-signature-compared", false, "internal/signing/verify.go",

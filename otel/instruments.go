@@ -1,0 +1,61 @@
+package paygateotel
+
+import (
+	"errors"
+
+	"go.opentelemetry.io/otel/metric"
+)
+
+// The metric instruments' names.
+const (
+	metricCallbacks      = "paygate.callback.count"
+	metricVerifyFailures = "paygate.callback.verification.failures"
+	metricClaims         = "paygate.callback.claims"
+	metricFulfil         = "paygate.callback.fulfil.duration"
+	metricRetries        = "paygate.client.retries"
+	metricRetryWait      = "paygate.client.retry.wait"
+	metricCalls          = "paygate.client.calls"
+	metricWebhookTxs     = "paygate.webhook.transactions"
+	metricReconcile      = "paygate.reconcile.entries"
+)
+
+// instruments are the metrics an Observer records.
+type instruments struct {
+	callbacks, verifyFailures, claims  metric.Int64Counter
+	retries, calls, webhookTxs, recons metric.Int64Counter
+	fulfil, retryWait                  metric.Float64Histogram
+}
+
+// counterSpec is one counter: where it goes, its name, description and
+// unit.
+type counterSpec struct {
+	dst              *metric.Int64Counter
+	name, desc, unit string
+}
+
+// newInstruments makes every instrument of m.
+func newInstruments(m metric.Meter) (*instruments, error) {
+	in := &instruments{}
+	counters := []counterSpec{
+		{&in.callbacks, metricCallbacks, "Callbacks handled and gateway records reconciled, by source, verification and outcome.", "{callback}"},
+		{&in.verifyFailures, metricVerifyFailures, "Callbacks refused, by reason.", "{callback}"},
+		{&in.claims, metricClaims, "Deduper claims of callback events, by outcome (new, duplicate, in_flight, lost, error).", "{claim}"},
+		{&in.retries, metricRetries, "Attempts of a gateway call that failed and were retried, by route and status.", "{retry}"},
+		{&in.calls, metricCalls, "Gateway calls, by route, method and error class.", "{call}"},
+		{&in.webhookTxs, metricWebhookTxs, "Webhook transactions given to Send, by the state they ended in.", "{transaction}"},
+		{&in.recons, metricReconcile, "Reconciliation entries, by outcome.", "{entry}"},
+	}
+	var errs []error
+	for _, c := range counters {
+		var err error
+		*c.dst, err = m.Int64Counter(c.name, metric.WithDescription(c.desc), metric.WithUnit(c.unit))
+		errs = append(errs, err)
+	}
+	var err error
+	in.fulfil, err = m.Float64Histogram(metricFulfil, metric.WithDescription("How long Fulfil ran, by hook outcome."), metric.WithUnit("s"))
+	errs = append(errs, err)
+	in.retryWait, err = m.Float64Histogram(metricRetryWait,
+		metric.WithDescription("Waits before a retry, by route and whether the service asked for it (Retry-After)."), metric.WithUnit("s"))
+	errs = append(errs, err)
+	return in, errors.Join(errs...)
+}
