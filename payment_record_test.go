@@ -61,6 +61,16 @@ func TestPaymentRecordDecode(t *testing.T) {
 				FPXTxnID: "T2", Time: time.Date(2026, 11, 22, 10, 11, 12, 0, myt)},
 		},
 		{
+			name: "a JSON number that starts with 0 is an amount",
+			raw:  `{"seller_order_no":"INV-20","amount":0.50,"status":"success"}`,
+			want: PaymentRecord{RefNo: "INV-20", Amount: 50, Status: StatusSuccess},
+		},
+		{
+			name: "a JSON number that starts with 9 is an amount",
+			raw:  `{"seller_order_no":"INV-21","amount":99.90,"status":"success"}`,
+			want: PaymentRecord{RefNo: "INV-21", Amount: 9990, Status: StatusSuccess},
+		},
+		{
 			name: "created time when there is no payment time",
 			raw:  `{"fpx_seller_order_no":"INV-3","created_date":"2026-11-22 09:08:07","fpx_debit_auth_code":""}`,
 			want: PaymentRecord{RefNo: "INV-3", Status: StatusPending, HasFPXCode: true, Time: time.Date(2026, 11, 22, 9, 8, 7, 0, myt)},
