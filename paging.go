@@ -166,9 +166,12 @@ type walk struct {
 	cancel context.CancelFunc
 	q      ReportQuery
 	pg     *pager
-	// next is the fetch of the following page, nil when none is in flight.
+	// next is the fetch of the following page, noFetch when none is in flight.
 	next <-chan pageResult
 }
+
+// noFetch is walk.next with no fetch in flight: closed, it never blocks.
+var noFetch = func() <-chan pageResult { ch := make(chan pageResult); close(ch); return ch }()
 
 // run fetches pages and yields their rows until the rules end the walk; it
 // returns the error that ends it, nil when the walk is complete or the
@@ -177,7 +180,7 @@ func (w *walk) run(ctx context.Context, yield func(ReportRow, error) bool) error
 	w.next = w.c.fetchPage(ctx, w.q, 0)
 	for n := 0; ; n++ {
 		r := <-w.next
-		w.next = nil
+		w.next = noFetch
 		if r.err != nil {
 			return r.err
 		}
@@ -207,10 +210,8 @@ func (w *walk) rows(ctx context.Context, rows []ReportRow, yield func(ReportRow,
 		if err == nil && yield(row, nil) {
 			continue
 		}
-		if w.next != nil {
-			w.cancel()
-			<-w.next
-		}
+		w.cancel()
+		<-w.next
 		return true, err
 	}
 	return false, nil

@@ -136,6 +136,20 @@ func TestPaymentsPaging(t *testing.T) {
 		{name: "pages cycle with period 3",
 			report: cycle(3), limit: 4, want: seq(0, 9), asked: []int{3, 3, 3, 3},
 			err: ErrReportPaging, msg: "page 3 repeats page 0"},
+		{name: "one-row pages: a repeat of page 0 is still told",
+			report: func(int, int) (int, int, string) { return 0, 1, `{"total_pages":100}` }, q: ReportQuery{ItemsPerPage: 1}, limit: 2,
+			want: seq(0, 1), asked: []int{1, 1}, err: ErrReportPaging, msg: "page 1 repeats page 0"},
+		{name: "one row past total_pages is reported",
+			report: honest(4, 0, announce(`{"total_pages":1}`)), limit: 2, want: seq(0, 4), asked: []int{3, 3},
+			err: ErrReportPastTotalPages, msg: "1 rows on pages 1 to 1, but stats.total_pages said 1 pages"},
+		{name: "short page just before the announced last: cut short",
+			report: honest(5, 0, announce(`{"total_pages":3}`)), limit: 2, want: seq(0, 5), asked: []int{3, 3},
+			err: ErrReportPaging, msg: "page 1 has 2 of 3 rows, but stats.total_pages says 3 pages"},
+		{name: "a short first page with total_pages 1 is the whole report, not a cap",
+			report: honest(2, 0, pagesOf), limit: 1, want: seq(0, 2), asked: []int{3}},
+		{name: "an empty first page while total_pages announces more: cut short, not a cap of 0",
+			report: func(int, int) (int, int, string) { return 0, 0, `{"total_pages":3}` }, limit: 1, asked: []int{3},
+			err: ErrReportPaging, msg: "page 0 has 0 of 3 rows, but stats.total_pages says 3 pages"},
 		{name: "total_pages as a string is an error, not an absent count",
 			report: honest(9, 0, announce(`{"total_pages":"3"}`)), limit: 1, asked: []int{3},
 			msg: `stats.total_pages is "3", want a number`},
@@ -165,6 +179,8 @@ func TestPaymentsPaging(t *testing.T) {
 			want: seq(0, 3), asked: []int{-1}, err: ErrReportPastTotalPages, msg: "3 rows on pages 0 to 0"},
 		{name: "AllItems without stats",
 			report: honest(5, 0, announce(`{}`)), q: ReportQuery{ItemsPerPage: AllItems}, limit: 1, want: seq(0, 5), asked: []int{-1}},
+		{name: "AllItems capped by the server at one row a page",
+			report: honest(3, 1, pagesOf), q: ReportQuery{ItemsPerPage: AllItems}, limit: 4, want: seq(0, 3), asked: []int{-1, 1, 1, 1}},
 		{name: "AllItems capped by the server: paged on at its size",
 			report: honest(9, 4, pagesOf), q: ReportQuery{ItemsPerPage: AllItems}, limit: 3, want: seq(0, 9), asked: []int{-1, 4, 4}},
 	}
@@ -302,9 +318,14 @@ func TestPaymentsPrefetchAndEarlyBreak(t *testing.T) {
 		cancelled.Store(true)
 		return nil, req.Context().Err()
 	})
+	// A bound, not a measure: a walk that waits for its prefetch without
+	// cancelling it ends when the bound cancels the context, and fails.
+	ctx, cancel := context.WithCancel(context.Background())
+	bound := time.AfterFunc(10*time.Second, cancel)
+	t.Cleanup(func() { bound.Stop(); cancel() })
 	before := runtime.NumGoroutine()
 	rows := 0
-	for _, err := range f.c.Payments(context.Background(), ReportQuery{ItemsPerPage: 3}) {
+	for _, err := range f.c.Payments(ctx, ReportQuery{ItemsPerPage: 3}) {
 		require.NoError(t, err)
 		rows++
 		if rows == 1 {
@@ -317,6 +338,7 @@ func TestPaymentsPrefetchAndEarlyBreak(t *testing.T) {
 			break
 		}
 	}
+	require.True(t, bound.Stop(), "leaving the loop cancelled the prefetch, not the test's bound")
 	// require.Eventually would add goroutines of its own: poll by hand. (The
 	// mock transport answers a cancelled request at once and lets its
 	// responder finish on its own goroutine, so give that one a moment.)

@@ -61,6 +61,16 @@ func TestPaymentRecordDecode(t *testing.T) {
 				FPXTxnID: "T2", Time: time.Date(2026, 11, 22, 10, 11, 12, 0, myt)},
 		},
 		{
+			name: "a JSON number that starts with 0 is an amount",
+			raw:  `{"seller_order_no":"INV-20","amount":0.50,"status":"success"}`,
+			want: PaymentRecord{RefNo: "INV-20", Amount: 50, Status: StatusSuccess},
+		},
+		{
+			name: "a JSON number that starts with 9 is an amount",
+			raw:  `{"seller_order_no":"INV-21","amount":99.90,"status":"success"}`,
+			want: PaymentRecord{RefNo: "INV-21", Amount: 9990, Status: StatusSuccess},
+		},
+		{
 			name: "created time when there is no payment time",
 			raw:  `{"fpx_seller_order_no":"INV-3","created_date":"2026-11-22 09:08:07","fpx_debit_auth_code":""}`,
 			want: PaymentRecord{RefNo: "INV-3", Status: StatusPending, HasFPXCode: true, Time: time.Date(2026, 11, 22, 9, 8, 7, 0, myt)},
@@ -156,6 +166,12 @@ func TestPaymentRecordDecode(t *testing.T) {
 			problems: []string{"fpx_txn_time"},
 		},
 		{
+			name:     "ten characters that are not a day",
+			raw:      `{"seller_order_no":"INV-19","status":"success","created_date":"2026-13-45"}`,
+			want:     PaymentRecord{RefNo: "INV-19", Status: StatusSuccess},
+			problems: []string{"created_date"},
+		},
+		{
 			name:     "an unreadable time is a problem",
 			raw:      `{"seller_order_no":"INV-12","status":"success","created_at":"yesterday"}`,
 			want:     PaymentRecord{RefNo: "INV-12", Status: StatusSuccess},
@@ -163,6 +179,8 @@ func TestPaymentRecordDecode(t *testing.T) {
 		},
 		{name: "two references", raw: `{"seller_order_no":"INV-10","fpx_seller_order_no":"OTHER","status":"success"}`, err: "names two references"},
 		{name: "a reference repeated differently", raw: `{"refno":"INV-10","refno":"INV-11"}`, err: "names two references"},
+		{name: "two references, the preferred name second: both named", raw: `{"refno":"INV-10","seller_order_no":"INV-11"}`,
+			err: `seller_order_no: differs from refno: the report row names two references`},
 		{name: "no reference", raw: `{"status":"success","amount":"1.00"}`, err: "seller_order_no"},
 		{name: "an empty reference", raw: `{"seller_order_no":"","status":"success"}`, err: "seller_order_no"},
 		{name: "nothing before ~", raw: `{"refno":"~x","status":"success"}`, err: "reference before ~"},

@@ -88,10 +88,8 @@ func (h *CallbackHandler) Reconcile(ctx context.Context, c *Client, refNos []str
 		defer func() { reconciled(ctx, o, rec, err) }()
 	}
 	for i, ref := range refNos {
-		if i > 0 {
-			if err := h.pace(ctx); err != nil {
-				return rec, err
-			}
+		if i > 0 { // paced by ReconcileInterval; a wait ended by ctx is caught next
+			_ = sleepCtx(ctx, h.reconcileInterval())
 		}
 		if err := ctx.Err(); err != nil {
 			return rec, err
@@ -129,15 +127,6 @@ func (h *CallbackHandler) ReconcileReport(ctx context.Context, c *Client, q Repo
 		rec.add(h.reconcileRecord(ctx, c, &p, SourceReport, ""))
 	}
 	return rec, ctx.Err()
-}
-
-// pace waits ReconcileInterval, or until ctx ends.
-func (h *CallbackHandler) pace(ctx context.Context) error {
-	d := h.reconcileInterval()
-	if d == 0 {
-		return ctx.Err()
-	}
-	return sleepCtx(ctx, d)
 }
 
 // reconcileRef looks one awaited reference up and runs its record through

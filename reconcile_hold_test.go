@@ -2,10 +2,16 @@ package paygate
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/paygate-go/paygate/internal/paths"
+
+	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/require"
 )
 
@@ -32,6 +38,7 @@ func TestReconcileHoldBack(t *testing.T) {
 		{name: "success, amounts disagree", record: `{"seller_order_no":"INV-1","amount":"19.90","fpx_txn_amount":"1.00","status":"success"}`, held: []string{"fpx_txn_amount"}},
 		{name: "success, time unreadable: acted on", record: `{"seller_order_no":"INV-1","amount":"19.90","status":"success","fpx_txn_time":"yesterday"}`},
 		{name: "failed with problems: acted on (no money moves)", record: `{"seller_order_no":"INV-1","amount":"x","status":"failed"}`},
+		{name: "success of one sen: acted on", record: `{"seller_order_no":"INV-1","agency":"AG01","amount":"0.01","status":"success"}`, asked: "INV-1"},
 		{name: "no agency named: acted on", record: `{"seller_order_no":"INV-1","amount":"19.90","status":"success"}`, asked: "INV-1"},
 		// A reference is the whole reference: one that starts like the one
 		// asked for, or that it starts like, is another.
@@ -92,4 +99,55 @@ func TestReconcileHeldRecordCallsNothing(t *testing.T) {
 			require.Zero(t, calls, "%s %s %s", st, p.RefNo, p.Agency)
 		}
 	}
+}
+
+// A record's time reaches the callback path as its FPXTxnTime, in RFC 3339;
+// a record without one leaves it empty.
+func TestReconcileRecordTimeReachesTheCallback(t *testing.T) {
+	p := PaymentRecord{RefNo: "INV-1", Status: StatusSuccess, Amount: 1990, Time: time.Date(2026, 11, 22, 10, 11, 12, 0, MalaysiaTime())}
+	require.Equal(t, "2026-11-22T10:11:12+08:00", p.callback(SourceLookup).FPXTxnTime)
+	p.Time = time.Time{}
+	require.Empty(t, p.callback(SourceLookup).FPXTxnTime)
+}
+
+// Reconcile's edges: a context already ended looks nothing up; a reference
+// the gateway does not know is not found, with a hint to pass the extra
+// data only when the reference has none; a record that names no reference
+// is held back with its error; ReconcileReport returns the walk's error
+// with the entries done.
+func TestReconcileEdges(t *testing.T) {
+	h := &CallbackHandler{Logger: slog.New(slog.DiscardHandler), ReconcileInterval: -1,
+		Fulfil: func(context.Context, *Callback) error { t.Error("nothing is fulfilled"); return nil }}
+	f := newTestClient(t)
+	f.mt.RegisterResponder(http.MethodGet, testReports+paths.FPXRequest, func(req *http.Request) (*http.Response, error) {
+		if req.URL.Query().Get("refno") == "NOREF" {
+			return httpmock.NewStringResponse(200, `{"status":"OK","fpxrequest":{"status":"success","amount":"1.00"}}`), nil
+		}
+		return httpmock.NewStringResponse(404, `{"status":"NOT_FOUND"}`), nil
+	})
+	f.mt.RegisterResponder(http.MethodGet, testReports+paths.PaymentReport, httpmock.NewStringResponder(400, "bad query"))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec, err := h.Reconcile(ctx, f.c, []string{"INV-1"})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Empty(t, rec.Entries)
+	require.Zero(t, f.mt.GetTotalCallCount(), "nothing looked up")
+
+	rec, err = h.Reconcile(context.Background(), f.c, []string{"GONE-1", "GONE-2~cart", "NOREF"})
+	require.NoError(t, err)
+	require.Len(t, rec.Entries, 3)
+	require.Equal(t, OutcomeNotFound, rec.Entries[0].Outcome)
+	require.ErrorContains(t, rec.Entries[0].Err, "give refNo~extraData")
+	require.Equal(t, OutcomeNotFound, rec.Entries[1].Outcome)
+	require.ErrorIs(t, rec.Entries[1].Err, ErrOrderNotFound)
+	require.NotContains(t, rec.Entries[1].Err.Error(), "give refNo~extraData", "it has its extra data")
+	require.Equal(t, OutcomeHeldBack, rec.Entries[2].Outcome)
+	require.ErrorContains(t, rec.Entries[2].Err, "merchant's reference")
+
+	rec, err = h.ReconcileReport(context.Background(), f.c, ReportQuery{})
+	require.ErrorContains(t, err, "HTTP 400")
+	var apiErr *APIError
+	require.True(t, errors.As(err, &apiErr))
+	require.Empty(t, rec.Entries, "the error is no row")
 }

@@ -77,10 +77,7 @@ func (q ReportQuery) values(page int) (url.Values, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	vals, err := query.Values(q)
-	if err != nil {
-		return nil, 0, fmt.Errorf("paygate: encoding the report query: %w", err)
-	}
+	vals, _ := query.Values(q) // it fails only for a non-struct or a field with EncodeValues
 	for k, vs := range q.Extra {
 		vals[k] = append([]string(nil), vs...)
 	}
@@ -98,7 +95,7 @@ func (q ReportQuery) check(page int) (items int, err error) {
 	switch {
 	case items == 0:
 		items = DefaultItemsPerPage
-	case items < 0 && items != AllItems:
+	case items < AllItems:
 		v.add("items", "must be positive, or AllItems (-1) for every row", strconv.Itoa(items))
 	}
 	if q.MaxPages < 0 {
@@ -372,15 +369,14 @@ func (c *Client) reportGET(ctx context.Context, path string, vals url.Values) (*
 			}
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-		if err != nil {
-			return nil, err
+		if err == nil { // it cannot fail: target is a URL the client built (or SignURL wrote)
+			req.Header.Set("Accept", "application/json")
+			req.Header.Set("User-Agent", userAgent)
+			if bearer {
+				req.Header.Set("Authorization", "Bearer "+c.authToken.reveal())
+			}
 		}
-		req.Header.Set("Accept", "application/json")
-		req.Header.Set("User-Agent", userAgent)
-		if bearer {
-			req.Header.Set("Authorization", "Bearer "+c.authToken.reveal())
-		}
-		return req, nil
+		return req, err
 	}})
 	if err != nil {
 		return nil, err

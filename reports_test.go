@@ -348,3 +348,57 @@ func TestLookupByRefNoNotFoundSaysWhatToPass(t *testing.T) {
 	require.ErrorIs(t, err, ErrOrderNotFound)
 	require.NotContains(t, err.Error(), "CreatedRefNo", "fpx_seller_order_no is not the created refno")
 }
+
+// stats.total_pages is a whole number from 0 to a billion, whatever digit
+// it starts with; past a billion it is an error matching ErrReportPaging.
+func TestParseReportTotalPages(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  int
+		err   string
+	}{
+		{value: "0", want: 0},
+		{value: "9", want: 9},
+		{value: "95", want: 95},
+		{value: "1000000000", want: 1e9},
+		{value: "1000000001", err: "stats.total_pages is 1000000001, want a whole number of pages"},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			var p ReportPage
+			_, err := parseReport(`{"status":"OK","data":[],"stats":{"total_pages":`+tc.value+`}}`, &p)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				require.ErrorIs(t, err, ErrReportPaging)
+				return
+			}
+			require.NoError(t, err)
+			require.True(t, p.HasTotalPages)
+			require.Equal(t, tc.want, p.TotalPages)
+		})
+	}
+}
+
+// A lookup answer that is not JSON is an error naming the lookup, not a
+// record nor "not found".
+func TestLookupOrderAnswerNotJSON(t *testing.T) {
+	f := newTestClient(t, WithAuthToken(testAuthToken))
+	f.mt.RegisterResponder(http.MethodGet, testReports+paths.FPXRequest, httpmock.NewStringResponder(200, `<html>maintenance</html>`))
+	rec, err := f.c.LookupOrder(context.Background(), "INV-1")
+	require.ErrorContains(t, err, "paygate: order lookup: ")
+	require.NotErrorIs(t, err, ErrOrderNotFound)
+	require.Nil(t, rec)
+}
+
+// A report query the client cannot sign (a filter given two values) or
+// that asks for a page size below AllItems is refused before anything is
+// sent, and is not retried.
+func TestPaymentReportPageRefusedBeforeSending(t *testing.T) {
+	f := newTestClient(t)
+	_, err := f.c.PaymentReportPage(context.Background(), ReportQuery{Extra: url.Values{"view": {"a", "b"}}}, 0)
+	require.ErrorIs(t, err, ErrMultipleValues)
+	_, err = f.c.PaymentReportPage(context.Background(), ReportQuery{ItemsPerPage: AllItems - 1}, 0)
+	var ve *ValidationError
+	require.ErrorAs(t, err, &ve)
+	require.Equal(t, "items", ve.Problems[0].Field)
+	require.Zero(t, f.mt.GetTotalCallCount(), "nothing sent")
+}

@@ -54,8 +54,9 @@ func (p RetryPolicy) wait(n int, retryAfter time.Duration) (time.Duration, bool)
 	}
 	d := p.MaxDelay
 	// BaseDelay<<shift < MaxDelay, asked without the shift, which wraps
-	// for a base of minutes before the 30th attempt.
-	if shift := n - 1; shift < 30 && p.BaseDelay <= (p.MaxDelay-1)>>shift {
+	// for a base of minutes before the 30th attempt (a shift of 64 or
+	// more leaves 0: the cap).
+	if shift := n - 1; p.BaseDelay <= (p.MaxDelay-1)>>shift {
 		d = p.BaseDelay << shift
 	}
 	// Equal jitter: a random wait in the upper half of the backoff spreads

@@ -69,7 +69,7 @@ func TestRetryPolicyWaitNeverWraps(t *testing.T) {
 			require.NotPanics(t, func() { d, ok = p.wait(n, 0) }, "%+v, attempt %d", p, n)
 			require.True(t, ok)
 			ceil := p.MaxDelay
-			if n-1 < 30 && p.BaseDelay <= math.MaxInt64>>(n-1) {
+			if p.BaseDelay <= math.MaxInt64>>(n-1) {
 				ceil = min(p.BaseDelay<<(n-1), p.MaxDelay)
 			}
 			require.GreaterOrEqual(t, d, ceil/2, "%+v, attempt %d", p, n)
@@ -102,4 +102,35 @@ func TestRetryAfterHugeSeconds(t *testing.T) {
 			require.False(t, ok, "a Retry-After of %s s must end the retries", tc.value)
 		})
 	}
+}
+
+// The backoff at its edges: a base just under MaxDelay is the backoff
+// itself, not the cap; a base of nanoseconds keeps doubling past the 30th
+// retry until it reaches MaxDelay; a Retry-After of 1 ns is the service's
+// wait, not an absent one; and the jitter draws from the whole upper half,
+// both ends included, never past the backoff.
+func TestRetryPolicyWaitEdges(t *testing.T) {
+	draws := func(p RetryPolicy, n int) map[time.Duration]bool {
+		seen := map[time.Duration]bool{}
+		for range 300 {
+			d, ok := p.wait(n, 0)
+			require.True(t, ok)
+			seen[d] = true
+		}
+		return seen
+	}
+	require.Equal(t, map[time.Duration]bool{1: true, 2: true}, draws(RetryPolicy{MaxAttempts: 2, BaseDelay: 3, MaxDelay: 4}, 1),
+		"a base of 3 ns under a cap of 4 ns: half to all of 3 ns")
+	require.Equal(t, map[time.Duration]bool{2: true, 3: true, 4: true}, draws(RetryPolicy{MaxAttempts: 2, BaseDelay: 4, MaxDelay: 4}, 1),
+		"a backoff of 4 ns: every value from 2 to 4 ns")
+	tiny := RetryPolicy{MaxAttempts: 40, BaseDelay: time.Nanosecond, MaxDelay: 30 * time.Second}
+	for range 100 {
+		d, ok := tiny.wait(31, 0)
+		require.True(t, ok)
+		require.GreaterOrEqual(t, d, time.Duration(1<<29), "the 31st retry backs off 2^30 ns, not the cap")
+		require.LessOrEqual(t, d, time.Duration(1<<30), "the 31st retry backs off 2^30 ns, not the cap")
+	}
+	d, ok := tiny.wait(1, time.Nanosecond)
+	require.True(t, ok)
+	require.Equal(t, time.Nanosecond, d, "a Retry-After of 1 ns is waited as asked")
 }

@@ -55,7 +55,7 @@ type transport struct {
 	now    func() time.Time
 	// sleep waits between attempts (sleepCtx); tests record the waits.
 	sleep func(ctx context.Context, d time.Duration) error
-	// attemptTimeout bounds each attempt (0: none beyond the context's).
+	// attemptTimeout bounds each attempt (> 0: WithAttemptTimeout refuses less).
 	attemptTimeout time.Duration
 	// clock: the service's, per its Date headers (A-clock-skew); shared.
 	clock *skew.Clock
@@ -148,11 +148,8 @@ func outcomeUnknown(err error) bool {
 // once makes attempt n of call id; on an error answer it also returns the
 // Retry-After wait the service asked for. Every answer's Date updates clock.
 func (t *transport) once(ctx context.Context, x exchange, n int, id string) (*response, time.Duration, error) {
-	if t.attemptTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, t.attemptTimeout)
-		defer cancel()
-	}
+	ctx, cancel := context.WithTimeout(ctx, t.attemptTimeout)
+	defer cancel()
 	signedWith := t.clock.Offset() // before x.attempt dates a signature with it
 	req, err := x.attempt(ctx)
 	if err != nil {

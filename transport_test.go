@@ -414,6 +414,7 @@ func TestReadBodyAtItsLimit(t *testing.T) {
 		{name: "one over, strict", body: strings.Repeat("a", limit+1), contentLength: limit + 1, strict: true, wantErr: "answer over 16 bytes"},
 		{name: "one over, cut", body: strings.Repeat("a", limit) + "b", contentLength: limit + 1, want: strings.Repeat("a", limit)},
 		{name: "a length that lies low", body: strings.Repeat("a", limit), contentLength: 1, strict: true, want: strings.Repeat("a", limit)},
+		{name: "a length that lies high sizes nothing", body: "ab", contentLength: 1 << 62, strict: true, want: "ab"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp := &http.Response{Body: io.NopCloser(strings.NewReader(tc.body)), ContentLength: tc.contentLength}
@@ -425,5 +426,151 @@ func TestReadBodyAtItsLimit(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tc.want, got)
 		})
+	}
+}
+
+// An exchange's error counts its attempts when there was more than one,
+// also when the context ends between two of them, and mentions a
+// Retry-After only when one longer than MaxDelay ended the retries: one of
+// exactly MaxDelay on the last attempt was allowed, the attempts ran out.
+func TestExchangeErrorNamesItsAttempts(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		attempts    int    // RetryPolicy.MaxAttempts
+		cancelAfter int    // the sleep after this attempt ends the context (0: none)
+		retryAfter  string // the answers' Retry-After
+		calls       int
+		want        string // in the error; "" for no attempt count
+	}{
+		{name: "one attempt", attempts: 1, calls: 1},
+		{name: "two attempts", attempts: 2, calls: 2, want: "(after 2 attempts)"},
+		{name: "the context ends after the second attempt", attempts: 4, cancelAfter: 2, calls: 2, want: "(after 2 attempts)"},
+		{name: "a Retry-After of exactly MaxDelay, attempts used up", attempts: 2, retryAfter: "5", calls: 2, want: "(after 2 attempts)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newTestClient(t, WithRetry(RetryPolicy{MaxAttempts: tc.attempts, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Second}))
+			ctx, cancel := context.WithCancel(context.Background())
+			t.Cleanup(cancel)
+			sleeps := 0
+			f.c.transport.sleep = func(context.Context, time.Duration) error {
+				if sleeps++; sleeps == tc.cancelAfter {
+					cancel() // the context ends as the wait does: the next attempt is not made
+				}
+				return nil
+			}
+			f.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/payment", func(*http.Request) (*http.Response, error) {
+				resp := httpmock.NewStringResponse(503, "busy")
+				if tc.retryAfter != "" {
+					resp.Header.Set("Retry-After", tc.retryAfter)
+				}
+				return resp, nil
+			})
+			_, err := f.c.PaymentReportPage(ctx, ReportQuery{}, 0)
+			require.ErrorContains(t, err, "HTTP 503")
+			require.Equal(t, tc.calls, f.mt.GetTotalCallCount())
+			if tc.want == "" {
+				require.NotContains(t, err.Error(), "attempts)")
+			} else {
+				require.ErrorContains(t, err, tc.want)
+			}
+			require.NotContains(t, err.Error(), "Retry-After", "no Retry-After longer than MaxDelay was refused")
+		})
+	}
+}
+
+// failingBody is an answer body whose read fails midway.
+type failingBody struct{ sent bool }
+
+func (b *failingBody) Read(p []byte) (int, error) {
+	if !b.sent {
+		b.sent = true
+		return copy(p, `{"status":"OK","da`), nil
+	}
+	return 0, errors.New("connection reset while reading")
+}
+
+func (*failingBody) Close() error { return nil }
+
+// An attempt that gets no whole answer (no connection, or an answer whose
+// body breaks off) is a transport error, retried after the policy's
+// backoff: no Retry-After came, so none is waited for.
+func TestTransportErrorRetriedAfterBackoff(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer func() (*http.Response, error)
+		want   string
+	}{
+		{name: "no connection", answer: func() (*http.Response, error) { return nil, dialError() }, want: "connection refused"},
+		{name: "the body breaks off", answer: func() (*http.Response, error) {
+			resp := httpmock.NewStringResponse(200, "")
+			resp.Body = &failingBody{}
+			return resp, nil
+		}, want: "reading the answer: connection reset while reading"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newTestClient(t, WithRetry(RetryPolicy{MaxAttempts: 2, BaseDelay: time.Hour, MaxDelay: time.Hour}))
+			var waits []time.Duration
+			f.c.transport.sleep = func(_ context.Context, d time.Duration) error {
+				waits = append(waits, d)
+				return nil
+			}
+			f.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/payment", func(*http.Request) (*http.Response, error) {
+				return tc.answer()
+			})
+			_, err := f.c.PaymentReportPage(context.Background(), ReportQuery{}, 0)
+			require.ErrorContains(t, err, tc.want)
+			require.ErrorContains(t, err, "(after 2 attempts)")
+			var apiErr *APIError
+			require.False(t, errors.As(err, &apiErr), "no answer: not an *APIError")
+			require.Len(t, waits, 1)
+			require.GreaterOrEqual(t, waits[0], 30*time.Minute, "the backoff of an hour's base, not a Retry-After")
+		})
+	}
+}
+
+// Each attempt has its own time limit (WithAttemptTimeout): an attempt the
+// service never answers ends at it and is retried, within the call's
+// context.
+func TestAttemptTimeoutBoundsEachAttempt(t *testing.T) {
+	f := newTestClient(t, WithAttemptTimeout(time.Millisecond),
+		WithRetry(RetryPolicy{MaxAttempts: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}))
+	f.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/payment", func(req *http.Request) (*http.Response, error) {
+		select {
+		case <-req.Context().Done():
+			return nil, req.Context().Err()
+		case <-time.After(10 * time.Second): // a bound, not a measure: without the limit the attempt is answered
+			return httpmock.NewStringResponse(200, reportBody(0, 1, 1)), nil
+		}
+	})
+	_, err := f.c.PaymentReportPage(context.Background(), ReportQuery{}, 0)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Equal(t, 2, f.mt.GetTotalCallCount(), "the attempt that timed out is retried")
+}
+
+// An error answer longer than an APIError keeps is cut to maxErrorBody,
+// still an *APIError with its status: only a success answer over its
+// limit is refused.
+func TestErrorAnswerCutNotRefused(t *testing.T) {
+	f := newTestClient(t, WithRetry(RetryPolicy{MaxAttempts: 1}))
+	f.mt.RegisterResponder(http.MethodGet, testReports+"/api/report/v1/payment",
+		httpmock.NewStringResponder(400, strings.Repeat("e", 3*maxErrorBody)))
+	_, err := f.c.PaymentReportPage(context.Background(), ReportQuery{}, 0)
+	var apiErr *APIError
+	require.ErrorAs(t, err, &apiErr)
+	require.Equal(t, 400, apiErr.StatusCode)
+	require.Equal(t, strings.Repeat("e", maxErrorBody), string(apiErr.Body))
+}
+
+// A redirect's host is named from its Location resolved against the
+// request, and a Location that does not parse is named as such.
+func TestRedirectHost(t *testing.T) {
+	req := httptest.NewRequest(http.MethodPost, "https://gw.example/v2/checkout?x=1", nil)
+	for _, tc := range []struct{ location, want string }{
+		{location: "https://elsewhere.example/pay?token=s", want: "https://elsewhere.example"},
+		{location: "/moved", want: "https://gw.example"},
+		{location: "https://[::1", want: "(no valid Location)"},
+		{location: "%zz", want: "(no valid Location)"},
+	} {
+		require.Equal(t, tc.want, redirectHost(req, tc.location), tc.location)
 	}
 }
