@@ -39,6 +39,9 @@ type Observer interface {
 	ReconcileEntry(ctx context.Context, e ReconcileEntry)
 	// ReconcileEnd: the reconciliation is over.
 	ReconcileEnd(ctx context.Context, e ReconcileEnd)
+
+	// WatchCheck: the pending watch looked an awaited order up.
+	WatchCheck(ctx context.Context, c WatchCheck)
 }
 
 // Base implements Observer with methods that do nothing and return the
@@ -76,3 +79,6 @@ func (Base) ReconcileEntry(context.Context, ReconcileEntry) {}
 
 // ReconcileEnd does nothing.
 func (Base) ReconcileEnd(context.Context, ReconcileEnd) {}
+
+// WatchCheck does nothing.
+func (Base) WatchCheck(context.Context, WatchCheck) {}

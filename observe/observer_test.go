@@ -10,14 +10,14 @@ import (
 )
 
 // events are every type an Observer is given.
-var events = []any{Call{}, Retry{}, CallEnd{}, Callback{}, CallbackEnd{}, Send{}, SendEnd{}, Reconcile{}, ReconcileEntry{}, ReconcileEnd{}}
+var events = []any{Call{}, Retry{}, CallEnd{}, Callback{}, CallbackEnd{}, Send{}, SendEnd{}, Reconcile{}, ReconcileEntry{}, ReconcileEnd{}, WatchCheck{}}
 
 // secretName matches a field name that could hold what an event must not.
 var secretName = regexp.MustCompile(`(?i)ref|order|amount|mail|key|token|password|signature|secret|url|query|body|header|err`)
 
 // plainStrings are the only fields of type string: both fixed by the
 // SDK's configuration, never by a payment.
-var plainStrings = map[string]bool{"Call.Method": true, "Call.Route": true, "CallbackEnd.Outcome": true, "ReconcileEntry.Outcome": true}
+var plainStrings = map[string]bool{"Call.Method": true, "Call.Route": true, "CallbackEnd.Outcome": true, "ReconcileEntry.Outcome": true, "WatchCheck.Outcome": true}
 
 // No event can carry a reference, an amount or a credential: its fields
 // are counts, durations, flags and this package's own words, but for the
@@ -56,4 +56,5 @@ func TestBase(t *testing.T) {
 	o.SendEnd(ctx, SendEnd{})
 	o.ReconcileEntry(ctx, ReconcileEntry{})
 	o.ReconcileEnd(ctx, ReconcileEnd{})
+	o.WatchCheck(ctx, WatchCheck{})
 }

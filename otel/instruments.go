@@ -17,13 +17,16 @@ const (
 	metricCalls          = "paygate.client.calls"
 	metricWebhookTxs     = "paygate.webhook.transactions"
 	metricReconcile      = "paygate.reconcile.entries"
+	metricWatchChecks    = "paygate.watch.checks"
+	metricWatchAge       = "paygate.watch.age"
 )
 
 // instruments are the metrics an Observer records.
 type instruments struct {
 	callbacks, verifyFailures, claims  metric.Int64Counter
 	retries, calls, webhookTxs, recons metric.Int64Counter
-	fulfil, retryWait                  metric.Float64Histogram
+	watchChecks                        metric.Int64Counter
+	fulfil, retryWait, watchAge        metric.Float64Histogram
 }
 
 // counterSpec is one counter: where it goes, its name, description and
@@ -44,6 +47,7 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 		{&in.calls, metricCalls, "Gateway calls, by route, method and error class.", "{call}"},
 		{&in.webhookTxs, metricWebhookTxs, "Webhook transactions given to Send, by the state they ended in.", "{transaction}"},
 		{&in.recons, metricReconcile, "Reconciliation entries, by outcome.", "{entry}"},
+		{&in.watchChecks, metricWatchChecks, "Lookups of awaited orders by the pending watch, by outcome and what became of the order (awaited, settled, given_up).", "{lookup}"},
 	}
 	var errs []error
 	for _, c := range counters {
@@ -56,6 +60,9 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	errs = append(errs, err)
 	in.retryWait, err = m.Float64Histogram(metricRetryWait,
 		metric.WithDescription("Waits before a retry, by route and whether the service asked for it (Retry-After)."), metric.WithUnit("s"))
+	errs = append(errs, err)
+	in.watchAge, err = m.Float64Histogram(metricWatchAge,
+		metric.WithDescription("The age of awaited orders at each lookup by the pending watch, by what became of the order."), metric.WithUnit("s"))
 	errs = append(errs, err)
 	return in, errors.Join(errs...)
 }

@@ -37,6 +37,7 @@ const (
 	keyTxs          = attribute.Key("paygate.transactions")
 	keyRequests     = attribute.Key("paygate.requests")
 	keyEntries      = attribute.Key("paygate.entries")
+	keyWatchState   = attribute.Key("paygate.watch.state")
 )
 
 // Observer is an observe.Observer that records OpenTelemetry spans and
@@ -222,4 +223,20 @@ func (o *Observer) ReconcileEnd(ctx context.Context, e observe.ReconcileEnd) {
 		span.SetStatus(codes.Error, "reconciliation ended early")
 	}
 	span.End()
+}
+
+// WatchCheck counts the watch's lookup and records the order's age, by
+// outcome and by what became of the order: still awaited, settled, or
+// given up at its maximum age.
+func (o *Observer) WatchCheck(ctx context.Context, c observe.WatchCheck) {
+	state := "awaited"
+	switch {
+	case c.Settled:
+		state = "settled"
+	case c.GivenUp:
+		state = "given_up"
+	}
+	attrs := metric.WithAttributes(keyOutcome.String(c.Outcome), keyWatchState.String(state))
+	o.in.watchChecks.Add(ctx, 1, attrs)
+	o.in.watchAge.Record(ctx, c.Age.Seconds(), attrs)
 }

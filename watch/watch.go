@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/observe"
 )
 
 // ErrLost is Reschedule's answer when the caller's hold on an order has
@@ -57,6 +58,10 @@ type Watch struct {
 	// Now is the clock (default time.Now); a test gives a
 	// gatewaytest.TestClock's Now.
 	Now func() time.Time
+	// Observer is told of every lookup: the order's age, its lookups so
+	// far and the outcome (observe.WatchCheck; the OpenTelemetry module
+	// makes metrics of them). Optional.
+	Observer observe.Observer
 }
 
 // settled lists the outcomes that end the watch over an order: its
@@ -251,12 +256,17 @@ func (w *Watch) checkOrder(ctx context.Context, o Order, p *Pass) error {
 	}
 	last := rec.Entries[0]
 	now := w.now()
-	maxAge := orDefault(w.MaxAge, DefaultMaxAge)
-	switch end := o.Created.Add(maxAge); {
-	case settled[last.Outcome]:
+	end := o.Created.Add(orDefault(w.MaxAge, DefaultMaxAge))
+	seen := observe.WatchCheck{Outcome: string(last.Outcome), Age: now.Sub(o.Created), Checks: o.Checks + 1,
+		Settled: settled[last.Outcome], GivenUp: !settled[last.Outcome] && !now.Before(end)}
+	if w.Observer != nil {
+		w.Observer.WatchCheck(ctx, seen)
+	}
+	switch {
+	case seen.Settled:
 		p.Settled++
 		return w.Store.Remove(ctx, o.RefNo)
-	case !now.Before(end):
+	case seen.GivenUp:
 		p.GivenUp++
 		if err := w.Store.Remove(ctx, o.RefNo); err != nil {
 			return err
