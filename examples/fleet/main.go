@@ -78,18 +78,49 @@ func run(ctx context.Context, cfg config) error {
 	db.SetMaxOpenConns(20)
 	db.SetMaxIdleConns(20)
 
-	dedupe, err := sqldedup.New(db)
+	handler, w, err := newShop(ctx, db, client, key, cfg)
 	if err != nil {
 		return err
 	}
-	store, err := sqldedup.NewWatchStore(db, "")
+
+	l, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
+	}
+	if cfg.public == "" {
+		cfg.public = "http://" + l.Addr().String()
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST /paygate/return", handler)
+	mux.Handle("POST /orders", createOrder(db, w, client, cfg.public+"/paygate/return"))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = w.Run(ctx) }()
+	go func() {
+		<-ctx.Done()
+		_ = srv.Shutdown(context.Background())
+	}()
+	fmt.Printf("replica %s\n", l.Addr())
+	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// newShop migrates the tables and builds the replica's callback handler
+// and its watch, both on the shared database.
+func newShop(ctx context.Context, db *sql.DB, client *paygate.Client, key paygate.Key, cfg config) (*paygate.CallbackHandler, *watch.Watch, error) {
+	dedupe, err := sqldedup.New(db)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := sqldedup.NewWatchStore(db, "")
+	if err != nil {
+		return nil, nil, err
 	}
 	// Every replica migrates at start-up; concurrent runs are safe.
 	for _, migrate := range []func(context.Context) error{dedupe.Migrate, store.Migrate, shopMigrate(db)} {
 		if err := migrate(ctx); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 
@@ -116,33 +147,13 @@ func run(ctx context.Context, cfg config) error {
 			}
 		}}
 	if w.Schedule, err = parseSchedule(cfg.schedule); err != nil {
-		return err
+		return nil, nil, err
 	}
 	if cfg.perSecond > 0 {
 		w.Budget = watch.Budget{PerSecond: cfg.perSecond, Burst: max(1, int(cfg.perSecond))}
 	}
 
-	l, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return err
-	}
-	if cfg.public == "" {
-		cfg.public = "http://" + l.Addr().String()
-	}
-	mux := http.NewServeMux()
-	mux.Handle("POST /paygate/return", handler)
-	mux.Handle("POST /orders", createOrder(db, w, client, cfg.public+"/paygate/return"))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = w.Run(ctx) }()
-	go func() {
-		<-ctx.Done()
-		_ = srv.Shutdown(context.Background())
-	}()
-	fmt.Printf("replica %s\n", l.Addr())
-	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return handler, w, nil
 }
 
 // shopMigrate creates the shop's tables.
