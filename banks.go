@@ -63,7 +63,7 @@ func (c *Client) Banks(ctx context.Context, channel BankChannel) ([]Bank, error)
 	}
 	banks, err := parseBanks([]byte(resp.Body), resp.scrub)
 	if err != nil {
-		return nil, fmt.Errorf("paygate: bank list %s: %w", channel, err)
+		return nil, resp.fail(fmt.Errorf("paygate: bank list %s: %w", channel, err))
 	}
 	return banks, nil
 }

@@ -221,16 +221,32 @@ func (e *APIError) Error() string {
 	return msg
 }
 
-// CallID returns the ID of the call whose requests failed with err, as its
-// log lines (call_id) name it; "" for an error before any request (invalid
-// input, no credential) or after a 2xx answer (one that could not be read).
+// CallID returns the ID of the call that failed with err, as its log
+// lines (call_id) name it: its requests failed, or its answer could not be
+// read or said the order was not found; "" for an error before any request
+// (invalid input, no credential).
 func CallID(err error) string {
 	var ae *attemptsError
 	if errors.As(err, &ae) {
 		return ae.callID
 	}
+	var re *readError
+	if errors.As(err, &re) {
+		return re.callID
+	}
 	return ""
 }
+
+// readError is an error found in an answer (one that did not parse, a
+// status that is not OK, no record), named by its call's ID.
+type readError struct {
+	err    error
+	callID string
+}
+
+func (e *readError) Error() string { return e.err.Error() + " (call " + e.callID + ")" }
+
+func (e *readError) Unwrap() error { return e.err }
 
 // Is makes errors.Is(err, ErrUnauthorized) true for 401 and 403, and
 // errors.Is(err, ErrRedirect) true for 3xx.

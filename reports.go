@@ -264,10 +264,10 @@ func (c *Client) PaymentReportPage(ctx context.Context, q ReportQuery, page int)
 		if errors.As(err, &qv) {
 			qv.value = resp.scrub(qv.value) // whole, before Error cuts it
 		}
-		return nil, fmt.Errorf("paygate: payment report page %d: %w", page, err)
+		return nil, resp.fail(fmt.Errorf("paygate: payment report page %d: %w", page, err))
 	}
 	if status != "OK" {
-		return nil, fmt.Errorf("%w: page %d: status %.40q", ErrReportStatus, page, resp.scrub(status))
+		return nil, resp.fail(fmt.Errorf("%w: page %d: status %.40q", ErrReportStatus, page, resp.scrub(status)))
 	}
 	return p, nil
 }
@@ -308,7 +308,7 @@ func (c *Client) lookup(ctx context.Context, param, ref string) (*OrderRecord, e
 	resp, err := c.reportGET(ctx, c.endpoints.FPXRequest, url.Values{param: {ref}})
 	var apiErr *APIError
 	if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound {
-		return nil, notFound(param, ref)
+		return nil, &readError{err: notFound(param, ref), callID: apiErr.CallID}
 	}
 	if err != nil {
 		return nil, err
@@ -318,14 +318,14 @@ func (c *Client) lookup(ctx context.Context, param, ref string) (*OrderRecord, e
 		FPXRequest json.RawMessage `json:"fpxrequest"`
 	}
 	if err := json.Unmarshal([]byte(resp.Body), &a); err != nil {
-		return nil, fmt.Errorf("paygate: order lookup: %w", err)
+		return nil, resp.fail(fmt.Errorf("paygate: order lookup: %w", err))
 	}
 	if a.Status != "OK" {
-		return nil, fmt.Errorf("%w: order lookup %s %q: status %.40q", ErrReportStatus, param, ref, resp.scrub(a.Status))
+		return nil, resp.fail(fmt.Errorf("%w: order lookup %s %q: status %.40q", ErrReportStatus, param, ref, resp.scrub(a.Status)))
 	}
 	switch string(bytes.TrimSpace(a.FPXRequest)) {
 	case "", "null", "{}", "[]":
-		return nil, notFound(param, ref)
+		return nil, resp.fail(notFound(param, ref))
 	}
 	return &OrderRecord{Raw: a.FPXRequest}, nil
 }

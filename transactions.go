@@ -41,7 +41,7 @@ func (c *Client) Transactions(ctx context.Context, email string) (*TransactionHi
 	}
 	body := resp.Body
 	if !json.Valid([]byte(body)) {
-		return nil, fmt.Errorf("paygate: transactions: the answer is not JSON")
+		return nil, resp.fail(errors.New("paygate: transactions: the answer is not JSON"))
 	}
 	var a struct {
 		Status json.RawMessage `json:"status"`
@@ -51,7 +51,7 @@ func (c *Client) Transactions(ctx context.Context, email string) (*TransactionHi
 	// has none.
 	_ = json.Unmarshal([]byte(body), &a)
 	if status, ok := historyStatus(a.Status); !ok {
-		return nil, fmt.Errorf("%w: transactions: status %.40q", ErrReportStatus, resp.scrub(status))
+		return nil, resp.fail(fmt.Errorf("%w: transactions: status %.40q", ErrReportStatus, resp.scrub(status)))
 	}
 	return &TransactionHistory{Raw: json.RawMessage(body)}, nil
 }

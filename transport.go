@@ -122,6 +122,9 @@ func (t *transport) run(ctx context.Context, x exchange) (*response, error) {
 	}
 }
 
+// fail names err, found in r, by r's call.
+func (r *response) fail(err error) error { return &readError{err: err, callID: r.callID} }
+
 // answerStatus is the HTTP status of an attempt's error answer (an
 // *APIError), or 0 when the attempt got no answer.
 func answerStatus(err error) int {

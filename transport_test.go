@@ -574,3 +574,54 @@ func TestRedirectHost(t *testing.T) {
 		require.Equal(t, tc.want, redirectHost(req, tc.location), tc.location)
 	}
 }
+
+// An answer that cannot be read, says the order is not found, or carries
+// a status that is not OK fails with its call's ID, the one its request
+// sent and its log line names, so that a support ticket can quote it.
+func TestCallIDOfAnAnswerNotRead(t *testing.T) {
+	for _, tc := range []struct {
+		name, path, body string
+		status           int
+		call             func(c *Client) error
+		is               error
+	}{
+		{"lookup not JSON", "/api/report/v1/fpxrequest", `<html>`, 200,
+			func(c *Client) error { _, err := c.LookupOrderByRefNo(context.Background(), "INV-1"); return err }, nil},
+		{"lookup status", "/api/report/v1/fpxrequest", `{"status":"ERROR"}`, 200,
+			func(c *Client) error { _, err := c.LookupOrderByRefNo(context.Background(), "INV-1"); return err }, ErrReportStatus},
+		{"lookup empty record", "/api/report/v1/fpxrequest", `{"status":"OK","fpxrequest":{}}`, 200,
+			func(c *Client) error { _, err := c.LookupOrder(context.Background(), "INV-1"); return err }, ErrOrderNotFound},
+		{"lookup 404", "/api/report/v1/fpxrequest", `{"status":"NOT_FOUND"}`, 404,
+			func(c *Client) error { _, err := c.LookupOrderByRefNo(context.Background(), "INV-1"); return err }, ErrOrderNotFound},
+		{"report page not JSON", "/api/report/v1/payment", `[1,`, 200,
+			func(c *Client) error { _, err := c.PaymentReportPage(context.Background(), ReportQuery{}, 0); return err }, nil},
+		{"report page status", "/api/report/v1/payment", `{"status":"DENIED","data":[]}`, 200,
+			func(c *Client) error { _, err := c.PaymentReportPage(context.Background(), ReportQuery{}, 0); return err }, ErrReportStatus},
+		{"bank list", "/api/v1/fpx/banklist/b2c", `{"status":"OK","data":"none"}`, 200,
+			func(c *Client) error { _, err := c.Banks(context.Background(), BankChannelB2C); return err }, nil},
+		{"transactions not JSON", "/api/user/v1/transactions", `oops`, 200,
+			func(c *Client) error { _, err := c.Transactions(context.Background(), "a@example.com"); return err }, nil},
+		{"transactions status", "/api/user/v1/transactions", `{"status":"FAIL"}`, 200,
+			func(c *Client) error { _, err := c.Transactions(context.Background(), "a@example.com"); return err }, ErrReportStatus},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newTestClient(t, WithAuthToken(testAuthToken))
+			var sent string
+			f.mt.RegisterResponder(http.MethodGet, testReports+tc.path, func(req *http.Request) (*http.Response, error) {
+				sent = req.Header.Get("X-Request-Id")
+				return httpmock.NewStringResponse(tc.status, tc.body), nil
+			})
+			err := tc.call(f.c)
+			require.Error(t, err)
+			require.Regexp(t, `^[0-9a-f]{16}$`, sent)
+			require.Equal(t, sent, CallID(err))
+			require.Contains(t, err.Error(), "(call "+sent+")")
+			if tc.is != nil {
+				require.ErrorIs(t, err, tc.is)
+			}
+			logged := callIDLine.FindAllStringSubmatch(f.logs.String(), -1)
+			require.NotEmpty(t, logged)
+			require.Equal(t, sent, logged[0][1])
+		})
+	}
+}
