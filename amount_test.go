@@ -126,6 +126,7 @@ func TestAmountJSON(t *testing.T) {
 
 	var empty Amount
 	require.ErrorIs(t, empty.UnmarshalJSON(nil), ErrInvalidAmount, "no bytes: an error, not a panic")
+	require.ErrorContains(t, empty.UnmarshalJSON([]byte(`"`)), "not a string", "a lone quote opens a string")
 	got := Amount(77)
 	require.NoError(t, json.Unmarshal([]byte(`null`), &got))
 	require.Equal(t, Amount(77), got, "null leaves the value alone")

@@ -33,15 +33,11 @@ func checkUnique(v *ValidationError, i int, orderNo string, seen *ordernoset.Set
 }
 
 // reportLateRepeats reports the repeated ordernos the set found only at
-// the end, in index order, within v's limit (counting the rest). An error
-// means the ordernos were not all checked: the batch is neither valid nor
-// invalid.
+// the end, in index order, within v's limit (counting the rest; decodeBatch
+// sets one). An error means the ordernos were not all checked: the batch is
+// neither valid nor invalid.
 func reportLateRepeats(v *ValidationError, seen *ordernoset.Set) error {
-	room := -1
-	if v.limit > 0 {
-		room = max(0, v.limit-len(v.Problems))
-	}
-	dups, more, err := seen.Finish(room)
+	dups, more, err := seen.Finish(max(0, v.limit-len(v.Problems)))
 	if err != nil {
 		return fmt.Errorf("paygate: checking that the ordernos are unique: %w", err)
 	}

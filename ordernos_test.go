@@ -1,8 +1,11 @@
 package paygate
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,4 +52,33 @@ func TestValidateBatchProblemCap(t *testing.T) {
 	require.Equal(t, FieldError{Field: "/transactions/999", Rule: ruleObject, Value: "1"}, problems[maxBatchProblems-1])
 	require.Equal(t, FieldError{Rule: "500 more problems, not listed: only the first 1000 are"}, problems[maxBatchProblems])
 	requireSameAsJSON(t, body, 7, 4096)
+}
+
+// Past orderNoBudget the stream spills its ordernos to a temporary file,
+// ValidateBatchJSON to memory (its body is in memory already): where no
+// file can be made, the stream says the ordernos were not all checked (an
+// error, not a *ValidationError, and never a valid batch), while
+// ValidateBatchJSON reports the batch's problems as ever.
+func TestValidateBatchSpillsToAFileOnlyWhenStreaming(t *testing.T) {
+	const n, pad = 1100, 8000 // 1100 ordernos of 8 KB: past the 8 MiB budget
+	var b strings.Builder
+	b.WriteString(`{"transactions":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"orderno":"ORD-%06d-%s"}`, i, strings.Repeat("x", pad))
+	}
+	b.WriteString(`]}`)
+	body := []byte(b.String())
+	require.Greater(t, n*pad, orderNoBudget)
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+
+	_, err := ValidateBatchReader(bytes.NewReader(body))
+	require.ErrorContains(t, err, "paygate: checking that the ordernos are unique")
+	var ve *ValidationError
+	require.False(t, errors.As(err, &ve), "not a verdict on the batch: %v", err)
+
+	_, err = ValidateBatchJSON(body)
+	require.NotEmpty(t, problemsOf(t, err))
 }

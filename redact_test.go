@@ -22,6 +22,10 @@ func TestRedactURL(t *testing.T) {
 		{name: "three slashes after the scheme", raw: "https:///user:s3cret@pay.example.my"},
 		{name: "a signature behind a semicolon", raw: "https://pay.example.my/?a=1;signature=s3cret", want: "https://pay.example.my/?a=1;signature=[REDACTED]"},
 		{name: "a signature in the fragment", raw: "https://pay.example.my/#signature=s3cret"},
+		{name: "a signature behind a leading '&'", raw: "https://pay.example.my/p?&signature=s3cret", want: "https://pay.example.my/p?&signature=[REDACTED]"},
+		{name: "a token behind a leading ';'", raw: "https://pay.example.my/p?;token=s3cret", want: "https://pay.example.my/p?;token=[REDACTED]"},
+		{name: "an empty query and fragment", raw: "https://pay.example.my/p?#", want: "https://pay.example.my/p?"},
+		{name: "an empty user before an '@', no host", raw: "https:@pay.example.my", want: "https:[REDACTED]@pay.example.my"},
 		{name: "an @ in the path of a URL with a host", raw: "https://pay.example.my/a@b?x=1", want: "https://pay.example.my/a@b?x=1"},
 		{name: "a URL that does not parse", raw: "https://user:s3cret@pay example.my/", want: "(a URL that does not parse)"},
 	} {

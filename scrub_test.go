@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/paygate-go/paygate/internal/scrub"
@@ -256,6 +258,31 @@ func TestRequestSecrets(t *testing.T) {
 	}
 	for _, plain := range []string{"1800000060", "ag", "10.00", "application/x-www-form-urlencoded", scrub.Lower(userAgent)} {
 		require.NotContains(t, got, plain)
+	}
+}
+
+// A form body that cannot be read again (GetBody fails, or the reader it
+// gives does) adds nothing to the secrets, and is no panic; the query's
+// are still taken.
+func TestRequestSecretsOfABodyThatCannotBeReadAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		getBody func() (io.ReadCloser, error)
+	}{
+		{name: "GetBody fails", getBody: func() (io.ReadCloser, error) { return nil, errors.New("gone") }},
+		{name: "its reader fails", getBody: func() (io.ReadCloser, error) {
+			return io.NopCloser(io.MultiReader(strings.NewReader("signature=fsig&"), iotest.ErrReader(errors.New("gone")))), nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, "https://h.example/x?signature=qsig", strings.NewReader("signature=fsig"))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.GetBody = tc.getBody
+			got := requestSecrets(req)
+			require.Contains(t, got, "qsig")
+			require.NotContains(t, got, "fsig")
+		})
 	}
 }
 

@@ -594,9 +594,15 @@ func TestCallIDOfAnAnswerNotRead(t *testing.T) {
 		{"lookup 404", "/api/report/v1/fpxrequest", `{"status":"NOT_FOUND"}`, 404,
 			func(c *Client) error { _, err := c.LookupOrderByRefNo(context.Background(), "INV-1"); return err }, ErrOrderNotFound},
 		{"report page not JSON", "/api/report/v1/payment", `[1,`, 200,
-			func(c *Client) error { _, err := c.PaymentReportPage(context.Background(), ReportQuery{}, 0); return err }, nil},
+			func(c *Client) error {
+				_, err := c.PaymentReportPage(context.Background(), ReportQuery{}, 0)
+				return err
+			}, nil},
 		{"report page status", "/api/report/v1/payment", `{"status":"DENIED","data":[]}`, 200,
-			func(c *Client) error { _, err := c.PaymentReportPage(context.Background(), ReportQuery{}, 0); return err }, ErrReportStatus},
+			func(c *Client) error {
+				_, err := c.PaymentReportPage(context.Background(), ReportQuery{}, 0)
+				return err
+			}, ErrReportStatus},
 		{"bank list", "/api/v1/fpx/banklist/b2c", `{"status":"OK","data":"none"}`, 200,
 			func(c *Client) error { _, err := c.Banks(context.Background(), BankChannelB2C); return err }, nil},
 		{"transactions not JSON", "/api/user/v1/transactions", `oops`, 200,

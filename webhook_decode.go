@@ -123,12 +123,8 @@ const minTransactionJSON = 100
 // them alone a 4 MB body allocated 640 MB.
 func newBatchDecoder(p *jsonscan.Scanner[[]byte], v *ValidationError, body []byte, rules WebhookValidator) *batchDecoder {
 	d := &batchDecoder{p: p, v: v, keep: body != nil, rules: rules, batch: &Batch{}}
-	hint := 0
-	if d.keep {
-		hint = bytes.Count(body, []byte{'{'}) / 2 // a transaction and its data object
-		hint = min(hint, len(body)/minTransactionJSON)
-		d.batch.Transactions = make([]Transaction, 0, hint)
-	}
+	// Half the '{' (a transaction and its data object); none when streaming.
+	d.batch.Transactions = make([]Transaction, 0, min(bytes.Count(body, []byte{'{'})/2, len(body)/minTransactionJSON))
 	d.seen = newOrderNoSet(!d.keep)
 	return d
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paygate-go/paygate/internal/jsonscan"
 	"github.com/stretchr/testify/require"
 )
 
@@ -105,6 +106,73 @@ func TestValidateBatchJSONShapes(t *testing.T) {
 	}
 	batch, err := ValidateBatchJSON([]byte(`{"transactions": []}`))
 	require.NoError(t, err)
+	require.Empty(t, batch.Transactions)
+}
+
+// A body that is not an object holds no transaction: both readers say
+// so, and the stream counts none read.
+func TestValidateBatchNotAnObjectReadsNoTransaction(t *testing.T) {
+	for _, body := range []string{`[]`, `[{"orderno":"1"}]`, `"x"`, `7`} {
+		t.Run(body, func(t *testing.T) {
+			want := []FieldError{{Rule: ruleObject}}
+			_, err := ValidateBatchJSON([]byte(body))
+			require.Equal(t, want, problemsOf(t, err))
+			n, err := ValidateBatchReader(strings.NewReader(body))
+			require.Equal(t, want, problemsOf(t, err))
+			require.Zero(t, n)
+		})
+	}
+}
+
+// Each top-level key is checked for repeats on its own: a $schema after
+// transactions, or before them, is no repeat; a second $schema is.
+func TestValidateBatchJSONTopLevelKeysInAnyOrder(t *testing.T) {
+	tx, err := json.Marshal(validTx(0))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name, body string
+		want       []FieldError
+	}{
+		{name: "$schema after transactions", body: `{"transactions":[` + string(tx) + `],"$schema":"urn:x"}`},
+		{name: "$schema before transactions", body: `{"$schema":"urn:x","transactions":[` + string(tx) + `]}`},
+		{name: "$schema twice", body: `{"$schema":"urn:x","transactions":[` + string(tx) + `],"$schema":"urn:y"}`,
+			want: []FieldError{{Field: "/$schema", Rule: ruleDuplicateKey}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			batch, err := ValidateBatchJSON([]byte(tc.body))
+			require.Equal(t, tc.want, problemsOf(t, err))
+			if tc.want == nil {
+				require.Equal(t, "urn:x", batch.Schema)
+				require.Len(t, batch.Transactions, 1)
+			}
+		})
+	}
+}
+
+// Past maxBatchProblems, even one problem more is counted in the last
+// problem, by both readers.
+func TestValidateBatchCountsOneProblemPastTheCap(t *testing.T) {
+	body := []byte(`{"transactions":[` + strings.TrimSuffix(strings.Repeat("1,", maxBatchProblems+1), ",") + `]}`)
+	_, err := ValidateBatchJSON(body)
+	problems := problemsOf(t, err)
+	require.Len(t, problems, maxBatchProblems+1)
+	require.Equal(t, FieldError{Rule: "1 more problems, not listed: only the first 1000 are"}, problems[maxBatchProblems])
+	requireSameAsJSON(t, body, 4096)
+}
+
+// Once a body has a problem it is not returned, so the transactions read
+// after it are not kept (an invalid body costs what the stream costs),
+// even when that problem is its only one.
+func TestValidateBatchJSONKeepsNoTransactionPastAProblem(t *testing.T) {
+	tx, err := json.Marshal(validTx(0))
+	require.NoError(t, err)
+	body := []byte(`{"$schema":7,"transactions":[` + string(tx) + `]}`)
+	var v ValidationError
+	p := jsonscan.New(body)
+	batch, count, err := decodeBatch(p, &v, body, WebhookValidator{})
+	require.NoError(t, err)
+	require.Equal(t, []FieldError{{Field: "/$schema", Rule: ruleString, Value: "7"}}, v.Problems)
+	require.Equal(t, 1, count)
 	require.Empty(t, batch.Transactions)
 }
 

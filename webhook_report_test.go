@@ -150,3 +150,11 @@ func TestSendErrorKeepsTheReport(t *testing.T) {
 	require.Contains(t, msg, `first problem: request 1 (1 transactions from orderno "ORD-000001")`)
 	require.NotContains(t, msg, testPassword)
 }
+
+// A SendError without causes (one a caller builds) says the counts and
+// names no first problem.
+func TestSendErrorWithoutCausesSaysTheCounts(t *testing.T) {
+	err := &SendError{Report: &SendReport{NotSent: []string{"ORD-1"}, total: 1}}
+	require.Equal(t, "paygate: send incomplete: 0 of 1 transactions accepted, 0 rejected, 0 unconfirmed, 1 not sent, 0 invalid (SendReport.Outcomes says which)", err.Error())
+	require.Empty(t, err.Unwrap())
+}

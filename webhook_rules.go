@@ -78,8 +78,12 @@ func typedMasks(tx *Transaction) txMasks {
 // not valid UTF-8 (ruleUTF8: json.Marshal would send U+FFFD in place of
 // the bad bytes, so two ordernos would go out as one) and takes them out of
 // m's present fields, so that no other rule reads them: an assumption,
-// docs/assumptions.md A-webhook-encoding.
+// docs/assumptions.md A-webhook-encoding. A time json.Marshal refuses
+// breaks ruleTime: it could never be sent.
 func checkTypedText(v *ValidationError, i int, tx *Transaction, m *txMasks) {
+	if _, err := tx.Time.MarshalJSON(); err != nil { // a year past 9999, an offset of a day or more
+		v.add(txPointer(i, "time"), ruleTime, tx.Time.String())
+	}
 	for bit := range txFields {
 		if f := &txFields[bit]; f.text != nil && m.present&(1<<bit) != 0 && !utf8.ValidString(f.text(tx)) {
 			v.add(txPointer(i, f.name), ruleUTF8, "")

@@ -87,6 +87,11 @@ func TestValidateTransactionsRules(t *testing.T) {
 		{name: "email bad", edit: func(tx *Transaction) { tx.Email = "ahmad.example.com" }, pointer: "/transactions/0/email", rule: ruleEmail},
 		{name: "email with name", edit: func(tx *Transaction) { tx.Email = "Ahmad <a@example.com>" }, pointer: "/transactions/0/email", rule: ruleEmail},
 		{name: "time missing", edit: func(tx *Transaction) { tx.Time = time.Time{} }, pointer: "/transactions/0/time", rule: ruleRequired},
+		{name: "time in year 10000", edit: func(tx *Transaction) { tx.Time = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, pointer: "/transactions/0/time", rule: ruleTime},
+		{name: "time before year 0", edit: func(tx *Transaction) { tx.Time = time.Date(-1, 12, 31, 0, 0, 0, 0, time.UTC) }, pointer: "/transactions/0/time", rule: ruleTime},
+		{name: "time offset of a day", edit: func(tx *Transaction) { tx.Time = tx.Time.In(time.FixedZone("", 24*3600)) }, pointer: "/transactions/0/time", rule: ruleTime},
+		{name: "valid: time at the end of year 9999", edit: func(tx *Transaction) { tx.Time = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC) }},
+		{name: "valid: time offset of 23:59", edit: func(tx *Transaction) { tx.Time = tx.Time.In(time.FixedZone("", -(23*3600 + 59*60))) }},
 		{name: "status missing", edit: func(tx *Transaction) { tx.Status = "" }, pointer: "/transactions/0/status", rule: ruleRequired},
 		{name: "status unknown", edit: func(tx *Transaction) { tx.Status = "SUCCESS" }, pointer: "/transactions/0/status", rule: ruleStatus},
 		{name: "data email", edit: func(tx *Transaction) { tx.Data.Email = "x@" }, pointer: "/transactions/0/data/email", rule: ruleEmail},
@@ -107,6 +112,14 @@ func TestValidateTransactionsRules(t *testing.T) {
 		{name: "rate on non-fitrah", edit: func(tx *Transaction) { tx.Data.Type, tx.Data.Dependants = zakat.ZakatEmas, "" }, pointer: "/transactions/0/data/zakat_rate", rule: ruleFitrahOnly},
 		{name: "dependant without type", edit: func(tx *Transaction) { tx.Data.Type, tx.Data.Rate = "", "" }, pointer: "/transactions/0/data/zakat_dependant", rule: ruleFitrahOnly},
 		{name: "fitrah product", edit: func(tx *Transaction) { tx.Amount = 1051 }, pointer: "/transactions/0/amount", rule: ruleFitrahProduct},
+		{name: "fitrah product of a zero amount", edit: func(tx *Transaction) { tx.Amount = 0 }, pointer: "/transactions/0/amount", rule: ruleFitrahProduct},
+		{name: "valid: fitrah of a whole rate", edit: func(tx *Transaction) { tx.Amount, tx.Data.Rate, tx.Data.Dependants = 2100, "7", "3" }},
+		{name: "valid: fitrah product beyond 64 bits", edit: func(tx *Transaction) {
+			tx.Amount, tx.Data.Rate, tx.Data.Dependants = 100, "0.00000000000000000001", "100000000000000000000"
+		}},
+		{name: "fitrah product beyond 64 bits", edit: func(tx *Transaction) {
+			tx.Amount, tx.Data.Rate, tx.Data.Dependants = 101, "0.00000000000000000001", "100000000000000000000"
+		}, pointer: "/transactions/0/amount", rule: ruleFitrahProduct},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -212,4 +225,32 @@ func TestValidateTransactionsOrdernosNotUTF8AreNotDuplicates(t *testing.T) {
 		{Field: "/transactions/0/orderno", Rule: ruleUTF8},
 		{Field: "/transactions/1/orderno", Rule: ruleUTF8},
 	}, problemsOf(t, ValidateTransactions([]Transaction{a, b})))
+
+	b.OrderNo = a.OrderNo // the same bytes: still refused as text, not compared
+	require.Equal(t, []FieldError{
+		{Field: "/transactions/0/orderno", Rule: ruleUTF8},
+		{Field: "/transactions/1/orderno", Rule: ruleUTF8},
+	}, problemsOf(t, ValidateTransactions([]Transaction{a, b})))
+}
+
+// A typed string's UTF-8 rule reads its own field: an agency that is not
+// UTF-8 beside a missing orderno is refused as such (not as an unknown
+// code), and the orderno as missing.
+func TestValidateTransactionsTextNotUTF8BesideAMissingField(t *testing.T) {
+	tx := validTx(0)
+	tx.Agency, tx.OrderNo = "\xff", ""
+	require.Equal(t, []FieldError{
+		{Field: "/transactions/0/agency", Rule: ruleUTF8},
+		{Field: "/transactions/0/orderno", Rule: ruleRequired},
+	}, problemsOf(t, ValidateTransactions([]Transaction{tx})))
+}
+
+// The fitrah product's problem names the product it wants, in ringgit
+// and sen, and the amount given.
+func TestValidateTransactionsFitrahProductNamesTheProduct(t *testing.T) {
+	tx := validTx(0)
+	tx.Amount = 1051
+	require.Equal(t, []FieldError{
+		{Field: "/transactions/0/amount", Rule: ruleFitrahProduct + " (2.625 x 4 = 10.50)", Value: "10.51"},
+	}, problemsOf(t, ValidateTransactions([]Transaction{tx})))
 }

@@ -103,6 +103,41 @@ func TestWebhookSenderHeadersBodyAndChunks(t *testing.T) {
 	}
 }
 
+// The batch size the caller sets, raised past DefaultBatchSize or lowered,
+// is the one every request is cut to, the last one taking the rest; the
+// smallest, 1, sends one transaction a request.
+func TestWebhookSenderBatchSizeInForce(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		opts  []SenderOption
+		txs   int
+		sizes []int
+	}{
+		{name: "default", txs: 250, sizes: []int{100, 100, 50}},
+		{name: "raised past the default", opts: []SenderOption{WithBatchSize(150)}, txs: 250, sizes: []int{150, 100}},
+		{name: "raised past the batch", opts: []SenderOption{WithBatchSize(1000)}, txs: 250, sizes: []int{250}},
+		{name: "lowered", opts: []SenderOption{WithBatchSize(7)}, txs: 20, sizes: []int{7, 7, 6}},
+		{name: "one", opts: []SenderOption{WithBatchSize(1)}, txs: 3, sizes: []int{1, 1, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, mt, _ := newTestSender(t, tc.opts...)
+			var mu sync.Mutex
+			var sizes []int
+			mt.RegisterResponder(http.MethodPost, testWebhookURL, func(req *http.Request) (*http.Response, error) {
+				n := len(decodeBody(t, req))
+				mu.Lock()
+				sizes = append(sizes, n)
+				mu.Unlock()
+				return httpmock.NewStringResponse(200, ""), nil
+			})
+			report, err := s.Send(context.Background(), validTxs(tc.txs))
+			require.NoError(t, err)
+			require.Equal(t, tc.sizes, sizes)
+			require.Len(t, report.Accepted, tc.txs)
+		})
+	}
+}
+
 // Invalid transactions are reported with their problems and never sent;
 // the valid ones go out.
 func TestWebhookSenderSendsTheValidOnes(t *testing.T) {
@@ -320,6 +355,29 @@ func normalTimes(txs []Transaction, loc *time.Location) []Transaction {
 	return txs
 }
 
+// A time json.Marshal cannot encode (a year past 9999) makes its
+// transaction invalid, with its problem, never "not sent" (which would be
+// safe to send again, and fail the same way each time) and never holding
+// back the others of its request.
+func TestWebhookSenderTimeThatCannotBeEncodedIsInvalid(t *testing.T) {
+	s, mt, _ := newTestSender(t)
+	var sent []string
+	mt.RegisterResponder(http.MethodPost, testWebhookURL, func(req *http.Request) (*http.Response, error) {
+		sent = append(sent, decodeBody(t, req)...)
+		return httpmock.NewStringResponse(200, ""), nil
+	})
+	txs := validTxs(3)
+	txs[1].Time = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	report, err := s.Send(context.Background(), txs)
+	require.Error(t, err)
+	require.Equal(t, []string{"ORD-000000", "ORD-000002"}, sent)
+	require.Equal(t, sent, report.Accepted)
+	require.Empty(t, report.NotSent)
+	require.Equal(t, []InvalidTransaction{{Index: 1, OrderNo: "ORD-000001", Problems: []FieldError{
+		{Field: "/transactions/1/time", Rule: ruleTime, Value: "10000-01-01 00:00:00 +0000 UTC"},
+	}}}, report.Invalid)
+}
+
 // After the context ends nothing more is sent, and the wait for a retry ends
 // at once.
 func TestWebhookSenderCancel(t *testing.T) {
@@ -336,6 +394,31 @@ func TestWebhookSenderCancel(t *testing.T) {
 	require.Equal(t, 1, mt.GetTotalCallCount())
 	require.Equal(t, []string{"ORD-000000"}, report.Unconfirmed, "the 503 may have stored it")
 	require.Equal(t, []string{"ORD-000001", "ORD-000002"}, report.NotSent)
+}
+
+// A request nothing of which reached the service says why it was not
+// sent: the context ended before it, or the connection could not be made.
+func TestWebhookSenderNotSentSaysWhy(t *testing.T) {
+	t.Run("the context ended", func(t *testing.T) {
+		s, mt, _ := newTestSender(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		report, err := s.Send(ctx, validTxs(2))
+		require.ErrorIs(t, err, context.Canceled)
+		require.Zero(t, mt.GetTotalCallCount())
+		require.Equal(t, []string{"ORD-000000", "ORD-000001"}, report.NotSent)
+		require.ErrorContains(t, report.Requests[0].Err, "not sent: the context ended before the request reached the service")
+	})
+	t.Run("no connection", func(t *testing.T) {
+		srv := httptest.NewServer(http.NotFoundHandler())
+		srv.Close() // nothing listens there now
+		s, err := NewWebhookSender(srv.URL, testPassword, WithRetry(RetryPolicy{MaxAttempts: 1}))
+		require.NoError(t, err)
+		report, err := s.Send(context.Background(), validTxs(2))
+		require.Error(t, err)
+		require.Equal(t, []string{"ORD-000000", "ORD-000001"}, report.NotSent)
+		require.ErrorContains(t, report.Requests[0].Err, "not sent: the connection could not be made")
+	})
 }
 
 // A server that fails half of all requests transiently (some before storing,
@@ -711,11 +794,25 @@ func TestWebhookSenderDeadline(t *testing.T) {
 			require.ErrorContains(t, report.Requests[0].Err, "unconfirmed: the send's deadline (50ms, WithSendTimeout) passed before an answer proved the outcome")
 			require.ErrorContains(t, report.Requests[2].Err, "the send stopped before this request: paygate: the send's deadline passed (50ms, WithSendTimeout)")
 			require.Zero(t, report.Requests[2].Attempts)
+			require.ErrorIs(t, report.Requests[2].Err, context.DeadlineExceeded, "a request not made because the deadline passed says so")
 			require.NotContains(t, err.Error(), testPassword)
 		})
 	}
 	_, err := NewWebhookSender(testWebhookBase, testPassword, WithSendTimeout(0))
 	require.ErrorContains(t, err, "WithSendTimeout")
+	s, err := NewWebhookSender(testWebhookBase, testPassword, WithSendTimeout(time.Nanosecond))
+	require.NoError(t, err, "the shortest deadline is a deadline")
+	require.Equal(t, time.Nanosecond, s.sendTimeout)
+}
+
+// The cause a passed WithSendTimeout deadline gives the requests not made
+// matches context.DeadlineExceeded, as the context's own error does, and
+// nothing else.
+func TestWebhookSendDeadlineMatchesDeadlineExceeded(t *testing.T) {
+	stopped := notSentAfter(batchPart{txs: validTxs(1), idx: []int{0}}, &deadlineError{d: time.Second})
+	require.ErrorIs(t, stopped.Err, context.DeadlineExceeded)
+	require.NotErrorIs(t, stopped.Err, context.Canceled)
+	require.ErrorContains(t, stopped.Err, "the send's deadline passed (1s, WithSendTimeout)")
 }
 
 // A failed TLS handshake sent nothing: it is not retried, its transactions

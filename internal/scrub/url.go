@@ -33,9 +33,7 @@ func redactedURL(u *url.URL) string {
 		c.Path, c.RawPath = redactBeforeAt(c.Path), ""
 	}
 	c.RawQuery = redactParams(c.RawQuery)
-	if c.Fragment != "" {
-		c.Fragment, c.RawFragment = redactParams(c.Fragment), ""
-	}
+	c.Fragment, c.RawFragment = redactParams(c.Fragment), ""
 	return c.String()
 }
 
@@ -54,6 +52,9 @@ func redactBeforeAt(s string) string {
 // of a query or fragment, and of any whose name does not unescape; pairs
 // end at '&' or ';' (url.ParseQuery refuses the ';', a server may not).
 func redactParams(q string) string {
+	if q == "" { // no query or fragment: most URLs
+		return ""
+	}
 	var b strings.Builder
 	for q != "" {
 		part, sep := q, ""

@@ -87,7 +87,7 @@ func webhookFraction(s string) (nsec int, rest string, ok bool) {
 		}
 		n++
 	}
-	for k := n; k < 9; k++ {
+	for range 9 - n { // none past the ninth digit
 		nsec *= 10
 	}
 	return nsec, s[n:], n > 0 // a dot without digits is refused
