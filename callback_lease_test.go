@@ -3,10 +3,12 @@ package paygate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,6 +29,7 @@ type renewStep struct {
 // once finishAfter renewals were answered (0: never).
 type renewSchedule struct {
 	MemoryDeduper
+	claimDelay  time.Duration // a claim is taken at once, answered after it
 	steps       []renewStep
 	after       error
 	finishAfter int
@@ -34,6 +37,12 @@ type renewSchedule struct {
 	mu    sync.Mutex
 	calls int
 	used  chan struct{}
+}
+
+func (d *renewSchedule) Claim(ctx context.Context, key string, lease time.Duration) (ClaimResult, error) {
+	res, err := d.MemoryDeduper.Claim(ctx, key, lease)
+	time.Sleep(d.claimDelay)
+	return res, err
 }
 
 func (d *renewSchedule) Renew(ctx context.Context, key, token string, lease time.Duration) error {
@@ -71,10 +80,11 @@ func TestCallbackLeaseRenewalTiming(t *testing.T) {
 	key := mustKey(t, testKeyUUID)
 	down := errors.New("store down")
 	tests := []struct {
-		name  string
-		lease time.Duration
-		steps []renewStep
-		after error // every renewal past the steps
+		name       string
+		lease      time.Duration
+		claimDelay time.Duration
+		steps      []renewStep
+		after      error // every renewal past the steps
 		// finishAfter: the hook returns once this many renewals were
 		// answered; 0: it waits for its cancellation.
 		finishAfter   int
@@ -89,6 +99,14 @@ func TestCallbackLeaseRenewalTiming(t *testing.T) {
 			steps: []renewStep{{delay: time.Second}}, after: down, wantCancelled: true,
 		},
 		{
+			// Claimed at once, answered 0.7 lease later, then down: the
+			// claim reaches its margin before its first renewal is due, so
+			// the guard is armed at once, not at that renewal (which would
+			// come after the claim lapsed in the store).
+			name: "slow claim then failures", lease: 3 * time.Second,
+			claimDelay: 2100 * time.Millisecond, after: down, wantCancelled: true,
+		},
+		{
 			name: "renewals fail, recover, fail again", lease: 1200 * time.Millisecond,
 			steps:       []renewStep{{err: down}, {err: down}, {}, {err: down}, {err: down}, {}, {err: down}, {err: down}, {}, {}},
 			finishAfter: 10,
@@ -97,7 +115,7 @@ func TestCallbackLeaseRenewalTiming(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			d := &renewSchedule{steps: tt.steps, after: tt.after, finishAfter: tt.finishAfter, used: make(chan struct{})}
+			d := &renewSchedule{claimDelay: tt.claimDelay, steps: tt.steps, after: tt.after, finishAfter: tt.finishAfter, used: make(chan struct{})}
 			var cancelled bool
 			var cause error
 			var rival ClaimResult
@@ -118,7 +136,7 @@ func TestCallbackLeaseRenewalTiming(t *testing.T) {
 						return errors.New("the hook was neither cancelled nor done within ten leases")
 					}
 				}}
-			code := serve(h, signedRequest(t, key, callbackFields("INV-L", "GWL", StatusSuccess, "00"))).Code
+			code := serveWithin(t, h, signedRequest(t, key, callbackFields("INV-L", "GWL", StatusSuccess, "00")))
 			require.Equal(t, tt.wantCancelled, cancelled, "cause: %v", cause)
 			if !tt.wantCancelled {
 				require.Equal(t, http.StatusOK, code)
@@ -186,4 +204,165 @@ func TestFailedReleaseIsRetried(t *testing.T) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	require.Equal(t, 4, d.releases, "three failed releases, then one that went through")
+}
+
+// serveWithin is serve for a test of the lease path: a handler that hangs
+// (a lock never given back) fails the test within 20 s instead of at the
+// test binary's timeout.
+func serveWithin(t *testing.T, h http.Handler, r *http.Request) int {
+	t.Helper()
+	code := make(chan int, 1)
+	go func() { code <- serve(h, r).Code }()
+	select {
+	case c := <-code:
+		return c
+	case <-time.After(20 * time.Second): // a bound, not a measure
+		t.Fatal("the handler did not answer within 20 s")
+		return 0
+	}
+}
+
+// outageRenew is a MemoryDeduper whose renewals fail while down is set,
+// and that tells each renewal that went through on renewed.
+type outageRenew struct {
+	MemoryDeduper
+	down    atomic.Bool
+	renewed chan struct{}
+}
+
+func (d *outageRenew) Renew(ctx context.Context, key, token string, lease time.Duration) error {
+	if d.down.Load() {
+		return errors.New("store down")
+	}
+	err := d.MemoryDeduper.Renew(ctx, key, token, lease)
+	if err == nil {
+		select {
+		case d.renewed <- struct{}{}:
+		default:
+		}
+	}
+	return err
+}
+
+// waitRenewals waits for n renewals that went through, up to bound.
+func (d *outageRenew) waitRenewals(n int, bound time.Duration) error {
+	timeout := time.After(bound)
+	for i := 0; i < n; i++ {
+		select {
+		case <-d.renewed:
+		case <-timeout: // a bound, not a measure
+			return fmt.Errorf("%d renewals of %d went through within %v", i, n, bound)
+		}
+	}
+	return nil
+}
+
+// A hook cancelled by the safety margin (its renewals failing) still holds
+// its claim while it runs: once the store answers again its renewals go
+// through, and no other delivery takes the event.
+func TestCallbackMarginCancelledHookStillRenewed(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	const lease = 1200 * time.Millisecond
+	d := &outageRenew{renewed: make(chan struct{}, 100)}
+	d.down.Store(true)
+	var cause, renewals error
+	var rival ClaimResult
+	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: lease, Logger: slog.New(slog.DiscardHandler),
+		Fulfil: func(ctx context.Context, cb *Callback) error {
+			<-ctx.Done()
+			cause = context.Cause(ctx)
+			d.down.Store(false) // the store is back; the hook is still running
+			renewals = d.waitRenewals(2, 5*lease)
+			rival, _ = d.MemoryDeduper.Claim(context.Background(), fulfilKey(cb.RefNo), lease)
+			return nil
+		}}
+	serveWithin(t, h, signedRequest(t, key, callbackFields("INV-M", "GWM", StatusSuccess, "00")))
+	require.ErrorIs(t, cause, errLeaseMargin)
+	require.NoError(t, renewals, "a hook cancelled by the margin is still renewed")
+	require.Equal(t, ClaimBusy, rival.State)
+}
+
+// A hook that runs past HookTimeout no longer holds its event: its claim is
+// not renewed, lapses, and another delivery may take it.
+func TestCallbackHookPastItsTimeoutNotRenewed(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	const lease = 600 * time.Millisecond
+	d := &outageRenew{renewed: make(chan struct{}, 100)}
+	var rival ClaimResult
+	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: lease, HookTimeout: lease / 4, Logger: slog.New(slog.DiscardHandler),
+		Fulfil: func(ctx context.Context, cb *Callback) error {
+			// Ignores its cancellation: takes the event over as another
+			// delivery would, once the claim lapsed.
+			for bound := time.Now().Add(10 * lease); time.Now().Before(bound); time.Sleep(lease / 20) {
+				if rival, _ = d.MemoryDeduper.Claim(context.Background(), fulfilKey(cb.RefNo), lease); rival.State == ClaimAcquired {
+					break
+				}
+			}
+			return nil
+		}}
+	serveWithin(t, h, signedRequest(t, key, callbackFields("INV-T", "GWT", StatusSuccess, "00")))
+	require.Equal(t, ClaimAcquired, rival.State, "the claim of a hook past HookTimeout was still renewed after ten leases")
+}
+
+// The hold on a refNo's fulfilment beside a long OnStatus is renewed with
+// the status claim, in the store and in the claim's own deadline, so that
+// a failed release of the hold is retried as long as the store holds it.
+func TestCallbackStatusHoldRenewedWithTheStatusClaim(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	const lease = 300 * time.Millisecond
+	d := &outageRenew{renewed: make(chan struct{}, 100)}
+	var renewals error
+	var rival ClaimResult
+	var heldUntil, holdUntil time.Time
+	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: lease, Logger: slog.New(slog.DiscardHandler),
+		Fulfil: func(context.Context, *Callback) error { return nil },
+		OnStatus: func(ctx context.Context, cb *Callback) error {
+			renewals = d.waitRenewals(8, 20*lease) // four renewals of both: past the first lease
+			rival, _ = d.MemoryDeduper.Claim(context.Background(), fulfilKey(cb.RefNo), lease)
+			c := ctx.Value(hookClaimKey{}).(*claim)
+			c.mu.Lock()
+			heldUntil, holdUntil = c.heldUntil, c.also.heldUntil
+			c.mu.Unlock()
+			return nil
+		}}
+	require.Equal(t, http.StatusOK, serveWithin(t, h, signedRequest(t, key, callbackFields("INV-H", "GWH", StatusPending, "09"))))
+	require.NoError(t, renewals)
+	require.Equal(t, ClaimBusy, rival.State, "the hold on the fulfilment lapsed while OnStatus ran")
+	require.Equal(t, heldUntil, holdUntil, "the hold's deadline is the status claim's")
+}
+
+// A release that goes through at once is neither logged as failed nor
+// retried.
+func TestReleaseThatSucceedsIsNotRetried(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	var logs strings.Builder
+	d := &flakyRelease{}
+	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Fulfil: func(context.Context, *Callback) error { return errors.New("the shop's database hiccuped") }}
+	require.Equal(t, http.StatusInternalServerError, serve(h, signedRequest(t, key, callbackFields("INV-OK", "GWOK", StatusSuccess, "00"))).Code)
+	require.NotContains(t, logs.String(), "dedupe release failed")
+}
+
+// Every store call's context ends with the call (its timer is given back),
+// whatever the call: a claim, a completion, a release.
+func TestStoreCallContextsEndWithTheirCall(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	d := &storeCtxDeduper{}
+	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Logger: slog.New(slog.DiscardHandler),
+		Fulfil: func(_ context.Context, cb *Callback) error {
+			if cb.RefNo == "INV-FAIL" {
+				return errors.New("shop down")
+			}
+			return nil
+		},
+		OnStatus: func(context.Context, *Callback) error { return nil }}
+	require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, callbackFields("INV-OK", "GW1", StatusSuccess, "00"))).Code)
+	require.Equal(t, http.StatusInternalServerError, serve(h, signedRequest(t, key, callbackFields("INV-FAIL", "GW2", StatusSuccess, "00"))).Code)
+	require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, callbackFields("INV-P", "GW3", StatusPending, "09"))).Code)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	require.GreaterOrEqual(t, len(d.ctxs), 6)
+	for i, ctx := range d.ctxs {
+		require.ErrorIs(t, ctx.Err(), context.Canceled, "call %d's context still open", i)
+	}
 }
