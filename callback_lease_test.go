@@ -37,6 +37,8 @@ type renewSchedule struct {
 	mu    sync.Mutex
 	calls int
 	used  chan struct{}
+	// sent and answered are when each renewal came and was answered.
+	sent, answered []time.Time
 }
 
 func (d *renewSchedule) Claim(ctx context.Context, key string, lease time.Duration) (ClaimResult, error) {
@@ -53,10 +55,16 @@ func (d *renewSchedule) Renew(ctx context.Context, key, token string, lease time
 	}
 	d.calls++
 	n := d.calls
+	d.sent = append(d.sent, time.Now())
 	d.mu.Unlock()
 	if n == d.finishAfter {
 		defer close(d.used)
 	}
+	defer func() {
+		d.mu.Lock()
+		d.answered = append(d.answered, time.Now())
+		d.mu.Unlock()
+	}()
 	if step.err != nil {
 		return step.err
 	}
@@ -365,4 +373,73 @@ func TestStoreCallContextsEndWithTheirCall(t *testing.T) {
 	for i, ctx := range d.ctxs {
 		require.ErrorIs(t, ctx.Err(), context.Canceled, "call %d's context still open", i)
 	}
+}
+
+// A claim is renewed a third of its lease after its last renewal was
+// answered, and a failed renewal is retried a tenth of that period after
+// it failed: never sooner (a timer never fires early, so a slow machine
+// cannot fail this; a shorter period can).
+func TestCallbackRenewalPeriods(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	const lease = 3 * time.Second
+	down := errors.New("store down")
+	d := &renewSchedule{steps: []renewStep{{}, {err: down}, {err: down}, {err: down}, {}}, finishAfter: 5, used: make(chan struct{})}
+	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: lease, Logger: slog.New(slog.DiscardHandler),
+		Fulfil: func(ctx context.Context, cb *Callback) error {
+			select {
+			case <-d.used:
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		}}
+	require.Equal(t, http.StatusOK, serveWithin(t, h, signedRequest(t, key, callbackFields("INV-P", "GWP", StatusSuccess, "00"))))
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i := 1; i < 5; i++ {
+		want := lease / 3 // after a renewal that went through
+		if d.steps[i-1].err != nil {
+			want = lease / 30
+		}
+		require.GreaterOrEqual(t, d.sent[i].Sub(d.answered[i-1]), want, "renewal %d came too soon", i)
+	}
+}
+
+// newKeptClaim is a claim whose hook runs on the lease path, with timers
+// that never fire within a test, as keep leaves it; cause reads why its
+// hook was cancelled.
+func newKeptClaim(t *testing.T) (c *claim, cause func() error) {
+	h := &CallbackHandler{Logger: slog.New(slog.DiscardHandler), Deduper: &renewSchedule{used: make(chan struct{})}}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	t.Cleanup(func() { cancel(nil) })
+	c = &claim{ev: h.newEvent(&Callback{RefNo: "INV-K"}, origin{source: SourceLookup}), key: "fulfil|INV-K", lease: time.Hour, renewed: true,
+		hook: ctx, cancel: cancel, every: time.Hour, margin: time.Hour / 4, heldUntil: time.Now().Add(time.Hour),
+		tick: time.NewTimer(time.Hour), guard: time.NewTimer(time.Hour)}
+	return c, func() error { return context.Cause(ctx) }
+}
+
+// lapse cancels the hook with the margin's cause and the last renewal's
+// error, and gives the claim's mutex back.
+func TestClaimLapseCancelsWithItsCause(t *testing.T) {
+	c, cause := newKeptClaim(t)
+	c.lastErr = errors.New("store down")
+	c.lapse()
+	require.ErrorIs(t, cause(), errLeaseMargin)
+	require.ErrorContains(t, cause(), "store down")
+	require.True(t, c.mu.TryLock(), "lapse kept the claim's mutex")
+}
+
+// Once the hook returned (stopKeeping), its timers are stopped, and a
+// renewal or a lapse that still comes does nothing: no store call, no
+// cancellation, the mutex given back.
+func TestClaimStoppedKeepsNothing(t *testing.T) {
+	c, cause := newKeptClaim(t)
+	c.stopKeeping()
+	require.False(t, c.tick.Stop(), "the renewal timer still ran")
+	require.False(t, c.guard.Stop(), "the guard still ran")
+	c.renew()
+	c.lapse()
+	require.NoError(t, cause())
+	require.Zero(t, c.ev.d.(*renewSchedule).calls, "renewed after the hook returned")
+	require.True(t, c.mu.TryLock(), "the claim's mutex was kept")
 }
