@@ -452,11 +452,13 @@ func TestFulfilTxReportsFailedSteps(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		failAt     int64 // the failing operation from the hook's start: begin, insert, complete
+		failRowsAt int64 // the statement whose RowsAffected fails
 		commitInFn bool
 		want       string
 	}{
 		{name: "begin", failAt: 1, want: "sqldedup: fulfil: begin: injected fault"},
 		{name: "completion", failAt: 3, want: "sqldedup: fulfil: complete fulfil|INV-F: injected fault"},
+		{name: "completion's row count", failRowsAt: 3, want: "sqldedup: fulfil: complete fulfil|INV-F: injected fault"},
 		{name: "fn ended the transaction", commitInFn: true, want: "fn ended the transaction itself"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -474,8 +476,12 @@ func TestFulfilTxReportsFailedSteps(t *testing.T) {
 				if tc.failAt > 0 {
 					fc.failAt.Store(fc.ops.Load() + tc.failAt)
 				}
+				if tc.failRowsAt > 0 {
+					fc.failRowsAt.Store(fc.ops.Load() + tc.failRowsAt)
+				}
 				hookErr = fulfil(ctx, cb)
 				fc.failAt.Store(0)
+				fc.failRowsAt.Store(0)
 				return hookErr
 			})
 			require.Equal(t, http.StatusInternalServerError, s.deliver(t, h, "INV-F"))

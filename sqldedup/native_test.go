@@ -125,7 +125,8 @@ func TestClaimNativeOrDatabaseSQL(t *testing.T) {
 // faultConn fails the failAt-th operation of its connector (a BeginTx, a
 // statement or a Commit, counted from 1; 0: none) with errInjected, in the
 // client, without sending it: the transaction stays usable, so only the
-// code under test can turn the failure into an error.
+// code under test can turn the failure into an error. The failRowsAt-th,
+// a statement, runs, but its RowsAffected fails.
 type faultConn struct {
 	driverConn
 	c *faultConnector
@@ -134,11 +135,21 @@ type faultConn struct {
 var errInjected = errors.New("injected fault")
 
 func (c faultConn) step() error {
-	if n := c.c.ops.Add(1); n == c.c.failAt.Load() {
-		return errInjected
-	}
-	return nil
+	_, err := c.stepN()
+	return err
 }
+
+func (c faultConn) stepN() (int64, error) {
+	n := c.c.ops.Add(1)
+	if n == c.c.failAt.Load() {
+		return n, errInjected
+	}
+	return n, nil
+}
+
+type faultResult struct{ driver.Result }
+
+func (faultResult) RowsAffected() (int64, error) { return 0, errInjected }
 
 func (c faultConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	if err := c.step(); err != nil {
@@ -149,10 +160,15 @@ func (c faultConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.T
 }
 
 func (c faultConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	if err := c.step(); err != nil {
+	n, err := c.stepN()
+	if err != nil {
 		return nil, err
 	}
-	return c.driverConn.ExecContext(ctx, query, args)
+	res, err := c.driverConn.ExecContext(ctx, query, args)
+	if err == nil && n == c.c.failRowsAt.Load() {
+		return faultResult{res}, nil
+	}
+	return res, err
 }
 
 func (c faultConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
@@ -178,7 +194,7 @@ func (t faultTx) Commit() error {
 // faultConnector opens pgx connections wrapped as faultConn.
 type faultConnector struct {
 	driver.Connector
-	ops, failAt atomic.Int64
+	ops, failAt, failRowsAt atomic.Int64
 }
 
 func (c *faultConnector) Connect(ctx context.Context) (driver.Conn, error) {

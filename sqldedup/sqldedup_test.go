@@ -433,3 +433,53 @@ func TestMigrateReportsEveryFailedStep(t *testing.T) {
 		})
 	}
 }
+
+// Every call on a database that cannot be reached fails with an error,
+// never a panic or a success: a claim, a renewal, a release, a completion,
+// a purge.
+func TestUnreachableDatabaseFailsEveryCall(t *testing.T) {
+	ctx := context.Background()
+	d, err := New(sql.OpenDB(noDatabase{}))
+	require.NoError(t, err)
+	t.Cleanup(func() { d.db.Close() })
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{name: "claim", call: func() error { _, err := d.Claim(ctx, "k", time.Minute); return err }},
+		{name: "renew", call: func() error { return d.Renew(ctx, "k", "t", time.Minute) }},
+		{name: "release", call: func() error { return d.Release(ctx, "k", "t") }},
+		{name: "complete", call: func() error { return d.Complete(ctx, "k", "t", "GW1") }},
+		{name: "purge", call: func() error { _, err := d.Purge(ctx); return err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.ErrorContains(t, tc.call(), "no database in this test")
+		})
+	}
+}
+
+// A renewal, release or completion whose row count cannot be read is
+// reported as an error, not taken for a lost claim nor for success.
+func TestUnreadRowCountIsAnError(t *testing.T) {
+	ctx := context.Background()
+	db, fc := openFaultDB(t)
+	d, _ := testDeduperOn(t, db)
+	for _, tc := range []struct {
+		name string
+		call func(token string) error
+	}{
+		{name: "renew", call: func(token string) error { return d.Renew(ctx, "k-renew", token, time.Minute) }},
+		{name: "release", call: func(token string) error { return d.Release(ctx, "k-release", token) }},
+		{name: "complete", call: func(token string) error { return d.Complete(ctx, "k-complete", token, "GW1") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := d.Claim(ctx, "k-"+tc.name, time.Minute)
+			require.NoError(t, err)
+			fc.failRowsAt.Store(fc.ops.Load() + 1)
+			err = tc.call(c.Token)
+			fc.failRowsAt.Store(0)
+			require.ErrorIs(t, err, errInjected)
+			require.ErrorContains(t, err, "sqldedup: "+tc.name)
+		})
+	}
+}
