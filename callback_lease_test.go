@@ -66,6 +66,142 @@ func (d *renewSchedule) Renew(ctx context.Context, key, token string, lease time
 	return err
 }
 
+// newKeptClaim is a claim whose hook runs on the lease path, with timers
+// that never fire within a test, as keep leaves it; cause reads why its
+// hook was cancelled.
+func newKeptClaim(t *testing.T) (c *claim, cause func() error) {
+	h := &CallbackHandler{Logger: slog.New(slog.DiscardHandler), Deduper: &renewSchedule{used: make(chan struct{})}}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	t.Cleanup(func() { cancel(nil) })
+	c = &claim{ev: h.newEvent(&Callback{RefNo: "INV-K"}, origin{source: SourceLookup}), key: "fulfil|INV-K", lease: time.Hour, renewed: true,
+		hook: ctx, cancel: cancel, every: time.Hour, margin: time.Hour / 4, heldUntil: time.Now().Add(time.Hour),
+		tick: time.NewTimer(time.Hour), guard: time.NewTimer(time.Hour)}
+	return c, func() error { return context.Cause(ctx) }
+}
+
+// lapse cancels the hook with the margin's cause and the last renewal's
+// error, and gives the claim's mutex back.
+func TestClaimLapseCancelsWithItsCause(t *testing.T) {
+	c, cause := newKeptClaim(t)
+	c.lastErr = errors.New("store down")
+	c.lapse()
+	require.ErrorIs(t, cause(), errLeaseMargin)
+	require.ErrorContains(t, cause(), "store down")
+	require.True(t, c.mu.TryLock(), "lapse kept the claim's mutex")
+}
+
+// Once the hook returned (stopKeeping), its timers are stopped, and a
+// renewal or a lapse that still comes does nothing: no store call, no
+// cancellation, the mutex given back.
+func TestClaimStoppedKeepsNothing(t *testing.T) {
+	c, cause := newKeptClaim(t)
+	c.stopKeeping()
+	require.False(t, c.tick.Stop(), "the renewal timer still ran")
+	require.False(t, c.guard.Stop(), "the guard still ran")
+	c.renew()
+	c.lapse()
+	require.NoError(t, cause())
+	require.Zero(t, c.ev.d.(*renewSchedule).calls, "renewed after the hook returned")
+	require.True(t, c.mu.TryLock(), "the claim's mutex was kept")
+}
+
+// clockedRenew is a MemoryDeduper that records, on the clock, when each
+// renewal and release came (since start); its renewals follow steps (an
+// error fails one; past the steps they go through) and used is closed at
+// the finishAfter-th; every release fails while failReleases is set.
+type clockedRenew struct {
+	MemoryDeduper
+	start        time.Time
+	steps        []error
+	finishAfter  int
+	failReleases bool
+	used         chan struct{}
+
+	mu               sync.Mutex
+	renews, releases []time.Duration
+}
+
+func (d *clockedRenew) Renew(ctx context.Context, key, token string, lease time.Duration) error {
+	d.mu.Lock()
+	n := len(d.renews)
+	d.renews = append(d.renews, time.Since(d.start))
+	d.mu.Unlock()
+	if n+1 == d.finishAfter {
+		defer close(d.used)
+	}
+	if n < len(d.steps) && d.steps[n] != nil {
+		return d.steps[n]
+	}
+	return d.MemoryDeduper.Renew(ctx, key, token, lease)
+}
+
+func (d *clockedRenew) Release(ctx context.Context, key, token string) error {
+	d.mu.Lock()
+	d.releases = append(d.releases, time.Since(d.start))
+	d.mu.Unlock()
+	if d.failReleases {
+		return errors.New("store unreachable")
+	}
+	return d.MemoryDeduper.Release(ctx, key, token)
+}
+
+// The lease path's schedule, on synctest's clock (exact, whatever the
+// machine's load): a claim is renewed every lease/3, 3 ms at least, counted
+// from the last renewal's answer; a failed renewal is retried lease/30
+// later, 1 ms at least; a failed release is retried from 100 ms doubling
+// to 2 s while its lease lasts.
+func TestCallbackLeaseScheduleOnTheClock(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	down := errors.New("store down")
+	for _, tc := range []struct {
+		name  string
+		lease time.Duration
+		steps []error
+		want  []time.Duration // when each renewal came, from the claim
+	}{
+		{name: "a third of the lease; a thirtieth after a failure", lease: 3 * time.Second, steps: []error{nil, down, down, nil, nil},
+			want: []time.Duration{time.Second, 2 * time.Second, 2100 * time.Millisecond, 2200 * time.Millisecond, 3200 * time.Millisecond}},
+		{name: "3 ms and 1 ms at least", lease: 6 * time.Millisecond, steps: []error{nil, down, nil},
+			want: []time.Duration{3 * time.Millisecond, 6 * time.Millisecond, 7 * time.Millisecond}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				d := &clockedRenew{start: time.Now(), steps: tc.steps, finishAfter: len(tc.want), used: make(chan struct{})}
+				h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: tc.lease, Logger: slog.New(slog.DiscardHandler),
+					Fulfil: func(ctx context.Context, cb *Callback) error {
+						select {
+						case <-d.used:
+							return nil
+						case <-ctx.Done():
+							return context.Cause(ctx)
+						}
+					}}
+				require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, callbackFields("INV-C", "GWC", StatusSuccess, "00"))).Code)
+				require.Equal(t, tc.want, d.renews)
+			})
+		})
+	}
+	t.Run("release retries", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			d := &clockedRenew{start: time.Now(), failReleases: true}
+			h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Logger: slog.New(slog.DiscardHandler)}
+			c := &claim{ev: h.newEvent(&Callback{RefNo: "INV-C"}, origin{source: SourceLookup}), key: "fulfil|INV-C", heldUntil: d.start.Add(10 * time.Second)}
+			c.release(context.Background())
+			synctest.Wait()
+			time.Sleep(11 * time.Second) // the lease lapses: the retries end
+			synctest.Wait()
+			ms := func(n ...int) []time.Duration {
+				var out []time.Duration
+				for _, m := range n {
+					out = append(out, time.Duration(m)*time.Millisecond)
+				}
+				return out
+			}
+			require.Equal(t, ms(0, 100, 300, 700, 1500, 3100, 5100, 7100, 9100), d.releases)
+		})
+	})
+}
+
 // The lease path keeps a claim exactly as long as the store holds it. A
 // renewal's new deadline counts from when it was sent, not from when its
 // (slow) answer came, nor from the claim: once renewals then fail, the
@@ -366,140 +502,4 @@ func TestStoreCallContextsEndWithTheirCall(t *testing.T) {
 	for i, ctx := range d.ctxs {
 		require.ErrorIs(t, ctx.Err(), context.Canceled, "call %d's context still open", i)
 	}
-}
-
-// newKeptClaim is a claim whose hook runs on the lease path, with timers
-// that never fire within a test, as keep leaves it; cause reads why its
-// hook was cancelled.
-func newKeptClaim(t *testing.T) (c *claim, cause func() error) {
-	h := &CallbackHandler{Logger: slog.New(slog.DiscardHandler), Deduper: &renewSchedule{used: make(chan struct{})}}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	t.Cleanup(func() { cancel(nil) })
-	c = &claim{ev: h.newEvent(&Callback{RefNo: "INV-K"}, origin{source: SourceLookup}), key: "fulfil|INV-K", lease: time.Hour, renewed: true,
-		hook: ctx, cancel: cancel, every: time.Hour, margin: time.Hour / 4, heldUntil: time.Now().Add(time.Hour),
-		tick: time.NewTimer(time.Hour), guard: time.NewTimer(time.Hour)}
-	return c, func() error { return context.Cause(ctx) }
-}
-
-// lapse cancels the hook with the margin's cause and the last renewal's
-// error, and gives the claim's mutex back.
-func TestClaimLapseCancelsWithItsCause(t *testing.T) {
-	c, cause := newKeptClaim(t)
-	c.lastErr = errors.New("store down")
-	c.lapse()
-	require.ErrorIs(t, cause(), errLeaseMargin)
-	require.ErrorContains(t, cause(), "store down")
-	require.True(t, c.mu.TryLock(), "lapse kept the claim's mutex")
-}
-
-// Once the hook returned (stopKeeping), its timers are stopped, and a
-// renewal or a lapse that still comes does nothing: no store call, no
-// cancellation, the mutex given back.
-func TestClaimStoppedKeepsNothing(t *testing.T) {
-	c, cause := newKeptClaim(t)
-	c.stopKeeping()
-	require.False(t, c.tick.Stop(), "the renewal timer still ran")
-	require.False(t, c.guard.Stop(), "the guard still ran")
-	c.renew()
-	c.lapse()
-	require.NoError(t, cause())
-	require.Zero(t, c.ev.d.(*renewSchedule).calls, "renewed after the hook returned")
-	require.True(t, c.mu.TryLock(), "the claim's mutex was kept")
-}
-
-// clockedRenew is a MemoryDeduper that records, on the clock, when each
-// renewal and release came (since start); its renewals follow steps (an
-// error fails one; past the steps they go through) and used is closed at
-// the finishAfter-th; every release fails while failReleases is set.
-type clockedRenew struct {
-	MemoryDeduper
-	start        time.Time
-	steps        []error
-	finishAfter  int
-	failReleases bool
-	used         chan struct{}
-
-	mu               sync.Mutex
-	renews, releases []time.Duration
-}
-
-func (d *clockedRenew) Renew(ctx context.Context, key, token string, lease time.Duration) error {
-	d.mu.Lock()
-	n := len(d.renews)
-	d.renews = append(d.renews, time.Since(d.start))
-	d.mu.Unlock()
-	if n+1 == d.finishAfter {
-		defer close(d.used)
-	}
-	if n < len(d.steps) && d.steps[n] != nil {
-		return d.steps[n]
-	}
-	return d.MemoryDeduper.Renew(ctx, key, token, lease)
-}
-
-func (d *clockedRenew) Release(ctx context.Context, key, token string) error {
-	d.mu.Lock()
-	d.releases = append(d.releases, time.Since(d.start))
-	d.mu.Unlock()
-	if d.failReleases {
-		return errors.New("store unreachable")
-	}
-	return d.MemoryDeduper.Release(ctx, key, token)
-}
-
-// The lease path's schedule, on synctest's clock (exact, whatever the
-// machine's load): a claim is renewed every lease/3, 3 ms at least, counted
-// from the last renewal's answer; a failed renewal is retried lease/30
-// later, 1 ms at least; a failed release is retried from 100 ms doubling
-// to 2 s while its lease lasts.
-func TestCallbackLeaseScheduleOnTheClock(t *testing.T) {
-	key := mustKey(t, testKeyUUID)
-	down := errors.New("store down")
-	for _, tc := range []struct {
-		name  string
-		lease time.Duration
-		steps []error
-		want  []time.Duration // when each renewal came, from the claim
-	}{
-		{name: "a third of the lease; a thirtieth after a failure", lease: 3 * time.Second, steps: []error{nil, down, down, nil, nil},
-			want: []time.Duration{time.Second, 2 * time.Second, 2100 * time.Millisecond, 2200 * time.Millisecond, 3200 * time.Millisecond}},
-		{name: "3 ms and 1 ms at least", lease: 6 * time.Millisecond, steps: []error{nil, down, nil},
-			want: []time.Duration{3 * time.Millisecond, 6 * time.Millisecond, 7 * time.Millisecond}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				d := &clockedRenew{start: time.Now(), steps: tc.steps, finishAfter: len(tc.want), used: make(chan struct{})}
-				h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: tc.lease, Logger: slog.New(slog.DiscardHandler),
-					Fulfil: func(ctx context.Context, cb *Callback) error {
-						select {
-						case <-d.used:
-							return nil
-						case <-ctx.Done():
-							return context.Cause(ctx)
-						}
-					}}
-				require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, callbackFields("INV-C", "GWC", StatusSuccess, "00"))).Code)
-				require.Equal(t, tc.want, d.renews)
-			})
-		})
-	}
-	t.Run("release retries", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			d := &clockedRenew{start: time.Now(), failReleases: true}
-			h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Logger: slog.New(slog.DiscardHandler)}
-			c := &claim{ev: h.newEvent(&Callback{RefNo: "INV-C"}, origin{source: SourceLookup}), key: "fulfil|INV-C", heldUntil: d.start.Add(10 * time.Second)}
-			c.release(context.Background())
-			synctest.Wait()
-			time.Sleep(11 * time.Second) // the lease lapses: the retries end
-			synctest.Wait()
-			ms := func(n ...int) []time.Duration {
-				var out []time.Duration
-				for _, m := range n {
-					out = append(out, time.Duration(m)*time.Millisecond)
-				}
-				return out
-			}
-			require.Equal(t, ms(0, 100, 300, 700, 1500, 3100, 5100, 7100, 9100), d.releases)
-		})
-	})
 }
