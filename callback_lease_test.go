@@ -99,6 +99,8 @@ func TestClaimStoppedKeepsNothing(t *testing.T) {
 	require.False(t, c.tick.Stop(), "the renewal timer still ran")
 	require.False(t, c.guard.Stop(), "the guard still ran")
 	c.renew()
+	require.True(t, c.mu.TryLock(), "renew kept the claim's mutex")
+	c.mu.Unlock()
 	c.lapse()
 	require.NoError(t, cause())
 	require.Zero(t, c.ev.d.(*renewSchedule).calls, "renewed after the hook returned")
@@ -145,6 +147,24 @@ func (d *clockedRenew) Release(ctx context.Context, key, token string) error {
 	return d.MemoryDeduper.Release(ctx, key, token)
 }
 
+// bubble runs f in a synctest bubble, and fails the test if the bubble has
+// not ended within 5 s of real time (its work takes milliseconds): a
+// goroutine blocked on a mutex is not durably blocked, so the bubble's
+// clock then stands still, forever.
+func bubble(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		synctest.Test(t, f)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second): // a bound, not a measure
+		t.Fatal("the synctest bubble did not end within 5 s: a goroutine is stuck outside its clock (a mutex kept?)")
+	}
+}
+
 // The lease path's schedule, on synctest's clock (exact, whatever the
 // machine's load): a claim is renewed every lease/3, 3 ms at least, counted
 // from the last renewal's answer; a failed renewal is retried lease/30
@@ -165,7 +185,7 @@ func TestCallbackLeaseScheduleOnTheClock(t *testing.T) {
 			want: []time.Duration{3 * time.Millisecond, 6 * time.Millisecond, 7 * time.Millisecond}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
 				d := &clockedRenew{start: time.Now(), steps: tc.steps, finishAfter: len(tc.want), used: make(chan struct{})}
 				h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: tc.lease, Logger: slog.New(slog.DiscardHandler),
 					Fulfil: func(ctx context.Context, cb *Callback) error {
@@ -182,7 +202,7 @@ func TestCallbackLeaseScheduleOnTheClock(t *testing.T) {
 		})
 	}
 	t.Run("release retries", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
+		bubble(t, func(t *testing.T) {
 			d := &clockedRenew{start: time.Now(), failReleases: true}
 			h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Logger: slog.New(slog.DiscardHandler)}
 			c := &claim{ev: h.newEvent(&Callback{RefNo: "INV-C"}, origin{source: SourceLookup}), key: "fulfil|INV-C", heldUntil: d.start.Add(10 * time.Second)}
