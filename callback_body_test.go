@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -145,7 +146,9 @@ func TestCallbackHandlerWarnsOnceWithoutReadDeadline(t *testing.T) {
 
 // readCallbackBody reads what io.ReadAll reads, whatever the size hint says
 // (none, too small, exact, too large) and however the reader hands out its
-// bytes, and passes a read error on.
+// bytes, and passes a read error on. It grows a full buffer, never asking
+// the reader to fill an empty one (which a reader may answer with nothing,
+// forever).
 func TestReadCallbackBody(t *testing.T) {
 	body := strings.Repeat("status=success&", 100)
 	for _, tc := range []struct {
@@ -167,7 +170,7 @@ func TestReadCallbackBody(t *testing.T) {
 			if tc.reader != nil {
 				r = tc.reader(r)
 			}
-			got, err := readCallbackBody(r, tc.hint)
+			got, err := readCallbackBody(emptyReadRefused{r}, tc.hint)
 			require.NoError(t, err)
 			require.Equal(t, body, string(got))
 		})
@@ -323,5 +326,61 @@ func TestCallbackHandlerBodyLimitInForceOnEveryPath(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// emptyReadRefused is a reader that fails a Read into an empty buffer, as
+// io.Reader allows a reader to answer it with 0 bytes and no error forever.
+type emptyReadRefused struct{ r io.Reader }
+
+func (e emptyReadRefused) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, errors.New("Read into an empty buffer")
+	}
+	return e.r.Read(p)
+}
+
+// A body of the size its Content-Length announced is read into one
+// buffer, made before the first byte: the hint spares the buffer's growth.
+func TestReadCallbackBodyOfItsHintIsOneAllocation(t *testing.T) {
+	body := strings.Repeat("status=success&", 100)
+	r := strings.NewReader(body)
+	allocs := testing.AllocsPerRun(20, func() {
+		r.Reset(body)
+		got, err := readCallbackBody(r, int64(len(body)))
+		if err != nil || len(got) != len(body) {
+			panic("body not read")
+		}
+	})
+	require.Equal(t, 1.0, allocs)
+}
+
+// BodyLimit holds behind a middleware that parsed the form first, to the
+// byte: a Content-Length, or parsed fields, of exactly the limit pass; one
+// byte more is refused; and the fields are counted past a value that alone
+// reaches the limit exactly.
+func TestParsedFormOverLimitEdges(t *testing.T) {
+	const limit = 10
+	for _, tc := range []struct {
+		name          string
+		contentLength int64
+		form          url.Values
+		want          string // what the error says; "" for none
+	}{
+		{name: "Content-Length at the limit", contentLength: limit, form: url.Values{"a": {"b"}}},
+		{name: "Content-Length one over", contentLength: limit + 1, form: url.Values{"a": {"b"}}, want: "(Content-Length)"},
+		{name: "fields at the limit", contentLength: -1, form: url.Values{"a": {"1234567"}}},
+		{name: "fields one over", contentLength: -1, form: url.Values{"a": {"12345678"}}, want: "callback form of at least 11 bytes"},
+		{name: "a value at the limit, then another", contentLength: -1, form: url.Values{"a": {"1234567", "b"}}, want: "callback form of at least 14 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &http.Request{ContentLength: tc.contentLength, PostForm: tc.form}
+			err := parsedFormOverLimit(r, limit)
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.want)
+		})
 	}
 }

@@ -468,6 +468,7 @@ type storeCtxDeduper struct {
 	mu       sync.Mutex
 	deadline []bool  // whether each call's context had a deadline
 	errs     []error // each call's context's error when the call came
+	ctxs     []context.Context
 }
 
 func (d *storeCtxDeduper) note(ctx context.Context) {
@@ -476,6 +477,7 @@ func (d *storeCtxDeduper) note(ctx context.Context) {
 	_, ok := ctx.Deadline()
 	d.deadline = append(d.deadline, ok)
 	d.errs = append(d.errs, ctx.Err())
+	d.ctxs = append(d.ctxs, ctx)
 }
 
 func (d *storeCtxDeduper) Claim(ctx context.Context, key string, lease time.Duration) (ClaimResult, error) {

@@ -169,6 +169,7 @@ func TestCallbackHandlerResponses(t *testing.T) {
 			return rawRequest(t, http.MethodPost, form, signed.Encode()+"&pad="+strings.Repeat("x", 70<<10))
 		}, code: 413, rejects: 1},
 		{name: "smaller limit: 413", req: func() *http.Request { return signedRequest(t, key, success) }, edit: func(h *CallbackHandler) { h.BodyLimit = 100 }, code: 413, rejects: 1},
+		{name: "unsigned without refNo: 400, no browser page", req: func() *http.Request { return rawRequest(t, http.MethodPost, form, "status=success") }, code: 400, rejects: 1},
 		{name: "unparsable: 400", req: func() *http.Request { return rawRequest(t, http.MethodPost, form, "status=%zz&signature=00") }, code: 400, rejects: 1},
 		{name: "verified with a malformed amount is fulfilled", req: func() *http.Request { r, _ := NewReturnRequest("/r", badAmount); return r }, code: 200, fulfils: 1},
 		{name: "verified without refNo: 400, the gateway retries", req: func() *http.Request {
@@ -592,4 +593,33 @@ func TestCallbackHandlerMixedStorm(t *testing.T) {
 		require.Equal(t, 1, statuses[ref+"|GW4|failed"], ref)
 	}
 	require.Len(t, statuses, 2*refNos)
+}
+
+// The read deadline ReadTimeout sets on the connection is cleared once the
+// body is read, so that it cannot cancel the request's context while the
+// handler still runs. net/http clears it too once a body hits its end, but
+// not for an empty body (its read for the next request is under way before
+// the handler runs): there a deadline left set would cancel the request
+// under a slow OnReject. OnReject waits up to eight ReadTimeouts for a
+// cancellation that must not come.
+func TestCallbackReadDeadlineClearedOnceRead(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	const readTimeout = 250 * time.Millisecond
+	var cancelled atomic.Bool
+	h := &CallbackHandler{Keys: []Key{key}, ReadTimeout: readTimeout, Logger: slog.New(slog.DiscardHandler),
+		OnReturn: func(http.ResponseWriter, *http.Request, *Callback) {},
+		OnReject: func(r *http.Request, _ error) {
+			select {
+			case <-r.Context().Done():
+				cancelled.Store(true)
+			case <-time.After(8 * readTimeout): // a bound, not a measure
+			}
+		}}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	resp, err := srv.Client().Post(srv.URL+"/paygate/return", "application/x-www-form-urlencoded", http.NoBody)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	require.False(t, cancelled.Load(), "the request's context was cancelled under OnReject: the read deadline stayed")
 }

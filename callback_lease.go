@@ -133,10 +133,8 @@ func (c *claim) release(ctx context.Context) {
 		return
 	}
 	c.ev.log(ctx, slog.LevelError, "dedupe release failed; retried until its lease lapses", "refNo", c.ev.cb.RefNo, "err", err)
-	c.mu.Lock()
-	lapses := c.heldUntil
-	c.mu.Unlock()
-	go c.retryRelease(detached(ctx), lapses)
+	// Unlocked: renew (of c, or of the claim c is held beside) wrote heldUntil before stopKeeping.
+	go c.retryRelease(detached(ctx), c.heldUntil)
 }
 
 // The waits between the retries of a failed release.
@@ -227,6 +225,9 @@ func (c *claim) renew() {
 	switch {
 	case err == nil:
 		c.heldUntil = sent.Add(c.lease)
+		if c.also != nil { // renewed with it: its release retries as long
+			c.also.heldUntil = c.heldUntil
+		}
 		if c.guard.Stop() { // once fired, a cancelled hook stays cancelled
 			c.guard.Reset(time.Until(c.heldUntil) - c.margin)
 		}

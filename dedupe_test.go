@@ -60,3 +60,18 @@ func TestMemoryDeduperFull(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ClaimResult{State: ClaimDone, Result: "GW1"}, done)
 }
+
+// A Retention of one nanosecond is the MemoryDeduper's own, not replaced by
+// DefaultRetention: a completed key is forgotten once it has passed.
+func TestMemoryDeduperShortRetentionHonoured(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	d := &MemoryDeduper{Retention: time.Nanosecond, Now: func() time.Time { return now }}
+	c, err := d.Claim(ctx, "fulfil|INV-1", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, d.Complete(ctx, "fulfil|INV-1", c.Token, "GW1"))
+	now = now.Add(time.Hour)
+	again, err := d.Claim(ctx, "fulfil|INV-1", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, ClaimAcquired, again.State, "a completed key kept past its retention of 1 ns")
+}

@@ -444,3 +444,48 @@ func TestFulfilTxRefusesAnotherDeduperOnPostgres(t *testing.T) {
 		})
 	}
 }
+
+// FulfilTx reports a transaction it could not begin, a completion it could
+// not write, and fn ending the transaction itself, each as what it is: the
+// hook fails and the handler answers 500, so that the gateway retries.
+func TestFulfilTxReportsFailedSteps(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		failAt     int64 // the failing operation from the hook's start: begin, insert, complete
+		failRowsAt int64 // the statement whose RowsAffected fails
+		commitInFn bool
+		want       string
+	}{
+		{name: "begin", failAt: 1, want: "sqldedup: fulfil: begin: injected fault"},
+		{name: "completion", failAt: 3, want: "sqldedup: fulfil: complete fulfil|INV-F: injected fault"},
+		{name: "completion's row count", failRowsAt: 3, want: "sqldedup: fulfil: complete fulfil|INV-F: injected fault"},
+		{name: "fn ended the transaction", commitInFn: true, want: "fn ended the transaction itself"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, fc := openFaultDB(t)
+			db.SetMaxOpenConns(2)
+			s := newTxShop(t, db)
+			fulfil := s.d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+				if err := s.insert(ctx, tx, cb, "A"); err != nil || !tc.commitInFn {
+					return err
+				}
+				return tx.Commit()
+			})
+			var hookErr error
+			h := s.handler(s.d, 0, func(ctx context.Context, cb *paygate.Callback) error {
+				if tc.failAt > 0 {
+					fc.failAt.Store(fc.ops.Load() + tc.failAt)
+				}
+				if tc.failRowsAt > 0 {
+					fc.failRowsAt.Store(fc.ops.Load() + tc.failRowsAt)
+				}
+				hookErr = fulfil(ctx, cb)
+				fc.failAt.Store(0)
+				fc.failRowsAt.Store(0)
+				return hookErr
+			})
+			require.Equal(t, http.StatusInternalServerError, s.deliver(t, h, "INV-F"))
+			require.ErrorContains(t, hookErr, tc.want)
+		})
+	}
+}

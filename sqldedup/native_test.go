@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -119,4 +120,100 @@ func TestClaimNativeOrDatabaseSQL(t *testing.T) {
 			tc.wantQueries(t, queries.Load())
 		})
 	}
+}
+
+// faultConn fails the failAt-th operation of its connector (a BeginTx, a
+// statement or a Commit, counted from 1; 0: none) with errInjected, in the
+// client, without sending it: the transaction stays usable, so only the
+// code under test can turn the failure into an error. The failRowsAt-th,
+// a statement, runs, but its RowsAffected fails.
+type faultConn struct {
+	driverConn
+	c *faultConnector
+}
+
+var errInjected = errors.New("injected fault")
+
+func (c faultConn) step() error {
+	_, err := c.stepN()
+	return err
+}
+
+func (c faultConn) stepN() (int64, error) {
+	n := c.c.ops.Add(1)
+	if n == c.c.failAt.Load() {
+		return n, errInjected
+	}
+	return n, nil
+}
+
+type faultResult struct{ driver.Result }
+
+func (faultResult) RowsAffected() (int64, error) { return 0, errInjected }
+
+func (c faultConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if err := c.step(); err != nil {
+		return nil, err
+	}
+	tx, err := c.driverConn.BeginTx(ctx, opts)
+	return faultTx{tx, c}, err
+}
+
+func (c faultConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	n, err := c.stepN()
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.driverConn.ExecContext(ctx, query, args)
+	if err == nil && n == c.c.failRowsAt.Load() {
+		return faultResult{res}, nil
+	}
+	return res, err
+}
+
+func (c faultConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if err := c.step(); err != nil {
+		return nil, err
+	}
+	return c.driverConn.QueryContext(ctx, query, args)
+}
+
+type faultTx struct {
+	driver.Tx
+	c faultConn
+}
+
+func (t faultTx) Commit() error {
+	if err := t.c.step(); err != nil {
+		_ = t.Tx.Rollback()
+		return err
+	}
+	return t.Tx.Commit()
+}
+
+// faultConnector opens pgx connections wrapped as faultConn.
+type faultConnector struct {
+	driver.Connector
+	ops, failAt, failRowsAt atomic.Int64
+}
+
+func (c *faultConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	dc, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return faultConn{dc.(driverConn), c}, nil
+}
+
+// openFaultDB opens the test database, one connection, through a
+// faultConnector.
+func openFaultDB(t testing.TB) (*sql.DB, *faultConnector) {
+	t.Helper()
+	connector, err := stdlib.GetDefaultDriver().(driver.DriverContext).OpenConnector(testDSN(t))
+	require.NoError(t, err)
+	fc := &faultConnector{Connector: connector}
+	db := sql.OpenDB(fc)
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return db, fc
 }

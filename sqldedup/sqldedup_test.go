@@ -345,6 +345,9 @@ func TestNewOptions(t *testing.T) {
 	require.Contains(t, d.claimCTESQL, "INSERT INTO shop.paygate_events AS t")
 	_, err = New(db, WithRetention(0))
 	require.Error(t, err)
+	d, err = New(db, WithRetention(time.Nanosecond))
+	require.NoError(t, err, "any positive retention is taken")
+	require.Equal(t, time.Nanosecond, d.retention)
 }
 
 // age backdates every row of d's table by by: the database's clock, as
@@ -392,5 +395,91 @@ func TestDoneRowNeverTakenOver(t *testing.T) {
 		n, err := d.Purge(ctx)
 		require.NoError(t, err)
 		require.EqualValues(t, 1, n, "Purge deletes it once its retention has passed")
+	}
+}
+
+// Migrate reports a failure at any of its steps (its transaction, the
+// lock, each statement, the commit), on a new table and on one from before
+// the result column, and never takes it for success.
+func TestMigrateReportsEveryFailedStep(t *testing.T) {
+	for _, old := range []bool{false, true} {
+		t.Run(fmt.Sprint("without result: ", old), func(t *testing.T) {
+			db, fc := openFaultDB(t)
+			fresh := func() *Deduper {
+				table := fmt.Sprintf("paygate_dedupe_fault_%d", rand.Uint32())
+				t.Cleanup(func() { dropTable(db, table) })
+				if old {
+					_, err := db.Exec(`CREATE TABLE ` + table + ` (key text PRIMARY KEY, token text, done boolean NOT NULL DEFAULT false, expires_at timestamptz NOT NULL)`)
+					require.NoError(t, err)
+				}
+				d, err := New(db, WithTable(table))
+				require.NoError(t, err)
+				return d
+			}
+			d := fresh()
+			fc.ops.Store(0)
+			require.NoError(t, d.Migrate(context.Background()))
+			steps := fc.ops.Load()
+			require.GreaterOrEqual(t, steps, int64(5))
+			for k := int64(1); k <= steps; k++ {
+				d := fresh()
+				fc.ops.Store(0)
+				fc.failAt.Store(k)
+				err := d.Migrate(context.Background())
+				fc.failAt.Store(0)
+				require.ErrorIs(t, err, errInjected, "step %d of %d", k, steps)
+				require.ErrorContains(t, err, "sqldedup: migrate", "step %d", k)
+			}
+		})
+	}
+}
+
+// Every call on a database that cannot be reached fails with an error,
+// never a panic or a success: a claim, a renewal, a release, a completion,
+// a purge.
+func TestUnreachableDatabaseFailsEveryCall(t *testing.T) {
+	ctx := context.Background()
+	d, err := New(sql.OpenDB(noDatabase{}))
+	require.NoError(t, err)
+	t.Cleanup(func() { d.db.Close() })
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{name: "claim", call: func() error { _, err := d.Claim(ctx, "k", time.Minute); return err }},
+		{name: "renew", call: func() error { return d.Renew(ctx, "k", "t", time.Minute) }},
+		{name: "release", call: func() error { return d.Release(ctx, "k", "t") }},
+		{name: "complete", call: func() error { return d.Complete(ctx, "k", "t", "GW1") }},
+		{name: "purge", call: func() error { _, err := d.Purge(ctx); return err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.ErrorContains(t, tc.call(), "no database in this test")
+		})
+	}
+}
+
+// A renewal, release or completion whose row count cannot be read is
+// reported as an error, not taken for a lost claim nor for success.
+func TestUnreadRowCountIsAnError(t *testing.T) {
+	ctx := context.Background()
+	db, fc := openFaultDB(t)
+	d, _ := testDeduperOn(t, db)
+	for _, tc := range []struct {
+		name string
+		call func(token string) error
+	}{
+		{name: "renew", call: func(token string) error { return d.Renew(ctx, "k-renew", token, time.Minute) }},
+		{name: "release", call: func(token string) error { return d.Release(ctx, "k-release", token) }},
+		{name: "complete", call: func(token string) error { return d.Complete(ctx, "k-complete", token, "GW1") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := d.Claim(ctx, "k-"+tc.name, time.Minute)
+			require.NoError(t, err)
+			fc.failRowsAt.Store(fc.ops.Load() + 1)
+			err = tc.call(c.Token)
+			fc.failRowsAt.Store(0)
+			require.ErrorIs(t, err, errInjected)
+			require.ErrorContains(t, err, "sqldedup: "+tc.name)
+		})
 	}
 }

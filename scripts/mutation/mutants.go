@@ -116,7 +116,7 @@ var mutants = []mutant{
 
 	// The handler and the in-memory deduper.
 	{"failed-release-not-retried", false, "callback_lease.go",
-		"go c.retryRelease(detached(ctx), lapses)", "_ = lapses", root},
+		"go c.retryRelease(detached(ctx), c.heldUntil)", "_ = c.heldUntil", root},
 	{"double-payment-silent", false, "callback_event.go",
 		"case paid == cb.OrderNo:", "case paid != \"\":", root},
 	{"failed-hook-not-released", false, "callback_event.go",
