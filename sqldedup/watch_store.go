@@ -34,8 +34,8 @@ func NewWatchStore(db *sql.DB, table string) (*WatchStore, error) {
 	if table == "" {
 		table = DefaultWatchTable
 	}
-	if !tableName.MatchString(table) {
-		return nil, fmt.Errorf("sqldedup: watch table name %q: want a lower-case identifier of at most 57 characters, optionally schema-qualified", table)
+	if !tableName.MatchString(table) || len(indexName(table)) > len("_next")+56 {
+		return nil, fmt.Errorf("sqldedup: watch table name %q: want a lower-case identifier of at most 56 characters (its budget table adds _budget), optionally schema-qualified", table)
 	}
 	return &WatchStore{db: db, table: table, budget: table + "_budget"}, nil
 }
@@ -74,7 +74,8 @@ func (s *WatchStore) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// indexName is the next_check index of table, in table's schema.
+// indexName is the next_check index of table, in table's schema: its own
+// name and "_next".
 func indexName(table string) string {
 	_, name, found := cutLast(table, '.')
 	if !found {
@@ -145,10 +146,28 @@ WHERE ref = $1 AND token = $2 AND token <> ''`, o.RefNo, o.Token, o.Next, o.Chec
 	if err != nil {
 		return wrap("reschedule", err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return errors.Join(watch.ErrLost, err)
+	return heldRow(res, "reschedule")
+}
+
+// heldRow is ErrLost when res touched no row: the token no longer holds.
+func heldRow(res sql.Result, op string) error {
+	n, err := res.RowsAffected()
+	switch {
+	case err != nil:
+		return wrap(op, err)
+	case n == 0:
+		return watch.ErrLost
 	}
 	return nil
+}
+
+// Finish implements watch.Store.
+func (s *WatchStore) Finish(ctx context.Context, o watch.Order) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM `+s.table+` WHERE ref = $1 AND token = $2 AND token <> ''`, o.RefNo, o.Token)
+	if err != nil {
+		return wrap("finish", err)
+	}
+	return heldRow(res, "finish")
 }
 
 // Remove implements watch.Store.
@@ -193,9 +212,11 @@ WHERE ref = $1 OR left(ref, length($1) + 1) = $1 || '~' ORDER BY ref COLLATE "C"
 }
 
 // Spend implements watch.Store on the budget's one row, which serialises
-// the fleet's spends: the bucket is refilled from its last fill to now
-// (never back), and min(n, the whole tokens in it) are taken. The first
-// spend finds no row and inserts a full bucket.
+// the fleet's spends: the bucket is refilled from its last spend to now
+// (by nothing when now is earlier), min(n, the whole tokens in it) are
+// taken, and the later of the two times stays the last spend, or now when
+// it is more than a minute earlier (a clock reset: as MemoryStore). The
+// first spend finds no row and inserts a full bucket.
 func (s *WatchStore) Spend(ctx context.Context, now time.Time, b watch.Budget, n int) (int, error) {
 	if _, err := s.db.ExecContext(ctx, `INSERT INTO `+s.budget+` (tokens, filled) VALUES ($1, $2)
 ON CONFLICT (id) DO NOTHING`, float64(b.Burst), now); err != nil {
@@ -204,7 +225,8 @@ ON CONFLICT (id) DO NOTHING`, float64(b.Burst), now); err != nil {
 	var granted int
 	err := s.db.QueryRowContext(ctx, `WITH cur AS (
 	SELECT LEAST($1::float8, tokens + GREATEST(0, EXTRACT(EPOCH FROM $2::timestamptz - filled)) * $3::float8) AS avail,
-	       GREATEST(filled, $2::timestamptz) AS filled
+	       CASE WHEN $2::timestamptz < filled - interval '1 minute' THEN $2::timestamptz
+	            ELSE GREATEST(filled, $2::timestamptz) END AS filled
 	FROM `+s.budget+` FOR UPDATE)
 UPDATE `+s.budget+` SET tokens = cur.avail - LEAST($4::int, floor(cur.avail)::int), filled = cur.filled
 FROM cur RETURNING LEAST($4::int, floor(cur.avail)::int)`, float64(b.Burst), now, b.PerSecond, max(n, 0)).Scan(&granted)

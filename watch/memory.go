@@ -66,6 +66,18 @@ func (m *MemoryStore) Reschedule(_ context.Context, o Order) error {
 	return nil
 }
 
+// Finish implements Store.
+func (m *MemoryStore) Finish(_ context.Context, o Order) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	held, ok := m.orders[o.RefNo]
+	if !ok || o.Token == "" || held.Token != o.Token {
+		return ErrLost
+	}
+	delete(m.orders, o.RefNo)
+	return nil
+}
+
 // Remove implements Store.
 func (m *MemoryStore) Remove(_ context.Context, refNo string) error {
 	m.mu.Lock()
@@ -108,10 +120,7 @@ func (m *MemoryStore) Find(_ context.Context, base string) ([]Order, error) {
 func (m *MemoryStore) Spend(_ context.Context, now time.Time, b Budget, n int) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.tokens = refill(m.tokens, m.filled, now, b)
-	if now.After(m.filled) {
-		m.filled = now
-	}
+	m.tokens, m.filled = refill(m.tokens, m.filled, now, b), lastSpend(m.filled, now)
 	granted := min(n, int(m.tokens))
 	m.tokens -= float64(max(granted, 0))
 	return max(granted, 0), nil
@@ -128,4 +137,21 @@ func refill(tokens float64, filled, now time.Time, b Budget) float64 {
 		tokens += d.Seconds() * b.PerSecond
 	}
 	return min(tokens, float64(b.Burst))
+}
+
+// clockReset is how far behind the last spend a spend's time must be to
+// be taken for a clock reset rather than a concurrent replica's spend
+// arriving late: the bucket then restarts from it.
+const clockReset = time.Minute
+
+// lastSpend is the time a spend at now leaves as the bucket's last: the
+// later of the two, so that replicas' spends arriving out of order never
+// fill the same span twice, but now when it is more than clockReset
+// earlier, so that a clock that was far ahead (or a replica's that is)
+// cannot stop the bucket for long.
+func lastSpend(filled, now time.Time) time.Time {
+	if now.After(filled) || now.Before(filled.Add(-clockReset)) {
+		return now
+	}
+	return filled
 }

@@ -13,8 +13,9 @@ import "time"
 const (
 	// DefaultMaxAge is how long an order is awaited before it is given up.
 	DefaultMaxAge = 8 * 24 * time.Hour
-	// DefaultLease is how long a replica holds an order it checks.
-	DefaultLease = 2 * time.Minute
+	// DefaultLease is how long a replica holds the order it checks: above
+	// a lookup's four attempts of 30 s and the hooks it runs.
+	DefaultLease = 5 * time.Minute
 	// DefaultPoll is Run's pause between two passes.
 	DefaultPoll = time.Second
 	// DefaultPerSecond and DefaultBurst are the fleet's default lookup

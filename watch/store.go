@@ -49,7 +49,12 @@ type Store interface {
 	// otherwise (its lease passed and another replica took it, or it was
 	// removed) it changes nothing and returns ErrLost.
 	Reschedule(ctx context.Context, o Order) error
-	// Remove stops awaiting refNo; removing one not awaited is no error.
+	// Finish stops awaiting o if o.Token still holds it (its outcome is
+	// known, or it was given up); otherwise it changes nothing and returns
+	// ErrLost.
+	Finish(ctx context.Context, o Order) error
+	// Remove stops awaiting refNo whoever holds it (Watch.Forget); removing
+	// one not awaited is no error.
 	Remove(ctx context.Context, refNo string) error
 	// List returns the awaited orders, earliest Next first, at most limit.
 	List(ctx context.Context, limit int) ([]Order, error)
@@ -58,7 +63,12 @@ type Store interface {
 	Find(ctx context.Context, base string) ([]Order, error)
 	// Spend takes up to n lookups from the fleet's budget b at now and
 	// returns how many it granted: the bucket holds at most b.Burst and
-	// fills at b.PerSecond, so over any span T the fleet's lookups stay
-	// within b.Burst + b.PerSecond*T.
+	// fills at b.PerSecond from the latest spend's time to now (nothing when
+	// now is earlier: spends arriving out of order fill no span twice), so
+	// over any span T the fleet's lookups stay within b.Burst +
+	// b.PerSecond*T while the replicas' clocks agree. A spend more than a
+	// minute before the latest is a clock reset: the bucket restarts from
+	// it, so a clock that was far ahead stops the budget for a minute at
+	// most.
 	Spend(ctx context.Context, now time.Time, b Budget, n int) (int, error)
 }

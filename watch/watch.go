@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,21 +38,29 @@ type Watch struct {
 	// 24 hours.
 	Schedule []time.Duration
 	// MaxAge is how long an order is awaited; 0 means DefaultMaxAge. Its
-	// last lookup is at Created+MaxAge; an order still unsettled then is
-	// removed and passed to OnGiveUp.
+	// last lookup is at Created+MaxAge (or at the first pass after it); an
+	// order still unsettled then is passed to OnGiveUp.
 	MaxAge time.Duration
 	// Budget is the fleet's lookup rate; zero means DefaultPerSecond and
 	// DefaultBurst. Every replica must give the same.
 	Budget Budget
-	// Lease is how long a replica holds an order it checks; 0 means
+	// Lease is how long a replica holds the order it checks; 0 means
 	// DefaultLease. An order whose replica dies is checked again after it.
+	// Keep it above the longest lookup (the Client's attempts and waits)
+	// and hook (Fulfil): a lease that lapses mid-lookup lets a second
+	// replica look the order up too (the Deduper still fulfils once).
 	Lease time.Duration
 	// Poll is Run's pause between passes; 0 means DefaultPoll.
 	Poll time.Duration
 	// OnGiveUp is told of every order given up at MaxAge, with the outcome
 	// of its last lookup: the merchant must settle it by hand (refund,
-	// cancel, ask the gateway). Optional: it is logged at error level.
-	OnGiveUp func(ctx context.Context, o Order, last paygate.ReconcileEntry)
+	// cancel, ask the gateway). The order leaves the watch only once it
+	// returns nil; an error keeps it, to be given up again at the next
+	// pass, so a crash or a failed write loses nothing (OnGiveUp may then
+	// be told twice). An order whose last lookup failed or met a callback
+	// in flight is looked up again for a day past MaxAge first. Optional:
+	// the order is logged at error level either way.
+	OnGiveUp func(ctx context.Context, o Order, last paygate.ReconcileEntry) error
 	// Logger receives one line per order given up or failing to look up;
 	// nil means slog.Default().
 	Logger *slog.Logger
@@ -209,91 +218,108 @@ type Pass struct {
 	Checked, Settled, Rescheduled, GivenUp int
 }
 
-// Step checks the orders due now, as many as the budget allows, and
-// returns what it did. Run calls it; a test calls it after moving its
-// clock.
+// Step checks the orders due now, one at a time, as many as the budget
+// allows, and returns what it did. Run calls it; a test calls it after
+// moving its clock. Each order is taken just before its lookup, so its
+// lease covers one lookup and its hooks, never a queue of others.
 func (w *Watch) Step(ctx context.Context) (Pass, error) {
 	var p Pass
 	if err := w.check(); err != nil {
 		return p, err
 	}
-	b := w.budget()
 	for ctx.Err() == nil {
-		now := w.now()
-		due, err := w.Store.Take(ctx, now, b.Burst, orDefault(w.Lease, DefaultLease))
-		if err != nil || len(due) == 0 {
-			return p, err
-		}
-		granted, err := w.Store.Spend(ctx, now, b, len(due))
-		if err != nil {
-			granted = 0
-		}
-		for _, o := range due[granted:] {
-			// Over budget: back to the queue, due as before.
-			o.Next = now
-			if rerr := w.Store.Reschedule(ctx, o); rerr != nil && !errors.Is(rerr, ErrLost) {
-				err = errors.Join(err, rerr)
-			}
-		}
-		for _, o := range due[:granted] {
-			if cerr := w.checkOrder(ctx, o, &p); cerr != nil {
-				err = errors.Join(err, cerr)
-			}
-		}
-		if err != nil || granted < len(due) {
+		more, err := w.stepOne(ctx, &p)
+		if err != nil || !more {
 			return p, err
 		}
 	}
 	return p, ctx.Err()
 }
 
+// stepOne takes the earliest due order and, within the budget, checks it;
+// more is false when nothing is due or the budget is spent.
+func (w *Watch) stepOne(ctx context.Context, p *Pass) (more bool, err error) {
+	now := w.now()
+	due, err := w.Store.Take(ctx, now, 1, orDefault(w.Lease, DefaultLease))
+	if err != nil || len(due) == 0 {
+		return false, err
+	}
+	o := due[0]
+	granted, err := w.Store.Spend(ctx, now, w.budget(), 1)
+	if err != nil || granted == 0 {
+		// Over budget (or no budget to be had): back to the queue, due now.
+		o.Next = now
+		return false, errors.Join(err, notLost(w.Store.Reschedule(ctx, o)))
+	}
+	return true, w.checkOrder(ctx, o, p)
+}
+
+// giveUpGrace is how long past MaxAge an order whose last lookup failed
+// (OutcomeError) or met a callback in flight is looked up again before it
+// is given up: a gateway outage at the maximum age does not give up a
+// paid order.
+const giveUpGrace = 24 * time.Hour
+
+// transient lists the outcomes that prove nothing about the order.
+var transient = map[paygate.Outcome]bool{paygate.OutcomeError: true, paygate.OutcomeInFlight: true}
+
 // checkOrder looks o up and acts on what the callback path made of it.
 func (w *Watch) checkOrder(ctx context.Context, o Order, p *Pass) error {
 	p.Checked++
 	rec, err := w.Handler.Reconcile(ctx, w.Client, []string{o.RefNo})
-	if err != nil || len(rec.Entries) == 0 {
-		return err
+	if err != nil {
+		return err // ctx ended: the lease lapses and another pass takes o
 	}
 	last := rec.Entries[0]
 	now := w.now()
 	end := o.Created.Add(orDefault(w.MaxAge, DefaultMaxAge))
+	if transient[last.Outcome] {
+		end = end.Add(giveUpGrace)
+	}
 	seen := observe.WatchCheck{Outcome: string(last.Outcome), Age: now.Sub(o.Created), Checks: o.Checks + 1,
 		Settled: settled[last.Outcome], GivenUp: !settled[last.Outcome] && !now.Before(end)}
 	if w.Observer != nil {
 		w.Observer.WatchCheck(ctx, seen)
 	}
+	o.Checks++
 	switch {
 	case seen.Settled:
 		p.Settled++
-		return w.Store.Remove(ctx, o.RefNo)
+		return notLost(w.Store.Finish(ctx, o))
 	case seen.GivenUp:
+		if err := w.giveUp(ctx, o, last); err != nil {
+			// Not handed over: kept, and given up again at the next pass.
+			o.Next = now
+			return errors.Join(err, notLost(w.Store.Reschedule(ctx, o)))
+		}
 		p.GivenUp++
-		if err := w.Store.Remove(ctx, o.RefNo); err != nil {
-			return err
-		}
-		w.giveUp(ctx, o, last)
-		return nil
-	default:
-		p.Rescheduled++
-		o.Checks++
-		o.Next = now.Add(wait(w.Schedule, o.Checks))
-		if o.Next.After(end) {
-			o.Next = end
-		}
-		if err := w.Store.Reschedule(ctx, o); err != nil && !errors.Is(err, ErrLost) {
-			return err
-		}
-		return nil
+		return notLost(w.Store.Finish(ctx, o))
 	}
+	p.Rescheduled++
+	o.Next = now.Add(wait(w.Schedule, o.Checks))
+	if o.Next.After(end) {
+		o.Next = end
+	}
+	return notLost(w.Store.Reschedule(ctx, o))
 }
 
-// giveUp hands o to OnGiveUp, or logs it.
-func (w *Watch) giveUp(ctx context.Context, o Order, last paygate.ReconcileEntry) {
-	w.logger().ErrorContext(ctx, "watch: order given up at its maximum age; settle it by hand",
-		"refNo", o.RefNo, "created", o.Created, "checks", o.Checks+1, "outcome", string(last.Outcome))
-	if w.OnGiveUp != nil {
-		w.OnGiveUp(ctx, o, last)
+// notLost is err, but nil for ErrLost: the order passed to another
+// replica (its lease lapsed), which now checks it.
+func notLost(err error) error {
+	if errors.Is(err, ErrLost) {
+		return nil
 	}
+	return err
+}
+
+// giveUp logs o and hands it to OnGiveUp.
+func (w *Watch) giveUp(ctx context.Context, o Order, last paygate.ReconcileEntry) error {
+	w.logger().ErrorContext(ctx, "watch: order given up at its maximum age; settle it by hand",
+		"refNo", o.RefNo, "created", o.Created, "checks", o.Checks, "outcome", string(last.Outcome))
+	if w.OnGiveUp == nil {
+		return nil
+	}
+	return w.OnGiveUp(ctx, o, last)
 }
 
 // check says which required field is missing.
@@ -307,6 +333,10 @@ func (w *Watch) check() error {
 		return errors.New("watch: Watch.Store is nil; set a MemoryStore (one process) or a shared store (a fleet)")
 	case w.Budget != (Budget{}) && (w.Budget.Burst < 1 || !(w.Budget.PerSecond > 0)):
 		return errors.New("watch: Watch.Budget needs Burst of at least 1 and PerSecond above 0 (or both zero for the default)")
+	case w.MaxAge < 0 || w.Lease < 0 || w.Poll < 0:
+		return errors.New("watch: Watch.MaxAge, Lease and Poll must not be negative (0: the default)")
+	case slices.ContainsFunc(w.Schedule, func(d time.Duration) bool { return d <= 0 }):
+		return errors.New("watch: Watch.Schedule's waits must be positive")
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -65,11 +66,12 @@ func (s *shop) watch(store watch.Store) *watch.Watch {
 	return &watch.Watch{
 		Handler: s.handler, Client: s.client, Store: store, Now: s.clock.Now,
 		Logger: slog.New(slog.DiscardHandler),
-		OnGiveUp: func(_ context.Context, o watch.Order, last paygate.ReconcileEntry) {
+		OnGiveUp: func(_ context.Context, o watch.Order, last paygate.ReconcileEntry) error {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			s.gaveUp[o.RefNo] = last.Outcome
 			s.gaveUpAt[o.RefNo] = s.clock.Now()
+			return nil
 		},
 	}
 }
@@ -372,4 +374,121 @@ func TestWatchSettlementToFulfilment(t *testing.T) {
 		require.LessOrEqual(t, delay, 24*time.Hour+time.Minute, "never more than the longest wait")
 		t.Logf("settled %-8v after creation: fulfilled %-8v later, after %d lookups", settle, delay, lookups)
 	}
+}
+
+// Each order is taken just before its lookup, so a replica's slow
+// lookups never let the lease of an order still queued lapse: another
+// replica stepping in the middle takes the orders not yet looked up, and
+// no order is looked up twice. (Taking a batch under one lease, ten
+// lookups of 20 s each outlived a 2-minute lease: 14 lookups for 10.)
+func TestWatchSlowLookupsNeverShareAnOrder(t *testing.T) {
+	s := newShop(t, gatewaytest.WithCallbackLoss(func(string) bool { return true }))
+	var mu sync.Mutex
+	now := start
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	store := &watch.MemoryStore{}
+	a, b := s.watch(store), s.watch(store)
+	for _, w := range []*watch.Watch{a, b} {
+		w.Now, w.Lease = clock, 2*time.Minute
+	}
+	var passB watch.Pass
+	fulfils := 0
+	s.handler.Fulfil = func(ctx context.Context, cb *paygate.Callback) error {
+		mu.Lock()
+		now = now.Add(20 * time.Second) // a slow hook
+		fulfils++
+		n := fulfils
+		mu.Unlock()
+		if n == 7 { // the other replica steps in while A is busy
+			var err error
+			passB, err = b.Step(ctx)
+			require.NoError(t, err)
+		}
+		return nil
+	}
+	for i := range 10 {
+		ref := fmt.Sprint("INV-", i)
+		s.order(t, a, ref, "")
+		require.NoError(t, s.sb.Pay(ref, paygate.StatusSuccess))
+	}
+	mu.Lock()
+	now = now.Add(5 * time.Minute)
+	mu.Unlock()
+	passA, err := a.Step(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 10, passA.Checked+passB.Checked, "each order looked up once: A %+v, B %+v", passA, passB)
+	require.Positive(t, passB.Checked)
+	require.Equal(t, 10, fulfils)
+}
+
+// A give-up the merchant's hook could not take keeps the order: it is
+// given up again at the next pass, never lost; an order whose last lookup
+// failed at its maximum age is looked up again for a day first.
+func TestWatchGiveUpIsNeverLost(t *testing.T) {
+	s := newShop(t)
+	w := s.watch(&watch.MemoryStore{})
+	w.MaxAge, w.Schedule = time.Hour, []time.Duration{30 * time.Minute}
+	failing := true
+	var told []string
+	w.OnGiveUp = func(_ context.Context, o watch.Order, last paygate.ReconcileEntry) error {
+		told = append(told, fmt.Sprint(o.RefNo, " ", last.Outcome, " ", s.clock.Now().Sub(start)))
+		if failing {
+			return errors.New("review table unavailable")
+		}
+		return nil
+	}
+	s.order(t, w, "INV-1", "") // never paid: pending
+	step := func(d time.Duration) watch.Pass {
+		s.clock.Advance(d)
+		p, err := w.Step(context.Background())
+		if failing && p.Checked > 0 && s.clock.Now().Sub(start) >= time.Hour {
+			require.ErrorContains(t, err, "review table unavailable")
+		}
+		return p
+	}
+	step(30 * time.Minute)
+	step(30 * time.Minute) // at its maximum age: the hook fails
+	left, err := w.List(context.Background(), 10)
+	require.NoError(t, err)
+	require.Len(t, left, 1, "kept for another try")
+	failing = false
+	p := step(time.Minute)
+	require.Equal(t, 1, p.GivenUp)
+	require.Equal(t, []string{"INV-1 pending 1h0m0s", "INV-1 pending 1h1m0s"}, told)
+	left, err = w.List(context.Background(), 10)
+	require.NoError(t, err)
+	require.Empty(t, left)
+}
+
+// down is a transport for a gateway that cannot be reached.
+type down struct{}
+
+func (down) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("connection refused")
+}
+
+// An order whose lookups fail (the gateway unreachable) at its maximum
+// age is not given up then: it is looked up again for a day, and given up
+// only after, its last outcome the error.
+func TestWatchGatewayDownAtMaxAgeGetsADay(t *testing.T) {
+	s := newShop(t)
+	w := s.watch(&watch.MemoryStore{})
+	w.MaxAge = time.Hour
+	s.order(t, w, "INV-1", "")
+	client, err := s.sb.Client(paygate.WithHTTPClient(&http.Client{Transport: down{}}),
+		paygate.WithRetry(paygate.RetryPolicy{MaxAttempts: 1}))
+	require.NoError(t, err)
+	w.Client = client
+	for s.clock.Now().Before(start.Add(time.Hour + 24*time.Hour + time.Hour)) {
+		s.clock.Advance(10 * time.Minute)
+		_, err := w.Step(context.Background())
+		require.NoError(t, err)
+		if _, gone := s.gaveUp["INV-1"]; !gone {
+			continue
+		}
+		require.GreaterOrEqual(t, s.clock.Now().Sub(start), 25*time.Hour, "given up a day after its maximum age")
+		require.Equal(t, paygate.OutcomeError, s.gaveUp["INV-1"])
+		return
+	}
+	t.Fatal("never given up")
 }

@@ -16,7 +16,7 @@ import (
 func runAwaited(e env, args []string) int {
 	fs := newFlags(e, "awaited", "[flags]",
 		"Lists the orders the pending watch awaits (sqldedup.WatchStore in the database of "+envDedupeDSN+"), earliest next check first, as CSV:\n"+
-			"refno (as created), created, next_check, checks. An order whose next_check has passed is due, or being looked up by a replica.")
+			"refno (as created), created, next_check, checks. An order whose next_check has passed is due; while a replica looks it up, next_check is the end of its lease.")
 	table := fs.String("watch-table", sqldedup.DefaultWatchTable, "the watch's table")
 	limit := fs.Int("limit", 1000, "at most this many orders")
 	raw := csvRawFlag(fs)

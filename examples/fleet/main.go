@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -94,13 +93,19 @@ func run(ctx context.Context, cfg config) error {
 	mux.Handle("POST /paygate/return", handler)
 	mux.Handle("POST /orders", createOrder(db, w, client, cfg.public+"/paygate/return"))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = w.Run(ctx) }()
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		_ = w.Run(ctx)
+	}()
 	go func() {
 		<-ctx.Done()
 		_ = srv.Shutdown(context.Background())
 	}()
 	fmt.Printf("replica %s\n", l.Addr())
-	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+	err = srv.Serve(l)
+	<-watching // its lookup and hooks done before the database closes
+	if !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
@@ -139,12 +144,11 @@ func newShop(ctx context.Context, db *sql.DB, client *paygate.Client, key paygat
 		OnStatus: func(context.Context, *paygate.Callback) error { return nil }, // pending, failed: nothing to do
 	}
 	w := &watch.Watch{Handler: handler, Client: client, Store: store, MaxAge: cfg.maxAge, Lease: cfg.lease,
-		OnGiveUp: func(ctx context.Context, o watch.Order, last paygate.ReconcileEntry) {
+		// An error keeps the order in the watch, to be given up again.
+		OnGiveUp: func(ctx context.Context, o watch.Order, last paygate.ReconcileEntry) error {
 			_, err := db.ExecContext(ctx, `INSERT INTO shop_review (ref_no, reason) VALUES ($1, $2)`,
 				o.RefNo, "not settled after the watch's maximum age; last lookup: "+string(last.Outcome))
-			if err != nil {
-				slog.Error("review", "refNo", o.RefNo, "err", err)
-			}
+			return err
 		}}
 	if w.Schedule, err = parseSchedule(cfg.schedule); err != nil {
 		return nil, nil, err

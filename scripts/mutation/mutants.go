@@ -297,19 +297,24 @@ var mutants = []mutant{
 
 	// The pending watch: a failure not taken as settled, the give-up hook
 	// skipped, the last lookup not pulled in to the maximum age, the fleet's
-	// budget ignored, a take that does not hold what it hands out; on
+	// budget ignored, a take that does not hold what it hands out, a
+	// give-up whose hook failed dropped, a finish without the hold; on
 	// PostgreSQL a take that waits on rows another replica is taking, or
 	// takes them unlocked.
 	{"watch-failed-not-settled", false, "watch/watch.go",
 		"\tpaygate.OutcomeFailed:           true,\n", "", watchPkg},
 	{"watch-give-up-hook-skipped", false, "watch/watch.go",
-		"\tif w.OnGiveUp != nil {", "\tif false {", watchPkg},
+		"\tif w.OnGiveUp == nil {", "\tif true {", watchPkg},
 	{"watch-max-age-not-kept", false, "watch/watch.go",
 		"if o.Next.After(end) {", "if false {", watchPkg},
 	{"watch-budget-ignored", false, "watch/watch.go",
-		"granted, err := w.Store.Spend(ctx, now, b, len(due))", "_, err = w.Store.Spend(ctx, now, b, len(due))\n\t\tgranted := len(due)", watchPkg},
+		"granted, err := w.Store.Spend(ctx, now, w.budget(), 1)", "_, err = w.Store.Spend(ctx, now, w.budget(), 1)\n\tgranted := 1", watchPkg},
 	{"watch-memory-take-without-hold", false, "watch/memory.go",
 		"o.Next, o.Token = now.Add(lease), rand.Text()", "o.Token = rand.Text()", watchPkg},
+	{"watch-failed-give-up-dropped", false, "watch/watch.go",
+		"return errors.Join(err, notLost(w.Store.Reschedule(ctx, o)))\n\t\t}\n\t\tp.GivenUp++", "_ = err\n\t\t}\n\t\tp.GivenUp++", watchPkg},
+	{"watch-memory-finish-without-hold", false, "watch/memory.go",
+		"if !ok || o.Token == \"\" || held.Token != o.Token {\n\t\treturn ErrLost\n\t}\n\tdelete(m.orders, o.RefNo)", "if _ = held; !ok {\n\t\treturn ErrLost\n\t}\n\tdelete(m.orders, o.RefNo)", watchPkg},
 	{"watch-sql-take-waits", false, "sqldedup/watch_store.go",
 		"LIMIT $2 FOR UPDATE SKIP LOCKED)", "LIMIT $2 FOR UPDATE)", sqlPkg},
 	{"watch-sql-take-unlocked", false, "sqldedup/watch_store.go",

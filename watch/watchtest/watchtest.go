@@ -25,10 +25,12 @@ func Run(t *testing.T, newStore func(t *testing.T) watch.Store) {
 		{name: "TakeDueEarliestFirst", fn: takeDueEarliestFirst},
 		{name: "TakeIsExclusiveUntilTheLeaseEnds", fn: takeIsExclusive},
 		{name: "RescheduleNeedsTheHold", fn: rescheduleNeedsTheHold},
+		{name: "FinishNeedsTheHold", fn: finishNeedsTheHold},
 		{name: "ConcurrentTakesHandEachOrderOnce", fn: concurrentTakes},
 		{name: "FindByBase", fn: findByBase},
 		{name: "BudgetBucket", fn: budgetBucket},
 		{name: "ConcurrentSpendStaysWithinBudget", fn: concurrentSpend},
+		{name: "ClockBackNeverStopsTheBudget", fn: clockBack},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newStore(t)) })
 	}
@@ -168,6 +170,59 @@ func rescheduleNeedsTheHold(t *testing.T, s watch.Store) {
 	}
 	if err := s.Reschedule(ctx, cur); !errors.Is(err, watch.ErrLost) {
 		t.Fatalf("Reschedule after Remove = %v, want ErrLost", err)
+	}
+}
+
+// finishNeedsTheHold: Finish removes an order only with the token of its
+// current hold; a replica whose lease lapsed cannot remove (or give up)
+// an order another replica now holds.
+func finishNeedsTheHold(t *testing.T, s watch.Store) {
+	ctx := context.Background()
+	add(t, s, "INV-8", t0)
+	old := take(t, s, t0, 1, time.Minute)[0]
+	cur := take(t, s, t0.Add(time.Minute), 1, time.Minute)[0]
+	if err := s.Finish(ctx, old); !errors.Is(err, watch.ErrLost) {
+		t.Fatalf("Finish with a lapsed hold's token = %v, want ErrLost", err)
+	}
+	noToken := cur
+	noToken.Token = ""
+	if err := s.Finish(ctx, noToken); !errors.Is(err, watch.ErrLost) {
+		t.Fatalf("Finish without a token = %v, want ErrLost", err)
+	}
+	if all, err := s.List(ctx, 10); err != nil || len(all) != 1 {
+		t.Fatalf("after refused Finishes: %v, %v; want INV-8 still awaited", refs(all), err)
+	}
+	ok(t, "Finish with the hold's token", s.Finish(ctx, cur))
+	if all, err := s.List(ctx, 10); err != nil || len(all) != 0 {
+		t.Fatalf("after Finish: %v, %v; want nothing awaited", refs(all), err)
+	}
+	if err := s.Finish(ctx, cur); !errors.Is(err, watch.ErrLost) {
+		t.Fatalf("a second Finish = %v, want ErrLost", err)
+	}
+}
+
+// clockBack: a spend more than a minute before the latest (a clock reset,
+// or a replica's clock that was far ahead) fills nothing, and the bucket
+// fills again from then: a clock far ahead stops the others for a minute
+// at most; a spend just before the latest (replicas' spends arriving out
+// of order) fills nothing either, and leaves the latest in place.
+func clockBack(t *testing.T, s watch.Store) {
+	b := watch.Budget{PerSecond: 1, Burst: 2}
+	for _, step := range []struct {
+		at        time.Duration
+		ask, want int
+	}{
+		{time.Hour, 2, 2}, // a replica an hour ahead empties the bucket
+		{0, 2, 0},         // an hour back: nothing filled, the bucket restarts
+		{2 * time.Second, 2, 2},
+		{time.Second, 2, 0}, // a spend arriving late fills nothing
+		{3 * time.Second, 2, 1},
+	} {
+		got, err := s.Spend(context.Background(), t0.Add(step.at), b, step.ask)
+		ok(t, "Spend", err)
+		if got != step.want {
+			t.Fatalf("Spend(%d) at +%v = %d, want %d", step.ask, step.at, got, step.want)
+		}
 	}
 }
 
