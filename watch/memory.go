@@ -133,8 +133,8 @@ func refill(tokens float64, filled, now time.Time, b Budget) float64 {
 	if filled.IsZero() {
 		return float64(b.Burst)
 	}
-	if d := now.Sub(filled); d > 0 {
-		tokens += d.Seconds() * b.PerSecond
+	if now.After(filled) {
+		tokens += now.Sub(filled).Seconds() * b.PerSecond
 	}
 	return min(tokens, float64(b.Burst))
 }

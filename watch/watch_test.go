@@ -16,6 +16,7 @@ import (
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/gatewaytest"
+	"github.com/paygate-go/paygate/observe"
 	"github.com/paygate-go/paygate/watch"
 )
 
@@ -302,6 +303,11 @@ func TestWatchNeedsItsParts(t *testing.T) {
 			require.ErrorContains(t, err, c.want)
 			require.ErrorContains(t, w.Await(context.Background(), "INV-1"), c.want)
 			require.ErrorContains(t, w.Run(context.Background()), c.want)
+			require.ErrorContains(t, w.Forget(context.Background(), "INV-1"), c.want)
+			_, err = w.List(context.Background(), 1)
+			require.ErrorContains(t, err, c.want)
+			_, err = w.Reconcile(context.Background(), []string{"INV-1"})
+			require.ErrorContains(t, err, c.want)
 		})
 	}
 	require.ErrorContains(t, full.Await(context.Background(), ""), "refNo is empty")
@@ -491,4 +497,186 @@ func TestWatchGatewayDownAtMaxAgeGetsADay(t *testing.T) {
 		return
 	}
 	t.Fatal("never given up")
+}
+
+// broken is a store that fails every call but Take (which hands out one
+// due order when due is set) and Find.
+type broken struct {
+	watch.Store
+	due              bool
+	take, reschedule error
+}
+
+var errStore = errors.New("store unreachable")
+
+func (b *broken) Add(context.Context, watch.Order) error                           { return errStore }
+func (b *broken) Remove(context.Context, string) error                             { return errStore }
+func (b *broken) Finish(context.Context, watch.Order) error                        { return errStore }
+func (b *broken) List(context.Context, int) ([]watch.Order, error)                 { return nil, errStore }
+func (b *broken) Find(context.Context, string) ([]watch.Order, error)              { return nil, errStore }
+func (b *broken) Reschedule(context.Context, watch.Order) error                    { return b.reschedule }
+func (b *broken) Spend(context.Context, time.Time, watch.Budget, int) (int, error) { return 1, nil }
+func (b *broken) Take(_ context.Context, now time.Time, _ int, _ time.Duration) ([]watch.Order, error) {
+	if !b.due {
+		return nil, b.take
+	}
+	b.due = false
+	return []watch.Order{{RefNo: "INV-1", Created: now.Add(-time.Minute), Next: now.Add(time.Minute), Token: "t"}}, nil
+}
+
+// Every store failure reaches the caller, named; a reschedule that finds
+// the order held by another replica (ErrLost) is not a failure.
+func TestWatchStoreFailuresReachTheCaller(t *testing.T) {
+	s := newShop(t)
+	store := &broken{take: errStore}
+	w := s.watch(store)
+	ctx := context.Background()
+	require.ErrorIs(t, w.Await(ctx, "INV-1"), errStore)
+	require.ErrorContains(t, w.Await(ctx, "INV-1"), "watch: Await: ")
+	require.ErrorIs(t, w.Forget(ctx, "INV-1"), errStore)
+	_, err := w.List(ctx, 5)
+	require.ErrorIs(t, err, errStore)
+	_, err = watch.CreatedRefNo(ctx, store, "INV-1")
+	require.ErrorContains(t, err, `watch: finding "INV-1": store unreachable`)
+	rec, err := w.Reconcile(ctx, []string{"INV-1"})
+	require.NoError(t, err, "a reference the store cannot resolve is an entry, not the call's error")
+	require.ErrorIs(t, rec.Entries[0].Err, errStore)
+	_, err = w.Step(ctx)
+	require.ErrorIs(t, err, errStore, "Take failed")
+
+	for _, c := range []struct {
+		name       string
+		reschedule error
+		want       error
+	}{
+		{"lost to another replica", watch.ErrLost, nil},
+		{"store down", errStore, errStore},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			store.due, store.take, store.reschedule = true, nil, c.reschedule
+			p, err := w.Step(ctx) // INV-1 was never created: not found, rescheduled
+			require.Equal(t, 1, p.Rescheduled)
+			if c.want == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, c.want)
+		})
+	}
+
+	var logs strings.Builder
+	store.take = errStore
+	w.Logger, w.Poll = slog.New(slog.NewTextHandler(&logs, nil)), time.Millisecond
+	runCtx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, w.Run(runCtx), context.DeadlineExceeded)
+	require.Contains(t, logs.String(), "watch: pass failed; trying again")
+	require.Contains(t, logs.String(), "store unreachable")
+
+	done, stop := context.WithCancel(ctx)
+	stop()
+	store.due = true
+	_, err = w.Step(done)
+	require.ErrorIs(t, err, context.Canceled)
+	require.True(t, store.due, "an ended context stops the pass before it takes anything")
+}
+
+func TestWatchRefusesBadSettings(t *testing.T) {
+	s := newShop(t)
+	for _, c := range []struct {
+		name string
+		set  func(*watch.Watch)
+		want string
+	}{
+		{"one at a time", func(w *watch.Watch) { w.Budget = watch.Budget{PerSecond: 1, Burst: 1} }, ""},
+		{"shortest wait", func(w *watch.Watch) { w.Schedule = []time.Duration{time.Nanosecond} }, ""},
+		{"zero wait", func(w *watch.Watch) { w.Schedule = []time.Duration{time.Minute, 0} }, "Schedule's waits must be positive"},
+		{"negative poll", func(w *watch.Watch) { w.Poll = -time.Second }, "must not be negative"},
+		{"negative lease", func(w *watch.Watch) { w.Lease = -time.Second }, "must not be negative"},
+		{"negative age", func(w *watch.Watch) { w.MaxAge = -time.Second }, "must not be negative"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := s.watch(&watch.MemoryStore{})
+			c.set(w)
+			_, err := w.Step(context.Background())
+			if c.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, c.want)
+		})
+	}
+}
+
+// recorder is an Observer that keeps the watch's events.
+type recorder struct {
+	observe.Base
+	checks []observe.WatchCheck
+}
+
+func (r *recorder) WatchCheck(_ context.Context, c observe.WatchCheck) {
+	r.checks = append(r.checks, c)
+}
+
+// The Observer is told of each lookup: its outcome, the order's age and
+// lookups so far, and whether it is settled or given up; the Logger, not
+// the default one, gets the give-up.
+func TestWatchTellsItsObserverAndLogger(t *testing.T) {
+	s := newShop(t)
+	w := s.watch(&watch.MemoryStore{})
+	rec := &recorder{}
+	var logs strings.Builder
+	w.Observer, w.Logger = rec, slog.New(slog.NewTextHandler(&logs, nil))
+	w.MaxAge, w.Schedule = 30*time.Minute, []time.Duration{10 * time.Minute}
+	s.order(t, w, "INV-1", "") // never paid
+	for range 3 {
+		s.clock.Advance(10 * time.Minute)
+		_, err := w.Step(context.Background())
+		require.NoError(t, err)
+	}
+	require.Equal(t, []observe.WatchCheck{
+		{Outcome: "pending", Age: 10 * time.Minute, Checks: 1},
+		{Outcome: "pending", Age: 20 * time.Minute, Checks: 2},
+		{Outcome: "pending", Age: 30 * time.Minute, Checks: 3, GivenUp: true},
+	}, rec.checks)
+	require.Contains(t, logs.String(), "order given up at its maximum age")
+	require.Contains(t, logs.String(), "checks=3")
+}
+
+// cancelOnTake ends the pass's context once it has taken an order.
+type cancelOnTake struct {
+	watch.Store
+	cancel context.CancelFunc
+}
+
+func (c cancelOnTake) Take(ctx context.Context, now time.Time, n int, lease time.Duration) ([]watch.Order, error) {
+	due, err := c.Store.Take(ctx, now, n, lease)
+	if len(due) > 0 {
+		c.cancel()
+	}
+	return due, err
+}
+
+// A pass whose context ends between the take and the lookup stops with
+// the context's error and leaves the order to its lease: looked up at the
+// next pass after it, never dropped.
+func TestWatchPassEndedMidwayKeepsTheOrder(t *testing.T) {
+	s := newShop(t, gatewaytest.WithCallbackLoss(func(string) bool { return true }))
+	mem := &watch.MemoryStore{}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := s.watch(cancelOnTake{mem, cancel})
+	s.order(t, w, "INV-1", "")
+	require.NoError(t, s.sb.Pay("INV-1", paygate.StatusSuccess))
+	s.clock.Advance(5 * time.Minute)
+	p, err := w.Step(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, watch.Pass{Checked: 1}, p)
+	require.Empty(t, s.fulfilled["INV-1"])
+
+	w.Store = mem
+	s.clock.Advance(watch.DefaultLease)
+	p, err = w.Step(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, watch.Pass{Checked: 1, Settled: 1}, p)
+	require.Len(t, s.fulfilled["INV-1"], 1)
 }

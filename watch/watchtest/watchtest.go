@@ -88,6 +88,13 @@ func addOnce(t *testing.T, s watch.Store) {
 	if !same(refs(one), []string{"INV-1~x"}) {
 		t.Fatalf("List(1) = %v, want [INV-1~x]", refs(one))
 	}
+	for _, limit := range []int{0, -1} {
+		none, err := s.List(context.Background(), limit)
+		ok(t, "List", err)
+		if len(none) != 0 {
+			t.Fatalf("List(%d) = %v, want nothing", limit, refs(none))
+		}
+	}
 }
 
 // takeDueEarliestFirst: Take returns only due orders (Next at or before
