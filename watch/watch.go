@@ -227,9 +227,9 @@ func (w *Watch) Step(ctx context.Context) (Pass, error) {
 	if err := w.check(); err != nil {
 		return p, err
 	}
-	for ctx.Err() == nil {
-		more, err := w.stepOne(ctx, &p)
-		if err != nil || !more {
+	for more := true; more && ctx.Err() == nil; {
+		var err error
+		if more, err = w.stepOne(ctx, &p); err != nil {
 			return p, err
 		}
 	}

@@ -302,7 +302,9 @@ func TestWatchNeedsItsParts(t *testing.T) {
 			_, err := w.Step(context.Background())
 			require.ErrorContains(t, err, c.want)
 			require.ErrorContains(t, w.Await(context.Background(), "INV-1"), c.want)
-			require.ErrorContains(t, w.Run(context.Background()), c.want)
+			bounded, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			require.ErrorContains(t, w.Run(bounded), c.want, "refused at once, not after running")
 			require.ErrorContains(t, w.Forget(context.Background(), "INV-1"), c.want)
 			_, err = w.List(context.Background(), 1)
 			require.ErrorContains(t, err, c.want)
@@ -679,4 +681,17 @@ func TestWatchPassEndedMidwayKeepsTheOrder(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, watch.Pass{Checked: 1, Settled: 1}, p)
 	require.Len(t, s.fulfilled["INV-1"], 1)
+}
+
+// A pass with nothing due returns at once (bounded here, so that a pass
+// that never ends fails the test rather than hangs it).
+func TestWatchStepReturnsWhenNothingIsDue(t *testing.T) {
+	s := newShop(t)
+	w := s.watch(&watch.MemoryStore{})
+	s.order(t, w, "INV-1", "") // due in 5 minutes
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	p, err := w.Step(ctx)
+	require.NoError(t, err)
+	require.Equal(t, watch.Pass{}, p)
 }
