@@ -172,10 +172,39 @@ func (c faultConn) ExecContext(ctx context.Context, query string, args []driver.
 }
 
 func (c faultConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	if err := c.step(); err != nil {
+	n, err := c.stepN()
+	if err != nil {
 		return nil, err
 	}
-	return c.driverConn.QueryContext(ctx, query, args)
+	rows, err := c.driverConn.QueryContext(ctx, query, args)
+	switch {
+	case err != nil:
+	case n == c.c.badRowAt.Load():
+		rows = faultRows{rows, false}
+	case n == c.c.brokenRowsAt.Load():
+		rows = faultRows{rows, true}
+	}
+	return rows, err
+}
+
+// faultRows breaks the rows of a query: its first row's values are all
+// text (a scan into a time fails), or, broken, reading a row fails.
+type faultRows struct {
+	driver.Rows
+	broken bool
+}
+
+func (r faultRows) Next(dest []driver.Value) error {
+	if r.broken {
+		return errInjected
+	}
+	if err := r.Rows.Next(dest); err != nil {
+		return err
+	}
+	for i := range dest {
+		dest[i] = "not a value of its column"
+	}
+	return nil
 }
 
 type faultTx struct {
@@ -195,6 +224,9 @@ func (t faultTx) Commit() error {
 type faultConnector struct {
 	driver.Connector
 	ops, failAt, failRowsAt atomic.Int64
+	// badRowAt and brokenRowsAt break the rows of that operation, a query
+	// (faultRows).
+	badRowAt, brokenRowsAt atomic.Int64
 }
 
 func (c *faultConnector) Connect(ctx context.Context) (driver.Conn, error) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/paygate-go/paygate/watch"
@@ -77,21 +78,7 @@ func (s *WatchStore) Migrate(ctx context.Context) error {
 // indexName is the next_check index of table, in table's schema: its own
 // name and "_next".
 func indexName(table string) string {
-	_, name, found := cutLast(table, '.')
-	if !found {
-		name = table
-	}
-	return name + "_next"
-}
-
-// cutLast splits s around its last sep.
-func cutLast(s string, sep byte) (before, after string, found bool) {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == sep {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
+	return table[strings.LastIndexByte(table, '.')+1:] + "_next"
 }
 
 // Add implements watch.Store.

@@ -329,3 +329,16 @@ func TestStoreDoneNeverTakenOver(t *testing.T) {
 	require.Equal(t, Claim{Outcome: Done, Result: "GW-c"}, got, "past its retention, still stored")
 	require.True(t, s.Stored("c"))
 }
+
+// A store whose bytes reach its limit exactly is full: the limit is the
+// most it holds, not one key more.
+func TestStoreFullAtExactlyItsLimit(t *testing.T) {
+	s := New(day0, 2*PerKey+2)
+	for _, key := range []string{"a", "b"} {
+		_, err := s.Claim(key, day0, time.Minute)
+		require.NoError(t, err)
+	}
+	require.Equal(t, s.limit, s.used)
+	_, err := s.Claim("c", day0, time.Minute)
+	require.ErrorIs(t, err, ErrFull)
+}

@@ -315,6 +315,7 @@ func budgetBucket(t *testing.T, s watch.Store) {
 		at        time.Duration
 		ask, want int
 	}{
+		{0, 0, 0},           // asking none takes none
 		{0, 3, 3},           // full at first
 		{0, 3, 1},           // one left
 		{0, 1, 0},           // empty
