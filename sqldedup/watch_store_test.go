@@ -2,6 +2,7 @@ package sqldedup
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -24,11 +25,13 @@ func testWatchStore(t *testing.T) *WatchStore {
 	require.NoError(t, err)
 	require.NoError(t, s.Migrate(context.Background()))
 	require.NoError(t, s.Migrate(context.Background()), "Migrate is idempotent")
-	t.Cleanup(func() {
-		_, _ = db.Exec("DROP TABLE IF EXISTS " + table)
-		_, _ = db.Exec("DROP TABLE IF EXISTS " + table + "_budget")
-	})
+	t.Cleanup(func() { dropWatchTables(db, table) })
 	return s
+}
+
+// dropWatchTables drops a test WatchStore's tables.
+func dropWatchTables(db *sql.DB, table string) {
+	_, _ = db.Exec("DROP TABLE IF EXISTS " + table + ", " + table + "_budget")
 }
 
 func TestWatchStoreContract(t *testing.T) {
@@ -76,10 +79,7 @@ func TestWatchStoreTakeSkipsRowsBeingTaken(t *testing.T) {
 func TestWatchStoreReportsEveryFailedStep(t *testing.T) {
 	db, fc := openFaultDB(t)
 	table := fmt.Sprintf("paygate_watch_fault_%d", rand.Uint32())
-	t.Cleanup(func() {
-		_, _ = db.Exec("DROP TABLE IF EXISTS " + table)
-		_, _ = db.Exec("DROP TABLE IF EXISTS " + table + "_budget")
-	})
+	t.Cleanup(func() { dropWatchTables(db, table) })
 	s, err := NewWatchStore(db, table)
 	require.NoError(t, err)
 	ctx := context.Background()
@@ -153,10 +153,7 @@ func TestWatchStoreNames(t *testing.T) {
 		s, err := NewWatchStore(db, table)
 		require.NoError(t, err)
 		require.NoError(t, s.Migrate(context.Background()))
-		t.Cleanup(func() {
-			_, _ = db.Exec("DROP TABLE IF EXISTS " + table)
-			_, _ = db.Exec("DROP TABLE IF EXISTS " + table + "_budget")
-		})
+		t.Cleanup(func() { dropWatchTables(db, table) })
 		var index string
 		require.NoError(t, db.QueryRow(`SELECT indexname FROM pg_indexes WHERE (schemaname || '.' || tablename = $1 OR schemaname = 'public' AND tablename = $1)`+
 			` AND indexname <> tablename || '_pkey'`, table).Scan(&index), table)
@@ -170,10 +167,7 @@ func TestWatchStoreNames(t *testing.T) {
 func TestWatchStoreReportsRowsItCannotRead(t *testing.T) {
 	db, fc := openFaultDB(t)
 	table := fmt.Sprintf("paygate_watch_rows_%d", rand.Uint32())
-	t.Cleanup(func() {
-		_, _ = db.Exec("DROP TABLE IF EXISTS " + table)
-		_, _ = db.Exec("DROP TABLE IF EXISTS " + table + "_budget")
-	})
+	t.Cleanup(func() { dropWatchTables(db, table) })
 	s, err := NewWatchStore(db, table)
 	require.NoError(t, err)
 	ctx := context.Background()
