@@ -84,8 +84,11 @@ type verdict struct {
 // other status is OutcomeUnknownStatus.
 var statusOutcome = map[Status]Outcome{StatusPending: OutcomePending, StatusFailed: OutcomeFailed}
 
-// errNoFulfil is the verdict's cause when a paid order has no Fulfil.
-var errNoFulfil = errors.New("paygate: callback handler has no Fulfil; paid order not handled")
+// fulfilWired is why a paid order cannot go on, by whether Fulfil and FulfilTx are set.
+var fulfilWired = map[[2]bool]error{
+	{false, false}: errors.New("paygate: callback handler has no Fulfil (nor FulfilTx); paid order not handled"),
+	{true, true}:   errors.New("paygate: callback handler has both Fulfil and FulfilTx; set one; paid order not handled"),
+}
 
 // event is one verified event on the callback path, whatever brought it (a
 // callback or a reconciliation): the handler acting on it, the Deduper
@@ -128,15 +131,18 @@ func (e event) process(ctx context.Context) verdict {
 	if cb.Status != StatusSuccess {
 		return e.processStatus(ctx)
 	}
-	if e.h.Fulfil == nil {
-		// A paid order with nowhere to go: keep the gateway retrying.
-		e.log(ctx, slog.LevelError, errNoFulfil.Error(), "refNo", cb.RefNo)
-		return verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handler misconfigured", err: errNoFulfil}
+	if err := fulfilWired[[2]bool{e.h.Fulfil != nil, e.h.FulfilTx != nil}]; err != nil { // keep the gateway retrying
+		e.log(ctx, slog.LevelError, err.Error(), "refNo", cb.RefNo)
+		return verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handler misconfigured", err: err}
 	}
 	if err := e.txnAgeError(); err != nil {
 		return e.holdBack(ctx, err)
 	}
-	how, paid, v := e.once(ctx, action{key: fulfilKey(cb.RefNo), hook: e.h.Fulfil, result: cb.OrderNo, fulfils: true})
+	once := e.once
+	if e.h.FulfilTx != nil {
+		once = e.onceTx
+	}
+	how, paid, v := once(ctx, action{key: fulfilKey(cb.RefNo), hook: e.h.Fulfil, result: cb.OrderNo, fulfils: true})
 	switch {
 	case how == notDone:
 		return v
@@ -300,10 +306,8 @@ func (e event) once(ctx context.Context, a action) (how onceOutcome, recorded st
 	// The fpx field is read once the event is acted on: a duplicate never
 	// needs it.
 	cb.readFPX()
-	if a.fulfils && !cb.Consistent() {
-		e.log(ctx, slog.LevelWarn, "verified success is inconsistent; fulfilling (check cb.Consistent() in Fulfil to hold it)",
-			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "fpx_debit_auth_code", string(cb.FPX.DebitAuthCode),
-			"problems", fmt.Sprint(cb.Problems))
+	if a.fulfils {
+		e.warnInconsistent(ctx)
 	}
 	began := e.n.Now()
 	err = c.run(ctx, a.hook)
@@ -322,6 +326,45 @@ func (e event) once(ctx context.Context, a action) (how onceOutcome, recorded st
 		return notDone, "", verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: err}
 	}
 	return ranNow, "", verdict{}
+}
+
+// onceTx is once for a fulfilment by the handler's TxFulfiller, which
+// claims the event in its own transaction: nothing here claims, renews,
+// completes or releases; the hook's time limit bounds the transaction.
+func (e event) onceTx(ctx context.Context, a action) (how onceOutcome, recorded string, v verdict) {
+	ctx, cancel := context.WithTimeout(detached(ctx), e.h.hookTimeout())
+	defer cancel()
+	cb := e.cb
+	cb.readFPX()
+	began := e.n.Now()
+	var res ClaimResult
+	err := callHook(ctx, func(ctx context.Context, cb *Callback) (err error) {
+		res, err = e.h.FulfilTx.FulfilOnce(ctx, HookClaim{Key: a.key, Result: a.result, Deduper: e.d}, cb)
+		return err
+	}, cb)
+	e.n.Claimed(nil, res.State == ClaimDone, err != nil || res.State == ClaimAcquired)
+	switch {
+	case err != nil:
+		e.n.Hooked(err, errors.Is(err, ErrClaimLost), true, began)
+		e.log(ctx, slog.LevelError, "callback hook failed; "+retriedBy[cb.Source], "refNo", cb.RefNo, "status", string(cb.Status), "err", err)
+		return notDone, "", verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: err}
+	case res.State == ClaimDone:
+		return doneBefore, res.Result, verdict{}
+	case res.State != ClaimAcquired:
+		return notDone, "", inFlight()
+	}
+	e.n.Hooked(nil, false, true, began)
+	e.warnInconsistent(ctx)
+	return ranNow, "", verdict{}
+}
+
+// warnInconsistent logs a success fulfilled though inconsistent.
+func (e event) warnInconsistent(ctx context.Context) {
+	if cb := e.cb; !cb.Consistent() {
+		e.log(ctx, slog.LevelWarn, "verified success is inconsistent; fulfilling (check cb.Consistent() in Fulfil to hold it)",
+			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "fpx_debit_auth_code", string(cb.FPX.DebitAuthCode),
+			"problems", fmt.Sprint(cb.Problems))
+	}
 }
 
 // retriedBy says, by an event's Source, what brings it back after its

@@ -563,3 +563,70 @@ func TestCallbackStatusHoldOutlivesItsLease(t *testing.T) {
 	require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, callbackFields("INV-HOLD", "GW1", StatusSuccess, "00"))).Code)
 	require.True(t, fulfilled.Load(), "fulfilled once OnStatus returned")
 }
+
+// fakeTx is a TxFulfiller that answers as told, recording what it was
+// handed.
+type fakeTx struct {
+	res    ClaimResult
+	err    error
+	panics bool
+	got    []HookClaim
+}
+
+func (f *fakeTx) FulfilOnce(ctx context.Context, claim HookClaim, cb *Callback) (ClaimResult, error) {
+	f.got = append(f.got, claim)
+	if f.panics {
+		panic("ledger service returned garbage")
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		return ClaimResult{}, errors.New("no time limit on the transaction")
+	}
+	return f.res, f.err
+}
+
+// With FulfilTx the handler hands a paid order to the TxFulfiller under
+// its key, its orderNo and the handler's Deduper, and answers by what it
+// says: 200 fulfilled or already fulfilled, a second payment to
+// OnDoublePayment, 503 while another delivery holds it, 500 for an error
+// or a panic; neither or both of Fulfil and FulfilTx answer 500 and name
+// the fix.
+func TestCallbackFulfilTx(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	for _, tt := range []struct {
+		name     string
+		tx       *fakeTx
+		fulfil   bool // Fulfil set too
+		wantCode int
+		wantLog  string
+		wantPaid []string // OnDoublePayment's paidOrderNo
+	}{
+		{name: "fulfilled now", tx: &fakeTx{res: ClaimResult{State: ClaimAcquired}}, wantCode: http.StatusOK},
+		{name: "fulfilled before", tx: &fakeTx{res: ClaimResult{State: ClaimDone, Result: "GW1"}}, wantCode: http.StatusOK},
+		{name: "paid twice", tx: &fakeTx{res: ClaimResult{State: ClaimDone, Result: "GW0"}}, wantCode: http.StatusOK, wantPaid: []string{"GW0"}, wantLog: "second payment"},
+		{name: "in flight", tx: &fakeTx{res: ClaimResult{State: ClaimBusy}}, wantCode: http.StatusServiceUnavailable},
+		{name: "failed", tx: &fakeTx{err: errors.New("ledger down")}, wantCode: http.StatusInternalServerError, wantLog: "ledger down"},
+		{name: "panicked", tx: &fakeTx{panics: true}, wantCode: http.StatusInternalServerError, wantLog: "panicked"},
+		{name: "both hooks", tx: &fakeTx{}, fulfil: true, wantCode: http.StatusInternalServerError, wantLog: "both Fulfil and FulfilTx; set one"},
+		{name: "no hook", wantCode: http.StatusInternalServerError, wantLog: "no Fulfil (nor FulfilTx)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			var paid []string
+			d := &MemoryDeduper{}
+			h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+				OnDoublePayment: func(_ context.Context, _ *Callback, p string) error { paid = append(paid, p); return nil }}
+			if tt.tx != nil {
+				h.FulfilTx = tt.tx
+			}
+			if tt.fulfil {
+				h.Fulfil = func(context.Context, *Callback) error { return nil }
+			}
+			require.Equal(t, tt.wantCode, serve(h, signedRequest(t, key, callbackFields("INV-T~2", "GW1", StatusSuccess, "00"))).Code, logs.String())
+			require.Contains(t, logs.String(), tt.wantLog)
+			require.Equal(t, tt.wantPaid, paid)
+			if tt.tx != nil && !tt.fulfil {
+				require.Equal(t, []HookClaim{{Key: "fulfil|INV-T", Result: "GW1", Deduper: d}}, tt.tx.got)
+			}
+		})
+	}
+}

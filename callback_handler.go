@@ -31,10 +31,10 @@ import (
 //     a hook fails, 503 with Retry-After when the Deduper is unreachable or
 //     another replica or delivery holds the event's claim; 200 once handled.
 //
-// The caller must set Keys and Fulfil, give several replicas one shared
-// Deduper (e.g. sqldedup), and make each hook idempotent on cb.RefNo or
-// write its effect in the Deduper's transaction (sqldedup.Deduper.FulfilTx):
-// a crash between a hook's effect and the record of its completion runs the
+// The caller must set Keys and Fulfil (or FulfilTx), give several replicas
+// one shared Deduper (e.g. sqldedup), and make each hook idempotent on
+// cb.RefNo or write its effect in the Deduper's transaction (FulfilTx): a
+// crash between a hook's effect and the record of its completion runs the
 // hook again.
 //
 // docs/callbacks.md tells each rule in full (stale and unknown statuses,
@@ -45,8 +45,13 @@ type CallbackHandler struct {
 	Keys []Key
 	// Fulfil is called for a verified success, once per base refNo; an
 	// error or panic answers 500 and the gateway's retry calls it again.
-	// Required.
+	// Required, unless FulfilTx is set instead.
 	Fulfil func(ctx context.Context, cb *Callback) error
+	// FulfilTx, set in place of Fulfil, fulfils a verified success in one
+	// transaction that claims the event, writes the merchant's effect and
+	// records the completion (sqldedup.Deduper.FulfilTx): exactly once,
+	// one commit, and no lease to wait out after a crash.
+	FulfilTx TxFulfiller
 	// OnStatus is called for every other verified event, once each.
 	// Optional.
 	OnStatus func(ctx context.Context, cb *Callback) error

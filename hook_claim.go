@@ -8,10 +8,11 @@ import (
 // HookClaim is the Deduper claim a CallbackHandler hook runs under (the
 // receiver rule "fulfil once per refNo", docs/protocol.md "Receiver rules"):
 // the event's Deduper key, the claim's fencing token and what the event's
-// completion records. The handler puts it in every hook's context.
+// completion records. The handler puts it in every hook's context (a
+// TxFulfiller gets it without a Token: its claim is its transaction).
 //
 // A hook that records the event's completion itself, in the same database
-// transaction as its effect (sqldedup.Deduper.FulfilTx does), fences that
+// transaction as its effect (sqldedup.Deduper.HookTx does), fences that
 // transaction on Token, so that a claim taken over by another delivery can
 // never commit, and calls Completed once the transaction has committed: the
 // handler then does not complete the event a second time.
@@ -52,4 +53,18 @@ func HookClaimFrom(ctx context.Context) (hc HookClaim, ok bool) {
 		return HookClaim{}, false
 	}
 	return HookClaim{Key: c.key, Token: c.token, Result: c.result, Deduper: c.ev.d, completed: &c.completed}, true
+}
+
+// TxFulfiller fulfils a paid order in one database transaction that also
+// claims the event and records its completion: one commit per payment, and
+// a crash at any instant leaves the event free for the next delivery, with
+// no lease to wait out. sqldedup.Deduper.FulfilTx makes one; set it as
+// CallbackHandler.FulfilTx, in place of Fulfil.
+type TxFulfiller interface {
+	// FulfilOnce fulfils cb under claim (Key, Result, and the handler's
+	// Deduper, which must be the one it records in; no Token): ClaimAcquired
+	// once committed; ClaimDone, with the recorded Result, or ClaimBusy
+	// when nothing ran. An error: nothing committed, or the commit's outcome
+	// is unknown (the handler answers 500; the retry finds out).
+	FulfilOnce(ctx context.Context, claim HookClaim, cb *Callback) (ClaimResult, error)
 }

@@ -160,7 +160,7 @@ func newBenchPaths(b *testing.B, dsn string, key paygate.Key) benchPaths {
 				return err
 			}},
 		&paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: d, Logger: logger,
-			Fulfil: d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+			FulfilTx: d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
 				_, err := tx.ExecContext(ctx, `INSERT INTO `+plain+` (ref_no, order_no) VALUES ($1, $2)`, cb.RefNo, cb.OrderNo)
 				return err
 			})},

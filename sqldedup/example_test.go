@@ -62,7 +62,7 @@ func ExampleDeduper_FulfilTx() {
 	http.Handle("/paygate/return", &paygate.CallbackHandler{
 		Keys:    []paygate.Key{key},
 		Deduper: dedupe,
-		Fulfil: dedupe.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+		FulfilTx: dedupe.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
 			if _, err := tx.ExecContext(ctx, `UPDATE orders SET paid_sen = $2 WHERE ref_no = $1`, cb.RefNo, int64(cb.Amount)); err != nil {
 				return err
 			}

@@ -1,5 +1,40 @@
 package sqldedup
 
+// FulfilTx's claim lives inside the merchant's transaction, as its first
+// statement: an INSERT that takes a transaction-scoped advisory lock on the
+// key (pg_try_advisory_xact_lock) and, holding it, inserts the key's row
+// already done. So the claim, the merchant's effect and the completion
+// commit together, in the merchant's one commit, or vanish together when
+// the transaction rolls back, on an error, a crash of the replica, or the
+// connection's loss: nothing is left to lapse, so nothing waits a lease.
+// When the INSERT writes nothing (the lock is held, or the key has a live
+// row), a read in the same transaction says which: done, with its result,
+// or busy; the transaction is rolled back.
+//
+// No read comes before BEGIN. One would answer a duplicate of a completed
+// event in one round trip instead of four (BEGIN, the claim, the read,
+// ROLLBACK; none commits), but it adds a round trip to every new payment,
+// which measured 0.63-0.71x of the hand-written floor. The gateway retries
+// only what was not answered 2xx, so duplicates of completed events are the
+// rare case (an answer lost, a replay) and new payments the common one.
+// database/sql sends BEGIN on its own (fn takes a *sql.Tx), so the claim
+// cannot share its round trip.
+//
+// The advisory lock is what a duplicate in flight meets: it is tried, never
+// waited for, so the duplicate gets 503 at once and holds no connection
+// while the first delivery runs. Without it the duplicate's INSERT would
+// wait on the uncommitted row for as long as fn runs. The lease path's
+// claim function tries the same lock first, so a status event (which claims
+// the refNo's fulfilment key on the lease path) is busy at once too. The
+// lock's key is a 64-bit hash of the event's key, seeded by the table's
+// name: a collision only makes two events take turns.
+//
+// A replica cut off mid-fn without a word (no FIN reaches PostgreSQL)
+// holds its event until PostgreSQL drops the connection: set
+// idle_in_transaction_session_timeout for the application's role (for
+// example to the handler's HookTimeout) to bound that. It is not set per
+// transaction, which measured 15-20% of a new payment's time.
+
 import (
 	"context"
 	"database/sql"
@@ -9,163 +44,108 @@ import (
 	"github.com/paygate-go/paygate"
 )
 
-// ErrOtherDeduper is returned by the hook FulfilTx makes, before it writes
-// anything, when the CallbackHandler's Deduper is not the Deduper whose
-// FulfilTx made the hook: the completion must be recorded in the table the
-// handler claimed the event in, so such a handler could never fulfil. The
-// error names the handler's Deduper; the fix is to give the handler this
-// Deduper.
-var ErrOtherDeduper = errors.New("sqldedup: FulfilTx's hook runs on a CallbackHandler whose Deduper is not this one; nothing written")
-
-// ErrNoHookClaim is returned by the hook FulfilTx makes when its context
-// carries no paygate.HookClaim: it was called outside a CallbackHandler, so
-// there is no claim to complete. Nothing is written.
-var ErrNoHookClaim = errors.New("sqldedup: FulfilTx's hook called outside a paygate.CallbackHandler (no paygate.HookClaim in its context); nothing written")
-
-// FulfilTx makes a CallbackHandler hook that writes the merchant's effect
-// and the event's completion in one database transaction (the receiver rule
-// "fulfil once per refNo", docs/protocol.md "Receiver rules"):
+// FulfilTx makes the TxFulfiller of a CallbackHandler (its FulfilTx
+// field): each verified success runs fn in one transaction on d's *sql.DB
+// that claims the event, writes the merchant's effect and records the
+// completion, and commits once:
 //
-//	h := &paygate.CallbackHandler{Keys: keys, Deduper: d, Fulfil: d.FulfilTx(
+//	h := &paygate.CallbackHandler{Keys: keys, Deduper: d, FulfilTx: d.FulfilTx(
 //		func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
 //			_, err := tx.ExecContext(ctx, `UPDATE orders SET paid = true WHERE ref_no = $1`, cb.RefNo)
 //			return err
 //		})}
 //
-// The hook begins a transaction on d's *sql.DB with the hook's context, runs
-// fn with it, then in the same transaction records the event's completion
-// (the Deduper row of the handler's claim: done, with its result) fenced on
-// the claim's token, and commits. When the row no longer carries that token
-// (the claim was taken over by another delivery after its lease lapsed,
-// released, or purged) the completion touches no row: the transaction is
-// rolled back and the error wraps paygate.ErrClaimLost. Once committed, the
-// hook calls HookClaim.Completed, so the handler does not complete the event
-// again, and answers 200.
-//
 // The guarantee: exactly once for the effects fn writes through tx, across
-// crashes at any instant, lease lapses, lost renewals and replicas; fn
-// needs no idempotency of its own (no unique constraint, no "already paid"
-// check). The effect and the record of it commit together or not at all: a
-// crash before COMMIT leaves neither, and the claim lapses and is taken
-// over; a crash after it leaves both, and every later delivery gets 200
-// without calling fn. "Every later delivery" is bounded in time
-// (docs/assumptions.md A-replay-bound): a done row is never taken over,
-// and is kept for the retention (DefaultRetention, 400 days, unless
-// WithRetention) before Purge deletes it; a replay of the callback after
-// that is held back by the handler when its fpxTxnTime is older than
+// crashes at any instant, lost connections, database restarts and
+// replicas; fn needs no idempotency of its own (no unique constraint, no
+// "already paid" check). The effect and the record of it commit together or
+// not at all. A crash or an outage before COMMIT leaves neither, and the
+// next delivery (once the database answers) runs fn again at once: there is
+// no lease to lapse. After COMMIT every later delivery gets 200 without
+// calling fn, for as long as the record is kept (docs/assumptions.md
+// A-replay-bound): a done row is never taken over, and is kept for the
+// retention (DefaultRetention, 400 days, unless WithRetention) before Purge
+// deletes it; a replay of the callback after that is held back by the
+// handler when its fpxTxnTime is older than
 // paygate.CallbackHandler.MaxTxnAge (30 days), and fulfilled again only
-// when it carries no fpxTxnTime the SDK reads. Effects outside tx (an e-mail, a call to another
-// service) are not covered: they are at least once after a crash, as on
-// the lease path.
+// when it carries no fpxTxnTime the SDK reads. Effects outside tx (an
+// e-mail, a call to another service) are not covered: they run again if
+// the transaction does not commit.
 //
-// fn must not commit or roll back tx itself: a tx committed by fn commits
-// its effect without the record of it, so every retry writes the effect
-// again (the completion then fails with sql.ErrTxDone and the delivery is
-// answered 500). Use one FulfilTx per handler and do every effect of the
-// fulfilment inside its one fn: a second FulfilTx called from the same
-// Fulfil finds the event already completed by the first and its effect is
-// rolled back for good.
+// Cost, beyond the merchant's own BEGIN, statements and COMMIT: one
+// statement (the claim), and no other commit. A duplicate, of a completed
+// event or of one in flight, costs BEGIN, the claim, one read and ROLLBACK,
+// and commits nothing; one in flight is answered 503 at once, without
+// waiting for the first delivery, and holds no connection meanwhile. The
+// transaction holds one connection of d's pool while fn runs.
 //
-// Why a fencing token rather than the database's own locks: the claim is a
-// row with a lease, as for every other hook, so duplicates in flight read
-// it without waiting and get 503 at once, and the one claim protocol serves
-// this path, the lease path and the other hooks alike. Holding a row lock
-// (or an uncommitted claim row) across fn would make each duplicate wait
-// for the hook's whole duration on the lock, holding a pool connection and
-// an HTTP request, and would fence nothing once the lock's session died.
-// The token fences exactly: the completing UPDATE takes the row's lock, so
-// a takeover either committed before it (the UPDATE then finds another
-// token and the transaction rolls back) or waits for this COMMIT and then
-// finds the event done. The row's lock is held only from that UPDATE, the
-// last statement, to COMMIT.
+// fn must not commit or roll back tx itself. One that does gets an error
+// from the handler (500); the gateway's retry then finds the event done if
+// fn committed (the claim committed with its effect) or runs fn again if it
+// rolled back: never twice, but do every effect inside the one fn and let
+// FulfilTx end tx.
 //
 // A COMMIT whose outcome is unknown (the connection dropped while it was in
-// flight) is returned as an error: the handler answers 500 and releases the
-// claim. If the transaction did commit, the row is done and no longer
-// carries the token, so the release touches nothing (a completed event is
-// never undone) and the gateway's retry gets 200; if it did not, the release
-// lets the retry run fn again, in a new transaction.
+// flight) is returned as an error: the handler answers 500, and the
+// gateway's retry finds the event done, or free to run fn again.
 //
-// Round trips beyond the merchant's own BEGIN, statements and COMMIT: two
-// for a new event (the handler's claim, the fenced completion), plus a
-// renewal per third of the lease while fn runs; a duplicate of a completed
-// event costs one (the claim), as does one in flight (503). The
-// transaction holds one connection of d's pool while fn runs, and the
-// handler renews on another: size the pool for both. Used outside a
-// CallbackHandler (no paygate.HookClaim in the context), the hook returns
-// ErrNoHookClaim, and on a handler whose Deduper is not d, ErrOtherDeduper;
-// either writes nothing.
-func (d *Deduper) FulfilTx(fn func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error) func(ctx context.Context, cb *paygate.Callback) error {
-	return func(ctx context.Context, cb *paygate.Callback) error {
-		claim, ok := paygate.HookClaimFrom(ctx)
-		if !ok {
-			return ErrNoHookClaim
-		}
-		if fn == nil {
-			return errors.New("sqldedup: FulfilTx with a nil fn; nothing written")
-		}
-		if !d.mayBe(claim.Deduper) {
-			return d.otherDeduper(claim)
-		}
-		tx, err := d.db.BeginTx(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("sqldedup: fulfil: begin: %w", err)
-		}
-		defer func() { _ = tx.Rollback() }() // a no-op once committed; runs on a panic in fn too
-		if err := fn(ctx, tx, cb); err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, d.completeSQL, claim.Key, claim.Token, claim.Result, d.retention.Microseconds())
-		if errors.Is(err, sql.ErrTxDone) {
-			return fmt.Errorf("sqldedup: fulfil: fn ended the transaction itself; the completion of %s is not recorded: %w", claim.Key, err)
-		}
-		if err != nil {
-			return fmt.Errorf("sqldedup: fulfil: complete %s: %w", claim.Key, err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("sqldedup: fulfil: complete %s: %w", claim.Key, err)
-		}
-		if n != 1 {
-			return d.notCompleted(ctx, tx, claim)
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("sqldedup: fulfil: commit of %s (its outcome unknown: the handler releases the claim, which leaves a committed completion alone): %w", claim.Key, err)
-		}
-		claim.Completed()
-		return nil
-	}
+// On a handler whose Deduper is not d, FulfilOnce returns ErrOtherDeduper
+// and writes nothing; a nil fn is refused the same way.
+func (d *Deduper) FulfilTx(fn func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error) paygate.TxFulfiller {
+	return txFulfiller{d: d, fn: fn}
 }
 
-// mayBe reports whether a handler's Deduper can be d: d itself, or a type
-// that may wrap it (a decorator that traces or counts). Another
-// *sqldedup.Deduper, or the in-memory one, cannot.
-func (d *Deduper) mayBe(other paygate.Deduper) bool {
-	switch o := other.(type) {
-	case *Deduper:
-		return o == d
-	case *paygate.MemoryDeduper:
-		return false
-	}
-	return true
+// txFulfiller is what FulfilTx makes.
+type txFulfiller struct {
+	d  *Deduper
+	fn func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error
 }
 
-// otherDeduper is the error of a hook on a handler whose Deduper is not d.
-func (d *Deduper) otherDeduper(claim paygate.HookClaim) error {
-	return fmt.Errorf("%w: the handler's Deduper is %T, which does not claim events in %s; set CallbackHandler.Deduper to the *sqldedup.Deduper whose FulfilTx is its Fulfil",
-		ErrOtherDeduper, claim.Deduper, d.table)
+// FulfilOnce implements paygate.TxFulfiller.
+func (f txFulfiller) FulfilOnce(ctx context.Context, claim paygate.HookClaim, cb *paygate.Callback) (paygate.ClaimResult, error) {
+	d := f.d
+	if f.fn == nil {
+		return paygate.ClaimResult{}, errors.New("sqldedup: FulfilTx with a nil fn; nothing written")
+	}
+	if !d.mayBe(claim.Deduper) {
+		return paygate.ClaimResult{}, d.otherDeduper(claim)
+	}
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }() // a no-op once committed; runs on a panic in fn too
+	res, err := tx.ExecContext(ctx, d.txClaimSQL, claim.Key, claim.Result, d.retention.Microseconds())
+	if err != nil {
+		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: claim %s: %w", claim.Key, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return d.notClaimed(ctx, tx, claim.Key, err) // rolled back: nothing was written
+	}
+	if err := f.fn(ctx, tx, cb); err != nil {
+		return paygate.ClaimResult{}, err
+	}
+	if err := tx.Commit(); errors.Is(err, sql.ErrTxDone) {
+		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: fn ended the transaction of %s itself (committed, the event is done; rolled back, the next delivery runs fn again): %w", claim.Key, err)
+	} else if err != nil {
+		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: commit of %s (its outcome unknown: the next delivery finds the event done, or runs fn again): %w", claim.Key, err)
+	}
+	return paygate.ClaimResult{State: paygate.ClaimAcquired}, nil
 }
 
-// notCompleted says why the fenced completion touched no row, in tx,
-// before it is rolled back: no row for the key at all is a handler whose
-// Deduper (a wrapper of another one) does not claim in d's table; a row
-// under another token, or done, is a claim lost.
-func (d *Deduper) notCompleted(ctx context.Context, tx *sql.Tx, claim paygate.HookClaim) error {
-	var one int
-	err := tx.QueryRowContext(ctx, `SELECT 1 FROM `+d.table+` WHERE key = $1`, claim.Key).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return d.otherDeduper(claim)
+// notClaimed says, in tx, what held key off FulfilTx's claim: a done row
+// (ClaimDone with its result), a live lease claim, or, with no live row,
+// another delivery's transaction holding its lock (ClaimBusy).
+func (d *Deduper) notClaimed(ctx context.Context, tx *sql.Tx, key string, err error) (paygate.ClaimResult, error) {
+	if err != nil {
+		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: claim %s: %w", key, err)
 	}
-	return fmt.Errorf("sqldedup: fulfil: %s is no longer claimed under this hook's token in %s (taken over after its lease lapsed, released or purged): rolled back: %w",
-		claim.Key, d.table, paygate.ErrClaimLost)
+	var state string
+	switch err := tx.QueryRowContext(ctx, d.lookupSQL, key).Scan(&state); {
+	case errors.Is(err, sql.ErrNoRows):
+		return paygate.ClaimResult{State: paygate.ClaimBusy}, nil
+	case err != nil:
+		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: read %s: %w", key, err)
+	}
+	return claimResult(state, ""), nil
 }

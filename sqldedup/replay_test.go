@@ -22,18 +22,21 @@ import (
 func TestReplayNeverFulfilsTwice(t *testing.T) {
 	db := openDB(t, testDSN(t))
 	for _, path := range []struct {
-		name   string
-		fulfil func(s *txShop) func(context.Context, *paygate.Callback) error
+		name    string
+		handler func(s *txShop) *paygate.CallbackHandler
 	}{
-		{name: "lease", fulfil: func(s *txShop) func(context.Context, *paygate.Callback) error {
-			return func(ctx context.Context, cb *paygate.Callback) error {
+		{name: "lease", handler: func(s *txShop) *paygate.CallbackHandler {
+			return s.handler(s.d, 0, func(ctx context.Context, cb *paygate.Callback) error {
 				s.calls.Add(1)
 				_, err := s.db.ExecContext(ctx, `INSERT INTO `+s.ledger+` (ref_no, order_no, by_replica) VALUES ($1, $2, 'lease')`, cb.RefNo, cb.OrderNo)
 				return err
-			}
+			})
 		}},
-		{name: "FulfilTx", fulfil: func(s *txShop) func(context.Context, *paygate.Callback) error {
-			return s.d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error { return s.insert(ctx, tx, cb, "tx") })
+		{name: "HookTx", handler: func(s *txShop) *paygate.CallbackHandler {
+			return s.handler(s.d, 0, s.d.HookTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error { return s.insert(ctx, tx, cb, "tx") }))
+		}},
+		{name: "FulfilTx", handler: func(s *txShop) *paygate.CallbackHandler {
+			return s.handlerTx(s.d, func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error { return s.insert(ctx, tx, cb, "tx") })
 		}},
 	} {
 		for _, tc := range []struct {
@@ -52,7 +55,7 @@ func TestReplayNeverFulfilsTwice(t *testing.T) {
 				var clock atomic.Int64
 				clock.Store(time.Now().UnixNano())
 				var held atomic.Int32
-				h := s.handler(s.d, 0, path.fulfil(s))
+				h := path.handler(s)
 				h.Now = func() time.Time { return time.Unix(0, clock.Load()) }
 				h.OnHeldBack = func(_ context.Context, _ *paygate.Callback, err error) error {
 					require.ErrorIs(t, err, paygate.ErrHeldBack)

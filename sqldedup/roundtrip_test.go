@@ -165,23 +165,45 @@ func TestRoundTrips(t *testing.T) {
 	require.False(t, errors.Is(err, paygate.ErrClaimLost))
 }
 
-// FulfilTx costs two round trips beyond the merchant's own BEGIN,
-// statement and COMMIT for a new event (the claim, the fenced completion),
-// one for a duplicate of a completed event and one for a duplicate in
-// flight (503).
+// FulfilTx costs one round trip beyond the merchant's own BEGIN,
+// statement and COMMIT for a new event (its claim); HookTx two (the claim
+// before, the fenced completion), and a commit more. A duplicate costs
+// FulfilTx four, none of which commits, and HookTx one.
 func TestFulfilTxRoundTrips(t *testing.T) {
 	proxy, dsn := newCountingProxy(t, testDSN(t))
 	s := newTxShop(t, openDB(t, dsn))
 	var hold atomic.Pointer[chan struct{}]
 	entered := make(chan struct{}, 1)
-	h := s.handler(s.d, 0, s.d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+	fn := func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
 		err := s.insert(ctx, tx, cb, "A")
 		if proceed := hold.Load(); proceed != nil {
 			entered <- struct{}{}
 			<-*proceed
 		}
 		return err
-	}))
+	}
+	for _, tc := range []struct {
+		name string
+		h    *paygate.CallbackHandler
+		want txTrips
+	}{
+		// BEGIN, the claim, the read, ROLLBACK for either duplicate.
+		{name: "FulfilTx", h: s.handlerTx(s.d, fn), want: txTrips{fresh: 1, done: 4, inFlight: 4}},
+		// The claim (and the fenced completion); a duplicate is the claim.
+		{name: "HookTx", h: s.handler(s.d, 0, s.d.HookTx(fn)), want: txTrips{fresh: 2, done: 1, inFlight: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { txRoundTrips(t, s, proxy, tc.h, tc.want, tc.name+"-", &hold, entered) })
+	}
+}
+
+// txTrips are the round trips of a delivery: a new event's beyond the
+// merchant's own BEGIN, INSERT and COMMIT; a duplicate's of a completed
+// event and of one in flight.
+type txTrips struct{ fresh, done, inFlight int64 }
+
+// txRoundTrips counts the round trips of h, a handler whose fn holds while
+// hold is set, telling entered.
+func txRoundTrips(t *testing.T, s *txShop, proxy *countingProxy, h *paygate.CallbackHandler, want txTrips, p string, hold *atomic.Pointer[chan struct{}], entered chan struct{}) {
 	// inFlight runs during while a delivery of ref is inside its hook.
 	inFlight := func(ref string, during func()) {
 		proceed := make(chan struct{})
@@ -198,18 +220,19 @@ func TestFulfilTxRoundTrips(t *testing.T) {
 	}
 	// Warm both connections the handler uses and pgx's statement caches.
 	for i := range 3 {
-		require.Equal(t, http.StatusOK, s.deliver(t, h, fmt.Sprint("WARM-", i)))
-		inFlight(fmt.Sprint("WARM-FLIGHT-", i), func() { s.deliver(t, h, fmt.Sprint("WARM-FLIGHT-", i)) })
+		require.Equal(t, http.StatusOK, s.deliver(t, h, fmt.Sprint(p, "WARM-", i)))
+		require.Equal(t, http.StatusOK, s.deliver(t, h, fmt.Sprint(p, "WARM-", i)))
+		inFlight(fmt.Sprint(p, "WARM-FLIGHT-", i), func() { s.deliver(t, h, fmt.Sprint(p, "WARM-FLIGHT-", i)) })
 	}
 	const merchant = 3 // BEGIN, INSERT, COMMIT
 	var code int
-	require.EqualValues(t, merchant+2, proxy.roundTrips(func() { code = s.deliver(t, h, "NEW") }), "a new event")
+	require.EqualValues(t, merchant+want.fresh, proxy.roundTrips(func() { code = s.deliver(t, h, p+"NEW") }), "a new event")
 	require.Equal(t, http.StatusOK, code)
-	require.EqualValues(t, 1, proxy.roundTrips(func() { code = s.deliver(t, h, "NEW") }), "a duplicate of a completed event")
+	require.EqualValues(t, want.done, proxy.roundTrips(func() { code = s.deliver(t, h, p+"NEW") }), "a duplicate of a completed event")
 	require.Equal(t, http.StatusOK, code)
-	inFlight("FLIGHT", func() {
-		require.EqualValues(t, 1, proxy.roundTrips(func() { code = s.deliver(t, h, "FLIGHT") }), "a duplicate in flight")
+	inFlight(p+"FLIGHT", func() {
+		require.EqualValues(t, want.inFlight, proxy.roundTrips(func() { code = s.deliver(t, h, p+"FLIGHT") }), "a duplicate in flight")
 		require.Equal(t, http.StatusServiceUnavailable, code)
 	})
-	require.Equal(t, []string{"A"}, s.rows(t, "FLIGHT"))
+	require.Len(t, s.rows(t, p+"FLIGHT"), 1)
 }

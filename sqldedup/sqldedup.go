@@ -37,6 +37,9 @@ type Deduper struct {
 	claimFunc, claimFuncBody string
 
 	claimSQL, claimCTESQL, lookupSQL, renewSQL, completeSQL, releaseSQL, purgeSQL string
+	// FulfilTx's claim, the first statement of its transaction
+	// (fulfil_tx.go).
+	txClaimSQL string
 }
 
 // lapsedRow is the SQL condition of a row a claim may take over: a claim
@@ -117,6 +120,9 @@ func New(db *sql.DB, opts ...Option) (*Deduper, error) {
 	// INSERT is planned once per connection.
 	d.claimFuncBody = `
 BEGIN
+	IF NOT pg_try_advisory_xact_lock(` + keyLock(t, "claim_key") + `) THEN
+		RETURN false; -- a FulfilTx transaction holds the key
+	END IF;
 	INSERT INTO ` + t + ` AS t (key, token, done, result, expires_at)
 	VALUES (claim_key, claim_token, false, NULL, now() + lease_us * interval '1 microsecond')
 	ON CONFLICT (key) DO UPDATE
@@ -143,6 +149,21 @@ END
 SELECT state FROM claimed
 UNION ALL
 SELECT CASE WHEN done THEN 'D' || result ELSE 'B' END FROM live`
+	// FulfilTx's claim, the first statement of the merchant's transaction
+	// (fulfil_tx.go): the key's lock, tried and, when taken, held to the end
+	// of the transaction, then the key's row inserted done, or a lapsed
+	// lease claim taken over and made done. One row affected when claimed;
+	// none when the lock is held or a live row is there (Lookup's read then
+	// says which). A plain INSERT, so that pgx's prepared statement runs on
+	// a generic plan: it costs what the floor's INSERT ... ON CONFLICT DO
+	// NOTHING costs, where a PL/pgSQL function or a CTE that also read the
+	// row measured 15-25% more per new payment.
+	d.txClaimSQL = `INSERT INTO ` + t + ` AS t (key, token, done, result, expires_at)
+SELECT $1::text, NULL, true, $2::text, now() + $3::bigint * interval '1 microsecond'
+WHERE pg_try_advisory_xact_lock(` + keyLock(t, "$1::text") + `)
+ON CONFLICT (key) DO UPDATE
+SET token = NULL, done = true, result = EXCLUDED.result, expires_at = EXCLUDED.expires_at
+WHERE ` + lapsedRow + ``
 	// Lookup's: the claim statement's read of a live row, alone.
 	d.lookupSQL = `SELECT CASE WHEN done THEN 'D' || coalesce(result, '') ELSE 'B' END FROM ` + t + ` AS t
 WHERE key = $1::text AND NOT (` + lapsedRow + `)`
@@ -226,6 +247,16 @@ func (d *Deduper) migrateClaimFunc(ctx context.Context, tx *sql.Tx) error {
 	_, err = tx.ExecContext(ctx, `CREATE OR REPLACE FUNCTION `+d.claimFunc+`(claim_key text, claim_token text, lease_us bigint)
 RETURNS boolean LANGUAGE plpgsql VOLATILE AS $claim$`+d.claimFuncBody+`$claim$`)
 	return err
+}
+
+// keyLock is the SQL expression of the advisory lock key of the event key
+// expr in table: a 64-bit hash of the key, seeded by the table's name, so
+// that tables do not share locks (a collision only makes two events take
+// turns).
+func keyLock(table, expr string) string {
+	h := fnv.New64a()
+	h.Write([]byte("paygate/sqldedup.key " + table))
+	return fmt.Sprintf("hashtextextended(%s, %d)", expr, int64(h.Sum64()))
 }
 
 // migrateLock is the advisory lock key of Migrate on table: a hash of the

@@ -45,7 +45,7 @@ func fleetHandler(ctx context.Context, db *sql.DB) (http.Handler, error) {
 		// Exactly once: the order's update and the record that this callback
 		// was handled commit in one transaction, whatever crashes, retries,
 		// duplicates or replicas. No unique constraint or "already paid" check.
-		Fulfil: dedupe.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+		FulfilTx: dedupe.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
 			_, err := tx.ExecContext(ctx, `UPDATE orders SET paid_sen = paid_sen + $2 WHERE ref_no = $1`,
 				cb.RefNo, int64(cb.Amount))
 			return err // an error or a panic: rolled back, 500, the gateway retries

@@ -41,7 +41,7 @@ import (
 
 // moneyPath lists, per package, the files whose code the mechanical run
 // mutates: signing and verifying, the callback path and its lease, the
-// Dedupers and FulfilTx, reconciliation and the pending watch, paging and records, the sender's
+// Dedupers, FulfilTx and HookTx, reconciliation and the pending watch, paging and records, the sender's
 // report and retries, scrubbing and redaction, amounts and time parsing.
 var moneyPath = []moneyPackage{
 	{"./internal/signing", []string{"encoding.go", "message.go", "sign.go", "signing.go", "uuid.go", "verify.go"},
@@ -56,7 +56,7 @@ var moneyPath = []moneyPackage{
 		"retry.go", "scrub.go", "secret.go", "sign.go", "status.go", "transport.go",
 		"webhook_decode.go", "webhook_report.go", "webhook_rules.go", "webhook_sender.go", "webhook_time.go",
 	}, []string{"."}},
-	{"./sqldedup", []string{"sqldedup.go", "fulfil_tx.go", "watch_store.go"}, []string{"./sqldedup"}},
+	{"./sqldedup", []string{"sqldedup.go", "fulfil_tx.go", "hook_tx.go", "watch_store.go"}, []string{"./sqldedup"}},
 	{"./watch", []string{"watch.go", "memory.go", "schedule.go"}, []string{"./watch"}},
 }
 

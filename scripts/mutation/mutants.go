@@ -154,7 +154,13 @@ var mutants = []mutant{
 	// sqldedup (needs PAYGATE_TEST_POSTGRES_DSN).
 	{"fulfiltx-other-deduper-accepted", false, "sqldedup/fulfil_tx.go",
 		"if !d.mayBe(claim.Deduper) {", "if false {", sqlPkg},
-	{"fulfiltx-missing-row-called-lost", false, "sqldedup/fulfil_tx.go",
+	{"hooktx-other-deduper-accepted", false, "sqldedup/hook_tx.go",
+		"if !d.mayBe(claim.Deduper) {", "if false {", sqlPkg},
+	{"fulfiltx-claim-unchecked", false, "sqldedup/fulfil_tx.go",
+		"if n, err := res.RowsAffected(); err != nil || n != 1 {", "if n, err := res.RowsAffected(); err != nil || n > 1 {", sqlPkg},
+	{"fulfiltx-claim-outside-tx", false, "sqldedup/fulfil_tx.go",
+		"res, err := tx.ExecContext(ctx, d.txClaimSQL,", "res, err := d.db.ExecContext(ctx, d.txClaimSQL,", sqlPkg},
+	{"hooktx-missing-row-called-lost", false, "sqldedup/hook_tx.go",
 		"if errors.Is(err, sql.ErrNoRows) {\n\t\treturn d.otherDeduper(claim)", "if errors.Is(err, sql.ErrNoRows) && false {\n\t\treturn d.otherDeduper(claim)", sqlPkg},
 	{"sql-lapsed-claim-kept", false, "sqldedup/sqldedup.go",
 		"const lapsedRow = `NOT t.done AND t.expires_at <= now()`", "const lapsedRow = `NOT t.done AND t.expires_at <= now() - interval '1 day'`", sqlPkg},
@@ -276,9 +282,9 @@ var mutants = []mutant{
 		"return &CheckoutResult{Found: true, Record: rec}, nil", "return &CheckoutResult{Record: rec}, nil", root},
 	{"create-or-find-refusal-looked-up", false, "create_order.go",
 		"refusedAgain := sends > 1 && answerStatus(err)/100 == 4", "refusedAgain := sends > 0 && answerStatus(err)/100 == 4", root},
-	// FulfilTx commits only under its claim's token (a weakened check must
+	// HookTx commits only under its claim's token (a weakened check must
 	// fail fast, not after HookTimeout).
-	{"sql-fulfil-tx-lost-claim-committed", false, "sqldedup/fulfil_tx.go",
+	{"sql-hook-tx-lost-claim-committed", false, "sqldedup/hook_tx.go",
 		"\t\tif n != 1 {", "\t\tif n > 1 {", sqlPkg},
 	// One ID per logical call (issue 30): a retry must not draw a new one.
 	{"call-id-per-attempt", false, "transport.go",
