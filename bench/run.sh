@@ -22,6 +22,8 @@ echo "load: $(cut -d' ' -f1-3 /proc/loadavg)   count: $COUNT"
 # Small calls in many alternating rounds; whole batches and walks in a few.
 go test -run '^$' -bench "^Benchmark(Sign|Handler|MemoryDeduper|SQLDedup)\$" -benchtime 100x -count "$COUNT" -timeout 60m . | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2
 go test -run '^$' -bench "^BenchmarkPayments\$" -benchtime 20x -count "$COUNT" . | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2
+# A payment through PostgreSQL (skipped without PAYGATE_TEST_POSTGRES_DSN).
+go test -run '^$' -bench "^BenchmarkFulfilTx\$" -benchtime "${FULFIL_ROUNDS:-60}x" -count "$COUNT" . | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2
 # Over HTTP a round of 256 requests swings by about 10 % on a shared VM:
 # more rounds, alternating, so that the ratio is of the two servers and
 # not of the moments each ran.
@@ -34,7 +36,7 @@ awk '
 	name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
 	for (i = 3; i < NF; i += 2) {
 		unit = $(i + 1)
-		if (unit !~ /^(x\/|req\/s|allocs\/|p99|B\/key|body-x)/ || unit == "allocs/op") continue
+		if (unit !~ /^(x\/|rate-x\/|req\/s|allocs\/|p99|B\/key|body-x)/ || unit == "allocs/op") continue
 		k = name "\t" unit
 		if (!(k in lo)) { order[++n] = k; lo[k] = $i; hi[k] = $i }
 		if ($i + 0 < lo[k] + 0) lo[k] = $i

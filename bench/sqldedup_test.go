@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -38,9 +39,14 @@ func concurrently(c, n int, fn func()) {
 // skips without PAYGATE_TEST_POSTGRES_DSN.
 type sqlBench struct {
 	d      *sqldedup.Deduper
+	db     *sql.DB
 	pool   *pgxpool.Pool
+	name   string // the sqldedup table's
 	insert string // the floor: INSERT ... ON CONFLICT DO NOTHING of $1
 }
+
+// table is the sqldedup table's name, a prefix for the benchmark's own.
+func (sb *sqlBench) table() string { return sb.name }
 
 func newSQLBench(b *testing.B, name string) *sqlBench {
 	dsn := os.Getenv("PAYGATE_TEST_POSTGRES_DSN")
@@ -53,8 +59,17 @@ func newSQLBench(b *testing.B, name string) *sqlBench {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	db.SetMaxIdleConns(32)
-	pool, err := pgxpool.New(ctx, dsn)
+	// One pool size on both sides: as many connections as the most
+	// callers at once.
+	const conns = 32 // two pools within PostgreSQL's default 100
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.MaxConns = conns
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -76,7 +91,7 @@ func newSQLBench(b *testing.B, name string) *sqlBench {
 	if _, err := pool.Exec(ctx, "CREATE TABLE "+floor+" (key text PRIMARY KEY)"); err != nil {
 		b.Fatal(err)
 	}
-	return &sqlBench{d: d, pool: pool, insert: "INSERT INTO " + floor + " (key) VALUES ($1) ON CONFLICT DO NOTHING"}
+	return &sqlBench{d: d, db: db, pool: pool, name: table, insert: "INSERT INTO " + floor + " (key) VALUES ($1) ON CONFLICT DO NOTHING"}
 }
 
 // BenchmarkSQLDedup: sqldedup's Claim of a completed key (a duplicate
@@ -145,4 +160,152 @@ func BenchmarkSQLDedupNew(b *testing.B) {
 			}})
 		})
 	}
+}
+
+// BenchmarkFulfilTx: a payment through PostgreSQL on sqldedup's
+// transactional path (FulfilTx's TxFulfiller, called as CallbackHandler
+// calls it) against two floors, in alternating rounds, at 1, 16 and 64
+// callers at once. A new event: FulfilTx (its read, BEGIN, its claim, the
+// merchant's INSERT into a ledger, COMMIT) against a hand-written
+// transaction (BEGIN, INSERT ... ON CONFLICT DO NOTHING of the key, the
+// same ledger INSERT, COMMIT), written once on database/sql over pgx's
+// driver (the "sql" floor: what a merchant whose fn takes a *sql.Tx would
+// write) and once on pgx's own pool (the "pgx" floor). A duplicate:
+// FulfilTx of a completed event against one INSERT ... ON CONFLICT DO
+// NOTHING of an existing key on each. It reports rate-x/<floor>, the
+// floor's time over FulfilTx's (1 is parity, above 1 faster), and
+// p99-x/<floor>, FulfilTx's 99th percentile latency over the floor's. It
+// needs PAYGATE_TEST_POSTGRES_DSN and is skipped without it.
+func BenchmarkFulfilTx(b *testing.B) {
+	ctx := context.Background()
+	sb := newSQLBench(b, "bench_fulfil_tx")
+	d, db, pool, insert := sb.d, sb.db, sb.pool, sb.insert
+	ledger, floorLedger := sb.table()+"_ledger", sb.table()+"_floor_ledger"
+	for _, l := range []string{ledger, floorLedger} {
+		if _, err := pool.Exec(ctx, "CREATE TABLE "+l+" (ref_no text, order_no text)"); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _, _ = pool.Exec(ctx, "DROP TABLE IF EXISTS "+l) })
+	}
+	ledgerInsert, floorInsert := "INSERT INTO "+ledger+" (ref_no, order_no) VALUES ($1, $2)", "INSERT INTO "+floorLedger+" (ref_no, order_no) VALUES ($1, $2)"
+	f := d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+		_, err := tx.ExecContext(ctx, ledgerInsert, cb.RefNo, cb.OrderNo)
+		return err
+	})
+	fulfil := func(ref string, want paygate.ClaimState) {
+		cb := &paygate.Callback{Status: paygate.StatusSuccess, RefNo: ref, OrderNo: "GW-" + ref}
+		if res, err := f.FulfilOnce(ctx, paygate.HookClaim{Key: "fulfil|" + ref, Result: cb.OrderNo, Deduper: d}, cb); err != nil || res.State != want {
+			b.Error(ref, res.State, err)
+		}
+	}
+	sqlFloor := func(ref string) {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		defer func() { _ = tx.Rollback() }()
+		res, err := tx.ExecContext(ctx, insert, "fulfil|"+ref)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			if _, err := tx.ExecContext(ctx, floorInsert, ref, "GW-"+ref); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			b.Error(err)
+		}
+	}
+	pgxFloor := func(ref string) {
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		defer func() { _ = tx.Rollback(ctx) }()
+		tag, err := tx.Exec(ctx, insert, "fulfil|"+ref)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		if tag.RowsAffected() == 1 {
+			if _, err := tx.Exec(ctx, floorInsert, ref, "GW-"+ref); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+		if err := tx.Commit(ctx); err != nil {
+			b.Error(err)
+		}
+	}
+	fulfil("DUP", paygate.ClaimAcquired)
+	pgxFloor("DUP")
+	var seq atomic.Int64
+	fresh := func() string { return fmt.Sprint("NEW-", seq.Add(1)) }
+	for _, tt := range []struct {
+		name            string
+		sdk, sql, pgxFn func()
+	}{
+		{"new", func() { fulfil(fresh(), paygate.ClaimAcquired) }, func() { sqlFloor(fresh()) }, func() { pgxFloor(fresh()) }},
+		{"duplicate", func() { fulfil("DUP", paygate.ClaimDone) }, func() {
+			if _, err := db.ExecContext(ctx, insert, "fulfil|DUP"); err != nil {
+				b.Error(err)
+			}
+		}, func() {
+			if _, err := pool.Exec(ctx, insert, "fulfil|DUP"); err != nil {
+				b.Error(err)
+			}
+		}},
+	} {
+		for _, conc := range []int{1, 16, 64} {
+			b.Run(fmt.Sprintf("%s/c=%d", tt.name, conc), func(b *testing.B) {
+				var sdk, sqlSide, pgxSide timedSide
+				for range b.N {
+					sdk.round(conc, 8*conc, tt.sdk)
+					sqlSide.round(conc, 8*conc, tt.sql)
+					pgxSide.round(conc, 8*conc, tt.pgxFn)
+				}
+				for _, fl := range []struct {
+					name string
+					side *timedSide
+				}{{"sql", &sqlSide}, {"pgx", &pgxSide}} {
+					b.ReportMetric(float64(fl.side.took)/float64(sdk.took), "rate-x/"+fl.name)
+					b.ReportMetric(float64(sdk.p99())/float64(fl.side.p99()), "p99-x/"+fl.name)
+				}
+				b.ReportMetric(float64(sdk.p99().Microseconds()), "p99-us/sdk")
+			})
+		}
+	}
+}
+
+// timedSide is one side of BenchmarkFulfilTx: its total time and every
+// call's latency.
+type timedSide struct {
+	took time.Duration
+	mu   sync.Mutex
+	lat  []time.Duration
+}
+
+// round runs fn n times over c goroutines, timing the round and each call.
+func (s *timedSide) round(c, n int, fn func()) {
+	start := time.Now()
+	concurrently(c, n, func() {
+		t := time.Now()
+		fn()
+		d := time.Since(t)
+		s.mu.Lock()
+		s.lat = append(s.lat, d)
+		s.mu.Unlock()
+	})
+	s.took += time.Since(start)
+}
+
+// p99 is the 99th percentile of the latencies.
+func (s *timedSide) p99() time.Duration {
+	slices.Sort(s.lat)
+	return s.lat[len(s.lat)*99/100]
 }

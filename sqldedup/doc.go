@@ -3,36 +3,39 @@
 // table, so a paid order is fulfilled once whichever replica the gateway's
 // callback (or its retry, or a concurrent duplicate) reaches.
 //
-// The SQL is PostgreSQL's (9.5 or later: INSERT ... ON CONFLICT), with one
-// PL/pgSQL function per table, <table>_claim, that Migrate creates: a claim
-// reads the key's live row with a plain index lookup and only when there is
-// none calls the function, which inserts the key or takes a lapsed claim
-// over, so a duplicate costs PostgreSQL little more than a lookup. A table
-// without its function (made by hand, or not migrated since an upgrade)
-// still works, at one more round trip per claim.
+// The SQL is PostgreSQL's (11 or later: INSERT ... ON CONFLICT,
+// hashtextextended), with one PL/pgSQL function per table, <table>_claim,
+// that Migrate creates: a claim reads the key's live row with a plain index
+// lookup and only when there is none calls the function, which inserts the
+// key or takes a lapsed claim over, so a duplicate costs PostgreSQL little
+// more than a lookup. A table without its function (made by hand, or not
+// migrated since an upgrade) still works, at one more round trip per claim.
 //
 // The package registers no driver; open the *sql.DB with
 // github.com/jackc/pgx/v5/stdlib (what the tests use), whose statement
-// cache makes every call one round trip: a duplicate callback costs one
-// statement, a new event two (claim, complete), plus one renewal per third
-// of the lease while a hook runs. On such a *sql.DB a claim runs on pgx's
-// native connection ((*sql.Conn).Raw; for that the package imports pgx's
-// core package, not its driver): it skips database/sql's rows and
-// conversions, 14 allocations a duplicate instead of 22 and about 5-10% of
-// its time on loopback. With any other driver claims go through
+// cache makes every call one round trip. On such a *sql.DB a lease claim
+// runs on pgx's native connection ((*sql.Conn).Raw; for that the package
+// imports pgx's core package, not its driver): it skips database/sql's
+// rows and conversions, 14 allocations a duplicate instead of 22 and about
+// 5-10% of its time on loopback. With any other driver claims go through
 // database/sql.
 //
 // Times come from the database clock, so replicas with skewed clocks still
 // agree on when a lease ends.
 //
-// Two paths: with the Deduper alone (the lease path) a hook runs at most
-// once while the processes live and at least once after a crash, so the
-// hook must be idempotent; with Fulfil: d.FulfilTx(fn) (the transactional
-// path) the merchant's effect and the event's completion, fenced on the
-// claim's token, commit in one transaction: exactly once for what fn
-// writes, whatever crashes, with no idempotency needed in fn. FulfilTx
-// costs two round trips beyond the merchant's own BEGIN, statements and
-// COMMIT.
+// Two paths. With the Deduper alone (the lease path) the handler claims an
+// event with a lease (one statement; a duplicate's answer), runs the hook
+// and records its completion (one more): a hook runs at most once while the
+// processes live and at least once after a crash, once the lease has
+// lapsed, so the hook must be idempotent. With FulfilTx: d.FulfilTx(fn)
+// (the transactional path) the claim is the first statement of the
+// merchant's own transaction, a PostgreSQL advisory lock tried without
+// waiting and the event's row written done, so the claim, the merchant's
+// effect and its record commit together in one commit: exactly once for
+// what fn writes, whatever crashes, and nothing to wait out after one,
+// since PostgreSQL rolls an interrupted transaction back at once. Why the
+// claim lives there, and what a duplicate costs on it: FulfilTx. HookTx
+// gives the other hooks the same one-transaction record on the lease path.
 //
 // Size the pool for bursts of duplicate callbacks: set SetMaxIdleConns equal
 // to SetMaxOpenConns. database/sql keeps two idle connections by default, so
@@ -48,7 +51,7 @@
 //	db.SetMaxIdleConns(20)
 //	dedupe, err := sqldedup.New(db)
 //	err = dedupe.Migrate(ctx)
-//	handler := &paygate.CallbackHandler{Keys: keys, Fulfil: fulfil, Deduper: dedupe}
+//	handler := &paygate.CallbackHandler{Keys: keys, FulfilTx: dedupe.FulfilTx(fulfil), Deduper: dedupe}
 //
 // dedupetest.Run checks it (and any other Deduper) against the contract.
 package sqldedup
