@@ -11,19 +11,15 @@ import (
 // completion records. The handler puts it in every hook's context (a
 // TxFulfiller gets it without a Token: its claim is its transaction).
 //
-// A hook that records the event's completion itself, in the same database
-// transaction as its effect (sqldedup.Deduper.HookTx does), fences that
-// transaction on Token, so that a claim taken over by another delivery can
-// never commit, and calls Completed once the transaction has committed: the
-// handler then does not complete the event a second time.
+// A hook that records the completion in its effect's own transaction
+// (sqldedup.Deduper.HookTx) fences it on Token, so that a claim taken over
+// can never commit, and calls Completed once it has committed.
 type HookClaim struct {
-	// Key is the Deduper key of the event ("fulfil|<refNo>" for a
-	// fulfilment).
+	// Key is the event's Deduper key ("fulfil|<refNo>" for a fulfilment).
 	Key string
 	// Token is the claim's fencing token (ClaimResult.Token).
 	Token string
-	// Result is what the event's completion records (the orderNo that
-	// fulfilled a refNo; empty for other events).
+	// Result is what the completion records (a fulfilment's orderNo).
 	Result string
 	// Deduper is the Deduper the claim was taken in: the handler's. A hook
 	// that records the completion itself must be that Deduper's.

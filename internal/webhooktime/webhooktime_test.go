@@ -47,3 +47,47 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+// DateTime reads the canonical forms as time.ParseInLocation does, and
+// refuses dates that do not exist and fields out of range.
+func TestDateTime(t *testing.T) {
+	loc := time.FixedZone("MYT", 8*3600)
+	for _, s := range []string{"2026-11-26 02:09:27", "2026-11-26T02:09:27", "2024-02-29 23:59:59", "0000-01-01 00:00:00"} {
+		_, ok := DateTime(s, loc)
+		require.True(t, ok, "%q", s)
+		fuzzDateTime(t, s, loc)
+	}
+	for _, s := range []string{
+		"2023-02-29 10:00:00", "2026-13-01 10:00:00", "2026-00-01 10:00:00", "2026-11-00 10:00:00", "2026-11-31 10:00:00",
+		"2026-11-26 24:00:00", "2026-11-26 23:60:00", "2026-11-26 23:59:60", "2026-11-26 2:09:27x", "2026-11-26 02:09:2x",
+		"2026/11/26 02:09:27", "2026-11-26_02:09:27", "2026-11-26 02-09-27", "+026-11-26 02:09:27", "2026-11-26 02:09:27Z", "",
+	} {
+		_, ok := DateTime(s, loc)
+		require.False(t, ok, "%q", s)
+	}
+}
+
+func FuzzDateTime(f *testing.F) {
+	for _, s := range []string{"2026-11-26 02:09:27", "2026-11-26T02:09:27", "2023-02-29 10:00:00", "2026-11-26 23:59:60"} {
+		f.Add(s)
+	}
+	loc := time.FixedZone("MYT", 8*3600)
+	f.Fuzz(func(t *testing.T, s string) { fuzzDateTime(t, s, loc) })
+}
+
+// fuzzDateTime holds DateTime to time.ParseInLocation on s: what DateTime
+// accepts, time accepts with one of the layouts, at the same instant
+// (time also takes forms DateTime leaves to it: runs of spaces, a
+// one-digit hour, a fraction after the seconds).
+func fuzzDateTime(t *testing.T, s string, loc *time.Location) {
+	got, ok := DateTime(s, loc)
+	if !ok {
+		return
+	}
+	want, err := time.ParseInLocation(time.DateTime, s, loc)
+	if err != nil {
+		want, err = time.ParseInLocation("2006-01-02T15:04:05", s, loc)
+	}
+	require.NoError(t, err, "%q accepted by DateTime", s)
+	require.True(t, want.Equal(got), "%q: %v, want %v", s, got, want)
+}
