@@ -94,7 +94,7 @@ func BenchmarkHandlerOnPostgres(b *testing.B) {
 // BenchmarkPathsOnPostgres compares, in one interleaved run, the lease path
 // (CallbackHandler on this Deduper, Fulfil an idempotent INSERT ... ON
 // CONFLICT DO NOTHING into a ledger with a unique key), the transactional
-// path (Fulfil: FulfilTx, a plain INSERT into a ledger without one) and a
+// path (FulfilTx: d.FulfilTx(fn), a plain INSERT into a ledger without one) and a
 // hand-written floor (parse, verify the signature, the same INSERT ... ON
 // CONFLICT DO NOTHING through pgx, answer 200), for a new event and for a
 // duplicate. One op is one callback through each of the three in turn; each
