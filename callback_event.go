@@ -138,11 +138,7 @@ func (e event) process(ctx context.Context) verdict {
 	if err := e.txnAgeError(); err != nil {
 		return e.holdBack(ctx, err)
 	}
-	once := e.once
-	if e.h.FulfilTx != nil {
-		once = e.onceTx
-	}
-	how, paid, v := once(ctx, action{key: fulfilKey(cb.RefNo), hook: e.h.Fulfil, result: cb.OrderNo, fulfils: true})
+	how, paid, v := e.once(ctx, action{key: fulfilKey(cb.RefNo), hook: e.h.Fulfil, result: cb.OrderNo, fulfils: true})
 	switch {
 	case how == notDone:
 		return v
@@ -290,6 +286,9 @@ const (
 // Deduper unreachable (503), or the hook or the recording of its completion
 // failed (500).
 func (e event) once(ctx context.Context, a action) (how onceOutcome, recorded string, v verdict) {
+	if a.fulfils && e.h.FulfilTx != nil {
+		return e.onceTx(ctx, a)
+	}
 	// The event is handled to its end even if the gateway hung up.
 	ctx = detached(ctx)
 	c, res, err := e.take(ctx, a)
@@ -313,9 +312,8 @@ func (e event) once(ctx context.Context, a action) (how onceOutcome, recorded st
 	err = c.run(ctx, a.hook)
 	e.n.Hooked(err, errors.Is(err, ErrClaimLost), a.fulfils, began)
 	if err != nil {
-		e.log(ctx, slog.LevelError, "callback hook failed; "+retriedBy[cb.Source], "refNo", cb.RefNo, "status", string(cb.Status), "err", err)
 		c.release(ctx)
-		return notDone, "", verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: err}
+		return notDone, "", e.hookFailed(ctx, err)
 	}
 	if err := c.complete(ctx); err != nil {
 		e.n.ClaimLost(errors.Is(err, ErrClaimLost))
@@ -328,26 +326,23 @@ func (e event) once(ctx context.Context, a action) (how onceOutcome, recorded st
 	return ranNow, "", verdict{}
 }
 
-// onceTx is once for a fulfilment by the handler's TxFulfiller, which
-// claims the event in its own transaction: nothing here claims, renews,
-// completes or releases; the hook's time limit bounds the transaction.
+// onceTx is once for a fulfilment by the handler's TxFulfiller, which claims
+// the event in its own transaction, bounded by the hook's time limit.
 func (e event) onceTx(ctx context.Context, a action) (how onceOutcome, recorded string, v verdict) {
 	ctx, cancel := context.WithTimeout(detached(ctx), e.h.hookTimeout())
 	defer cancel()
-	cb := e.cb
-	cb.readFPX()
+	e.cb.readFPX()
 	began := e.n.Now()
 	var res ClaimResult
 	err := callHook(ctx, func(ctx context.Context, cb *Callback) (err error) {
 		res, err = e.h.FulfilTx.FulfilOnce(ctx, HookClaim{Key: a.key, Result: a.result, Deduper: e.d}, cb)
 		return err
-	}, cb)
+	}, e.cb)
 	e.n.Claimed(nil, res.State == ClaimDone, err != nil || res.State == ClaimAcquired)
 	switch {
 	case err != nil:
 		e.n.Hooked(err, errors.Is(err, ErrClaimLost), true, began)
-		e.log(ctx, slog.LevelError, "callback hook failed; "+retriedBy[cb.Source], "refNo", cb.RefNo, "status", string(cb.Status), "err", err)
-		return notDone, "", verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: err}
+		return notDone, "", e.hookFailed(ctx, err)
 	case res.State == ClaimDone:
 		return doneBefore, res.Result, verdict{}
 	case res.State != ClaimAcquired:
@@ -358,12 +353,17 @@ func (e event) onceTx(ctx context.Context, a action) (how onceOutcome, recorded 
 	return ranNow, "", verdict{}
 }
 
+// hookFailed is the verdict of a hook that failed: logged, 500.
+func (e event) hookFailed(ctx context.Context, err error) verdict {
+	e.log(ctx, slog.LevelError, "callback hook failed; "+retriedBy[e.cb.Source], "refNo", e.cb.RefNo, "status", string(e.cb.Status), "err", err)
+	return verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: err}
+}
+
 // warnInconsistent logs a success fulfilled though inconsistent.
 func (e event) warnInconsistent(ctx context.Context) {
 	if cb := e.cb; !cb.Consistent() {
 		e.log(ctx, slog.LevelWarn, "verified success is inconsistent; fulfilling (check cb.Consistent() in Fulfil to hold it)",
-			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "fpx_debit_auth_code", string(cb.FPX.DebitAuthCode),
-			"problems", fmt.Sprint(cb.Problems))
+			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "fpx_debit_auth_code", string(cb.FPX.DebitAuthCode), "problems", fmt.Sprint(cb.Problems))
 	}
 }
 

@@ -59,18 +59,13 @@ var ErrNoHookClaim = errors.New("sqldedup: HookTx's hook called outside a paygat
 // again (the completion then fails with sql.ErrTxDone and the delivery is
 // answered 500). Do every effect of the hook inside its one fn.
 //
-// Why a fencing token rather than the database's own locks: the claim is a
-// row with a lease, as for every other hook, so duplicates in flight read
-// it without waiting and get 503 at once, and the one claim protocol serves
-// this path, the lease path and the other hooks alike. Holding a row lock
-// (or an uncommitted claim row) across fn would make each duplicate wait
-// for the hook's whole duration on the lock, holding a pool connection and
-// an HTTP request, and would fence nothing once the lock's session died.
-// The token fences exactly: the completing UPDATE takes the row's lock, so
-// a takeover either committed before it (the UPDATE then finds another
-// token and the transaction rolls back) or waits for this COMMIT and then
-// finds the event done. The row's lock is held only from that UPDATE, the
-// last statement, to COMMIT.
+// The token fences the transaction, because the claim is the handler's
+// lease row, taken before the transaction began: the completing UPDATE
+// takes the row's lock, so a takeover either committed before it (the
+// UPDATE then finds another token and the transaction rolls back) or waits
+// for this COMMIT and then finds the event done. The row's lock is held
+// only from that UPDATE, the last statement, to COMMIT. (FulfilTx instead
+// claims inside the transaction, where its rollback is the fence.)
 //
 // A COMMIT whose outcome is unknown (the connection dropped while it was in
 // flight) is returned as an error: the handler answers 500 and releases the

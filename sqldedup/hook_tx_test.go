@@ -68,12 +68,8 @@ func (s *txShop) handlerTx(deduper paygate.Deduper, fn func(context.Context, *sq
 // deliver posts the success callback of ref to h and returns the status.
 func (s *txShop) deliver(t testing.TB, h http.Handler, ref string) int {
 	t.Helper()
-	r, err := paygate.NewCallbackRequest(s.key, "/return", url.Values{"status": {"success"}, "refNo": {ref + "~cart"},
+	return s.post(t, h, url.Values{"status": {"success"}, "refNo": {ref + "~cart"},
 		"orderNo": {"GW-" + ref}, "amount": {"10.00"}, "fpx": {`{"fpx_debit_auth_code":"00"}`}})
-	require.NoError(t, err)
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	return w.Code
 }
 
 // rows lists the ledger rows of ref by the replica that wrote them.

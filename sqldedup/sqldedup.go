@@ -254,17 +254,18 @@ RETURNS boolean LANGUAGE plpgsql VOLATILE AS $claim$`+d.claimFuncBody+`$claim$`)
 // that tables do not share locks (a collision only makes two events take
 // turns).
 func keyLock(table, expr string) string {
-	h := fnv.New64a()
-	h.Write([]byte("paygate/sqldedup.key " + table))
-	return fmt.Sprintf("hashtextextended(%s, %d)", expr, int64(h.Sum64()))
+	return fmt.Sprintf("hashtextextended(%s, %d)", expr, tableHash("paygate/sqldedup.key "+table))
 }
 
 // migrateLock is the advisory lock key of Migrate on table: a hash of the
 // name, so that Migrates of other tables do not wait on each other (a
 // collision only makes two of them take turns).
-func migrateLock(table string) int64 {
+func migrateLock(table string) int64 { return tableHash("paygate/sqldedup.Migrate " + table) }
+
+// tableHash is the 64-bit FNV-1a hash of name, as a PostgreSQL bigint.
+func tableHash(name string) int64 {
 	h := fnv.New64a()
-	h.Write([]byte("paygate/sqldedup.Migrate " + table))
+	h.Write([]byte(name))
 	return int64(h.Sum64())
 }
 

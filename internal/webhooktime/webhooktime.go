@@ -22,7 +22,7 @@ func Parse(s string) (time.Time, bool) {
 	if len(s) < 17 {
 		return time.Time{}, false
 	}
-	year, month, day, hour, minute, ok := webhookDateTime(s[:16])
+	year, month, day, hour, minute, ok := webhookDateTime(s[:16], 'T')
 	if !ok {
 		return time.Time{}, false
 	}
@@ -37,10 +37,10 @@ func Parse(s string) (time.Time, bool) {
 	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, loc), true
 }
 
-// webhookDateTime reads the 16 bytes YYYY-MM-DDThh:mm: a date that exists,
-// hours 00-23, minutes 00-59.
-func webhookDateTime(s string) (year, month, day, hour, minute int, ok bool) {
-	if s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' {
+// webhookDateTime reads the 16 bytes YYYY-MM-DD<sep>hh:mm: a date that
+// exists, hours 00-23, minutes 00-59.
+func webhookDateTime(s string, sep byte) (year, month, day, hour, minute int, ok bool) {
+	if s[4] != '-' || s[7] != '-' || s[10] != sep || s[13] != ':' {
 		return 0, 0, 0, 0, 0, false
 	}
 	year, ok1 := num(s[0:4])
@@ -149,9 +149,7 @@ func DateTime(s string, loc *time.Location) (time.Time, bool) {
 	if len(s) != 19 || s[10] != ' ' && s[10] != 'T' || s[16] != ':' {
 		return time.Time{}, false
 	}
-	b := []byte(s[:16]) // webhookDateTime wants the 'T'; no allocation: it does not escape
-	b[10] = 'T'
-	year, month, day, hour, minute, ok := webhookDateTime(string(b))
+	year, month, day, hour, minute, ok := webhookDateTime(s[:16], s[10])
 	sec, ok2 := num(s[17:])
 	if !ok || !ok2 || sec > 59 {
 		return time.Time{}, false
