@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/sqldedup"
@@ -48,7 +48,7 @@ type sqlBench struct {
 // table is the sqldedup table's name, a prefix for the benchmark's own.
 func (sb *sqlBench) table() string { return sb.name }
 
-func newSQLBench(b *testing.B, name string) *sqlBench {
+func newSQLBench(b testing.TB, name string) *sqlBench {
 	dsn := os.Getenv("PAYGATE_TEST_POSTGRES_DSN")
 	if dsn == "" {
 		b.Skip("PAYGATE_TEST_POSTGRES_DSN is not set")
@@ -163,23 +163,27 @@ func BenchmarkSQLDedupNew(b *testing.B) {
 }
 
 // BenchmarkFulfilTx: a payment through PostgreSQL on sqldedup's
-// transactional path (FulfilTx's TxFulfiller, called as CallbackHandler
-// calls it) against two floors, in alternating rounds, at 1, 16 and 64
-// callers at once. A new event: FulfilTx (its read, BEGIN, its claim, the
-// merchant's INSERT into a ledger, COMMIT) against a hand-written
-// transaction (BEGIN, INSERT ... ON CONFLICT DO NOTHING of the key, the
-// same ledger INSERT, COMMIT), written once on database/sql over pgx's
-// driver (the "sql" floor: what a merchant whose fn takes a *sql.Tx would
-// write) and once on pgx's own pool (the "pgx" floor). A duplicate:
-// FulfilTx of a completed event against one INSERT ... ON CONFLICT DO
-// NOTHING of an existing key on each. It reports rate-x/<floor>, the
-// floor's time over FulfilTx's (1 is parity, above 1 faster), and
-// p99-x/<floor>, FulfilTx's 99th percentile latency over the floor's. It
+// transactional path, called as CallbackHandler calls it, against the
+// floor a merchant would write by hand, in alternating rounds, at 1, 16
+// and 64 callers at once: FulfilTx (database/sql: BEGIN, its claim, the
+// merchant's INSERT into a ledger, COMMIT) against the "sql" floor on the
+// same *sql.DB, and FulfilPgx (pgx, on a *sql.DB made by
+// stdlib.OpenDBFromPool: BEGIN with its claim in one round trip, the
+// INSERT, COMMIT) against the "pgx" floor on the same *pgxpool.Pool. A
+// floor's new event is a transaction of BEGIN, INSERT ... ON CONFLICT DO
+// NOTHING of the key, the same ledger INSERT and COMMIT; its duplicate is
+// that one INSERT of an existing key. It reports rate-x/<floor>, the
+// floor's time over the SDK's (1 is parity, above 1 faster), and
+// p99-x/<floor>, the SDK's 99th percentile latency over the floor's. It
 // needs PAYGATE_TEST_POSTGRES_DSN and is skipped without it.
 func BenchmarkFulfilTx(b *testing.B) {
 	ctx := context.Background()
 	sb := newSQLBench(b, "bench_fulfil_tx")
 	d, db, pool, insert := sb.d, sb.db, sb.pool, sb.insert
+	dp, err := sqldedup.New(stdlib.OpenDBFromPool(pool), sqldedup.WithTable(sb.table()))
+	if err != nil {
+		b.Fatal(err)
+	}
 	ledger, floorLedger := sb.table()+"_ledger", sb.table()+"_floor_ledger"
 	for _, l := range []string{ledger, floorLedger} {
 		if _, err := pool.Exec(ctx, "CREATE TABLE "+l+" (ref_no text, order_no text)"); err != nil {
@@ -188,11 +192,15 @@ func BenchmarkFulfilTx(b *testing.B) {
 		b.Cleanup(func() { _, _ = pool.Exec(ctx, "DROP TABLE IF EXISTS "+l) })
 	}
 	ledgerInsert, floorInsert := "INSERT INTO "+ledger+" (ref_no, order_no) VALUES ($1, $2)", "INSERT INTO "+floorLedger+" (ref_no, order_no) VALUES ($1, $2)"
-	f := d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+	viaSQL := d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
 		_, err := tx.ExecContext(ctx, ledgerInsert, cb.RefNo, cb.OrderNo)
 		return err
 	})
-	fulfil := func(ref string, want paygate.ClaimState) {
+	viaPgx := dp.FulfilPgx(func(ctx context.Context, tx sqldedup.PgxTx, cb *paygate.Callback) error {
+		_, err := tx.Exec(ctx, ledgerInsert, cb.RefNo, cb.OrderNo)
+		return err
+	})
+	fulfil := func(f paygate.TxFulfiller, d paygate.Deduper, ref string, want paygate.ClaimState) {
 		cb := &paygate.Callback{Status: paygate.StatusSuccess, RefNo: ref, OrderNo: "GW-" + ref}
 		if res, err := f.FulfilOnce(ctx, paygate.HookClaim{Key: "fulfil|" + ref, Result: cb.OrderNo, Deduper: d}, cb); err != nil || res.State != want {
 			b.Error(ref, res.State, err)
@@ -242,41 +250,46 @@ func BenchmarkFulfilTx(b *testing.B) {
 			b.Error(err)
 		}
 	}
-	fulfil("DUP", paygate.ClaimAcquired)
+	fulfil(viaSQL, d, "DUP", paygate.ClaimAcquired)
+	fulfil(viaPgx, dp, "DUP-PGX", paygate.ClaimAcquired)
 	pgxFloor("DUP")
 	var seq atomic.Int64
 	fresh := func() string { return fmt.Sprint("NEW-", seq.Add(1)) }
 	for _, tt := range []struct {
-		name            string
-		sdk, sql, pgxFn func()
+		name                     string
+		viaSQL, sql, viaPgx, pgx func()
 	}{
-		{"new", func() { fulfil(fresh(), paygate.ClaimAcquired) }, func() { sqlFloor(fresh()) }, func() { pgxFloor(fresh()) }},
-		{"duplicate", func() { fulfil("DUP", paygate.ClaimDone) }, func() {
-			if _, err := db.ExecContext(ctx, insert, "fulfil|DUP"); err != nil {
-				b.Error(err)
-			}
-		}, func() {
-			if _, err := pool.Exec(ctx, insert, "fulfil|DUP"); err != nil {
-				b.Error(err)
-			}
-		}},
+		{"new",
+			func() { fulfil(viaSQL, d, fresh(), paygate.ClaimAcquired) }, func() { sqlFloor(fresh()) },
+			func() { fulfil(viaPgx, dp, fresh(), paygate.ClaimAcquired) }, func() { pgxFloor(fresh()) }},
+		{"duplicate",
+			func() { fulfil(viaSQL, d, "DUP", paygate.ClaimDone) }, func() {
+				if _, err := db.ExecContext(ctx, insert, "fulfil|DUP"); err != nil {
+					b.Error(err)
+				}
+			},
+			func() { fulfil(viaPgx, dp, "DUP-PGX", paygate.ClaimDone) }, func() {
+				if _, err := pool.Exec(ctx, insert, "fulfil|DUP"); err != nil {
+					b.Error(err)
+				}
+			}},
 	} {
 		for _, conc := range []int{1, 16, 64} {
 			b.Run(fmt.Sprintf("%s/c=%d", tt.name, conc), func(b *testing.B) {
-				var sdk, sqlSide, pgxSide timedSide
+				var viaSQL, sqlSide, viaPgx, pgxSide timedSide
 				for range b.N {
-					sdk.round(conc, 8*conc, tt.sdk)
+					viaSQL.round(conc, 8*conc, tt.viaSQL)
 					sqlSide.round(conc, 8*conc, tt.sql)
-					pgxSide.round(conc, 8*conc, tt.pgxFn)
+					viaPgx.round(conc, 8*conc, tt.viaPgx)
+					pgxSide.round(conc, 8*conc, tt.pgx)
 				}
-				for _, fl := range []struct {
-					name string
-					side *timedSide
-				}{{"sql", &sqlSide}, {"pgx", &pgxSide}} {
-					b.ReportMetric(float64(fl.side.took)/float64(sdk.took), "rate-x/"+fl.name)
-					b.ReportMetric(float64(sdk.p99())/float64(fl.side.p99()), "p99-x/"+fl.name)
+				for _, pair := range []struct {
+					name       string
+					sdk, floor *timedSide
+				}{{"FulfilTx/sql", &viaSQL, &sqlSide}, {"FulfilPgx/pgx", &viaPgx, &pgxSide}} {
+					b.ReportMetric(float64(pair.floor.took)/float64(pair.sdk.took), "rate-x:"+pair.name)
+					b.ReportMetric(float64(pair.sdk.p99())/float64(pair.floor.p99()), "p99-x:"+pair.name)
 				}
-				b.ReportMetric(float64(sdk.p99().Microseconds()), "p99-us/sdk")
 			})
 		}
 	}

@@ -79,14 +79,15 @@ const (
 	crashSlow    = 3 // Fulfil runs 500 ms, duplicates meanwhile get 503
 )
 
-// Exactly once across crashes, on PostgreSQL with FulfilTx (and HookTx for
+// Exactly once across crashes, on PostgreSQL with FulfilTx and FulfilPgx (and HookTx for
 // OnStatus): three replica processes serve CallbackHandler over real HTTP
 // on loopback, sharing one dedupe table; the merchant's ledger has no
 // unique constraint. 200 orders' callbacks (success, failed, pending,
 // pending then success) are each delivered 3 times at once and retried, as
 // the gateway does, until each delivery gets 200. Meanwhile replica
 // processes are SIGKILLed at random instants, 50 times, and restarted;
-// Fulfil panics after its INSERT or runs slowly, and OnStatus loses its
+// each fulfilment runs on FulfilTx or FulfilPgx, at random, and panics
+// after its INSERT or runs slowly, and OnStatus loses its
 // renewals and outlives its lease so that another replica takes the claim
 // over. Then every paid order has exactly one ledger row, every other order
 // none, every status event exactly one status row, and every delivery of a
@@ -433,11 +434,13 @@ func TestCrashReplicaProcess(t *testing.T) {
 		_, _ = fmt.Sscanf(cb.RefNo, "C-%d", &n)
 		return n % 10
 	}
-	fulfil := func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
-		if _, err := tx.ExecContext(ctx, `SELECT nextval('`+cfg.Ledger+`_calls')`); err != nil {
+	// fulfil is fn on either path: FulfilTx's and FulfilPgx's, taken at
+	// random by each delivery (eitherPath), on one table.
+	fulfil := func(ctx context.Context, tx pathTx, cb *paygate.Callback) error {
+		if err := tx.exec(ctx, `SELECT nextval('`+cfg.Ledger+`_calls')`); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+cfg.Ledger+` (ref_no, order_no) VALUES ($1, $2)`, cb.RefNo, cb.OrderNo); err != nil {
+		if err := tx.exec(ctx, `INSERT INTO `+cfg.Ledger+` (ref_no, order_no) VALUES ($1, $2)`, cb.RefNo, cb.OrderNo); err != nil {
 			return err
 		}
 		switch nth(cb) {
@@ -479,13 +482,21 @@ func TestCrashReplicaProcess(t *testing.T) {
 		}
 	}
 	h := &paygate.CallbackHandler{Keys: []paygate.Key{crashKey(t)}, Deduper: lostRenewals{d}, Lease: cfg.Lease, HookTimeout: 10 * cfg.Lease,
-		FulfilTx: d.FulfilTx(fulfil), OnStatus: fenced(d.HookTx(status)), Logger: slog.New(slog.DiscardHandler)}
+		FulfilTx: eitherPath{wireSQL(d, fulfil), wirePgx(d, fulfil)}, OnStatus: fenced(d.HookTx(status)), Logger: slog.New(slog.DiscardHandler)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	go func() { _ = http.Serve(ln, h) }()
 	fmt.Printf("replica serving on %s\n", ln.Addr())
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	os.Exit(0)
+}
+
+// eitherPath runs each fulfilment on one of two paths, at random.
+type eitherPath [2]paygate.TxFulfiller
+
+// FulfilOnce implements paygate.TxFulfiller.
+func (e eitherPath) FulfilOnce(ctx context.Context, claim paygate.HookClaim, cb *paygate.Callback) (paygate.ClaimResult, error) {
+	return e[rand.IntN(2)].FulfilOnce(ctx, claim, cb)
 }
 
 // lostRenewals loses the renewals of crashOutlive orders' status events

@@ -13,81 +13,183 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate-go/paygate"
 )
+
+// fulfilPath is one way to wire the transactional path, as the tests
+// drive it: FulfilTx on database/sql, FulfilPgx on pgx's connection of a
+// *sql.DB opened with sql.Open("pgx"), or with stdlib.OpenDBFromPool.
+type fulfilPath struct {
+	name string
+	open func(t testing.TB) *sql.DB
+	wire func(d *Deduper, fn pathFn) paygate.TxFulfiller
+}
+
+// pathFn is a test's fn on any path.
+type pathFn func(ctx context.Context, tx pathTx, cb *paygate.Callback) error
+
+// pathTx is fn's transaction on any path: exec runs a statement in it, end
+// commits it (or rolls it back) as fn could on that path.
+type pathTx struct {
+	exec func(ctx context.Context, query string, args ...any) error
+	end  func(ctx context.Context, commit bool) error
+}
+
+// fulfilPaths are the transactional paths every test of this file runs on.
+func fulfilPaths() []fulfilPath {
+	sqlOpen := func(t testing.TB) *sql.DB { return openDB(t, testDSN(t)) }
+	return []fulfilPath{
+		{name: "FulfilTx", open: sqlOpen, wire: wireSQL},
+		{name: "FulfilPgx", open: sqlOpen, wire: wirePgx},
+		{name: "FulfilPgx on a pgxpool", open: openPoolDB, wire: wirePgx},
+	}
+}
+
+// wireSQL is FulfilTx as a fulfilPath wires it.
+func wireSQL(d *Deduper, fn pathFn) paygate.TxFulfiller {
+	if fn == nil {
+		return d.FulfilTx(nil)
+	}
+	return d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+		return fn(ctx, pathTx{
+			exec: func(ctx context.Context, q string, args ...any) error {
+				_, err := tx.ExecContext(ctx, q, args...)
+				return err
+			},
+			end: func(_ context.Context, commit bool) error {
+				if commit {
+					return tx.Commit()
+				}
+				return tx.Rollback()
+			},
+		}, cb)
+	})
+}
+
+// wirePgx is FulfilPgx as a fulfilPath wires it.
+func wirePgx(d *Deduper, fn pathFn) paygate.TxFulfiller {
+	if fn == nil {
+		return d.FulfilPgx(nil)
+	}
+	return d.FulfilPgx(func(ctx context.Context, tx PgxTx, cb *paygate.Callback) error {
+		return fn(ctx, pathTx{
+			exec: func(ctx context.Context, q string, args ...any) error { _, err := tx.Exec(ctx, q, args...); return err },
+			end: func(ctx context.Context, commit bool) error {
+				_, err := tx.Exec(ctx, map[bool]string{true: "commit", false: "rollback"}[commit])
+				return err
+			},
+		}, cb)
+	})
+}
+
+// openPoolDB opens the test database as a merchant on pgx would: a
+// *pgxpool.Pool, and a *sql.DB on it (stdlib.OpenDBFromPool).
+func openPoolDB(t testing.TB) *sql.DB {
+	pool, err := pgxpool.New(context.Background(), testDSN(t))
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	db := stdlib.OpenDBFromPool(pool)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// handlerOn serves path's fulfilment of fn on deduper (s.d unless given).
+func (s *txShop) handlerOn(p fulfilPath, deduper paygate.Deduper, fn pathFn) *paygate.CallbackHandler {
+	return &paygate.CallbackHandler{Keys: []paygate.Key{s.key}, Deduper: deduper, FulfilTx: p.wire(s.d, fn),
+		HookTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler)}
+}
+
+// pathInsert adds cb's ledger row through tx, by replica.
+func (s *txShop) pathInsert(ctx context.Context, tx pathTx, cb *paygate.Callback, replica string) error {
+	s.calls.Add(1)
+	return tx.exec(ctx, `INSERT INTO `+s.ledger+` (ref_no, order_no, by_replica) VALUES ($1, $2, $3)`, cb.RefNo, cb.OrderNo, replica)
+}
 
 // The claim, the effect and the completion commit together: one ledger
 // row, the event done with its orderNo; duplicates, sequential and
 // concurrent, are answered 200 (after 503 while one is in flight) and
 // never run fn again.
 func TestFulfilTxOnce(t *testing.T) {
-	ctx := context.Background()
-	s := newTxShop(t, openDB(t, testDSN(t)))
-	h := s.handlerTx(s.d, func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
-		return s.insert(ctx, tx, cb, "A")
-	})
-	require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"))
-	require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"))
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			for s.deliver(t, h, "INV-2") != http.StatusOK {
-				time.Sleep(5 * time.Millisecond)
+	for _, p := range fulfilPaths() {
+		t.Run(p.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := newTxShop(t, p.open(t))
+			h := s.handlerOn(p, s.d, func(ctx context.Context, tx pathTx, cb *paygate.Callback) error {
+				return s.pathInsert(ctx, tx, cb, "A")
+			})
+			require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"))
+			require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"))
+			var wg sync.WaitGroup
+			for range 16 {
+				wg.Go(func() {
+					for s.deliver(t, h, "INV-2") != http.StatusOK {
+						time.Sleep(5 * time.Millisecond)
+					}
+				})
 			}
+			wg.Wait()
+			require.Equal(t, []string{"A"}, s.rows(t, "INV-1"))
+			require.Equal(t, []string{"A"}, s.rows(t, "INV-2"))
+			require.EqualValues(t, 2, s.calls.Load())
+			c, err := s.d.Claim(ctx, "fulfil|INV-1", time.Minute)
+			require.NoError(t, err)
+			require.Equal(t, paygate.ClaimResult{State: paygate.ClaimDone, Result: "GW-INV-1"}, c)
 		})
 	}
-	wg.Wait()
-	require.Equal(t, []string{"A"}, s.rows(t, "INV-1"))
-	require.Equal(t, []string{"A"}, s.rows(t, "INV-2"))
-	require.EqualValues(t, 2, s.calls.Load())
-	c, err := s.d.Claim(ctx, "fulfil|INV-1", time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, paygate.ClaimResult{State: paygate.ClaimDone, Result: "GW-INV-1"}, c)
 }
 
 // What fn does to its transaction decides, and nothing is left to lapse:
 // an error, a panic or a lost connection (the replica's crash, as
 // PostgreSQL sees it) rolls the claim back with the effect, and the very
-// next delivery fulfils; fn ending tx itself is answered 500 and never
-// fulfils twice.
+// next delivery fulfils; fn ending tx itself, or swallowing the error of a
+// statement that failed, is answered 500 and never fulfils twice.
 func TestFulfilTxRollbackLeavesTheEventFree(t *testing.T) {
-	db := openDB(t, testDSN(t))
-	for _, tc := range []struct {
-		name string
-		// fault is what fn does after its INSERT, on its first call.
-		fault    func(ctx context.Context, tx *sql.Tx) error
-		wantRows int // after the first delivery
-	}{
-		{name: "error", fault: func(context.Context, *sql.Tx) error { return errors.New("stock service down") }},
-		{name: "panic", fault: func(context.Context, *sql.Tx) error { panic("stock service returned garbage") }},
-		{name: "connection lost", fault: func(ctx context.Context, tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, `SELECT pg_terminate_backend(pg_backend_pid())`)
-			return err
-		}},
-		{name: "fn rolls back", fault: func(_ context.Context, tx *sql.Tx) error { return tx.Rollback() }},
-		{name: "fn commits", fault: func(_ context.Context, tx *sql.Tx) error { return tx.Commit() }, wantRows: 1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := newTxShop(t, db)
-			first := true
-			h := s.handlerTx(s.d, func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
-				if err := s.insert(ctx, tx, cb, "A"); err != nil {
-					return err
-				}
-				if !first {
+	for _, p := range fulfilPaths() {
+		t.Run(p.name, func(t *testing.T) {
+			db := p.open(t)
+			for _, tc := range []struct {
+				name string
+				// fault is what fn does after its INSERT, on its first call.
+				fault    func(ctx context.Context, tx pathTx) error
+				wantRows int // after the first delivery
+			}{
+				{name: "error", fault: func(context.Context, pathTx) error { return errors.New("stock service down") }},
+				{name: "panic", fault: func(context.Context, pathTx) error { panic("stock service returned garbage") }},
+				{name: "connection lost", fault: func(ctx context.Context, tx pathTx) error {
+					return tx.exec(ctx, `SELECT pg_terminate_backend(pg_backend_pid())`)
+				}},
+				{name: "fn rolls back", fault: func(ctx context.Context, tx pathTx) error { return tx.end(ctx, false) }},
+				{name: "fn commits", fault: func(ctx context.Context, tx pathTx) error { return tx.end(ctx, true) }, wantRows: 1},
+				{name: "statement error swallowed", fault: func(ctx context.Context, tx pathTx) error {
+					_ = tx.exec(ctx, `SELECT 1/0`)
 					return nil
-				}
-				first = false
-				return tc.fault(ctx, tx)
-			})
-			require.Equal(t, http.StatusInternalServerError, s.deliver(t, h, "INV-1"))
-			require.Len(t, s.rows(t, "INV-1"), tc.wantRows)
-			require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"), "the next delivery, at once")
-			require.Equal(t, []string{"A"}, s.rows(t, "INV-1"))
-			require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"))
-			require.Equal(t, []string{"A"}, s.rows(t, "INV-1"))
+				}},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					s := newTxShop(t, db)
+					first := true
+					h := s.handlerOn(p, s.d, func(ctx context.Context, tx pathTx, cb *paygate.Callback) error {
+						if err := s.pathInsert(ctx, tx, cb, "A"); err != nil {
+							return err
+						}
+						if !first {
+							return nil
+						}
+						first = false
+						return tc.fault(ctx, tx)
+					})
+					require.Equal(t, http.StatusInternalServerError, s.deliver(t, h, "INV-1"))
+					require.Len(t, s.rows(t, "INV-1"), tc.wantRows)
+					require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"), "the next delivery, at once")
+					require.Equal(t, []string{"A"}, s.rows(t, "INV-1"))
+					require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"))
+					require.Equal(t, []string{"A"}, s.rows(t, "INV-1"))
+				})
+			}
 		})
 	}
 }
@@ -97,104 +199,135 @@ func TestFulfilTxRollbackLeavesTheEventFree(t *testing.T) {
 // are answered 503 while the first is still inside fn, without waiting for
 // it; afterwards the duplicate gets 200 and the status is judged stale.
 func TestFulfilTxInFlightAnswersAtOnce(t *testing.T) {
-	s := newTxShop(t, openDB(t, testDSN(t)))
-	entered, proceed := make(chan struct{}), make(chan struct{})
-	h := s.handlerTx(s.d, func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
-		if err := s.insert(ctx, tx, cb, "A"); err != nil {
-			return err
-		}
-		close(entered)
-		<-proceed
-		return nil
-	})
-	var stale []bool
-	h.OnStatus = func(_ context.Context, cb *paygate.Callback) error { stale = append(stale, cb.Stale); return nil }
-	first := make(chan int, 1)
-	go func() { first <- s.deliver(t, h, "INV-1") }()
-	waitFor(t, entered, "the first delivery's fn")
-	require.Equal(t, http.StatusServiceUnavailable, s.deliver(t, h, "INV-1"), "a duplicate")
-	require.Equal(t, http.StatusServiceUnavailable, s.deliverStatus(t, h, "INV-1", "failed"), "a status event")
-	select {
-	case code := <-first:
-		t.Fatalf("the first delivery ended (%d) before fn was let go", code)
-	default:
+	for _, p := range fulfilPaths() {
+		t.Run(p.name, func(t *testing.T) {
+			s := newTxShop(t, p.open(t))
+			entered, proceed := make(chan struct{}), make(chan struct{})
+			h := s.handlerOn(p, s.d, func(ctx context.Context, tx pathTx, cb *paygate.Callback) error {
+				if err := s.pathInsert(ctx, tx, cb, "A"); err != nil {
+					return err
+				}
+				close(entered)
+				<-proceed
+				return nil
+			})
+			var stale []bool
+			h.OnStatus = func(_ context.Context, cb *paygate.Callback) error { stale = append(stale, cb.Stale); return nil }
+			first := make(chan int, 1)
+			go func() { first <- s.deliver(t, h, "INV-1") }()
+			waitFor(t, entered, "the first delivery's fn")
+			start := time.Now()
+			require.Equal(t, http.StatusServiceUnavailable, s.deliver(t, h, "INV-1"), "a duplicate")
+			require.Less(t, time.Since(start), 2*time.Second, "the duplicate did not wait for the first delivery")
+			require.Equal(t, http.StatusServiceUnavailable, s.deliverStatus(t, h, "INV-1", "failed"), "a status event")
+			select {
+			case code := <-first:
+				t.Fatalf("the first delivery ended (%d) before fn was let go", code)
+			default:
+			}
+			close(proceed)
+			require.Equal(t, http.StatusOK, <-first)
+			require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"))
+			require.Equal(t, http.StatusOK, s.deliverStatus(t, h, "INV-1", "failed"))
+			require.Equal(t, []bool{true}, stale)
+			require.Equal(t, []string{"A"}, s.rows(t, "INV-1"))
+		})
 	}
-	close(proceed)
-	require.Equal(t, http.StatusOK, <-first)
-	require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"))
-	require.Equal(t, http.StatusOK, s.deliverStatus(t, h, "INV-1", "failed"))
-	require.Equal(t, []bool{true}, stale)
-	require.Equal(t, []string{"A"}, s.rows(t, "INV-1"))
 }
 
 // A lease claim of the refNo's fulfilment key (a status event's, while its
-// OnStatus runs) holds FulfilTx off while it lives; once lapsed (its
-// replica crashed) FulfilTx takes it over.
+// OnStatus runs) holds the fulfilment off while it lives; once lapsed (its
+// replica crashed) the fulfilment takes it over.
 func TestFulfilTxMeetsALeaseClaim(t *testing.T) {
-	ctx := context.Background()
-	s := newTxShop(t, openDB(t, testDSN(t)))
-	h := s.handlerTx(s.d, func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
-		return s.insert(ctx, tx, cb, "A")
-	})
-	c, err := s.d.Claim(ctx, "fulfil|INV-1", time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, paygate.ClaimAcquired, c.State)
-	require.Equal(t, http.StatusServiceUnavailable, s.deliver(t, h, "INV-1"))
-	require.Empty(t, s.rows(t, "INV-1"))
-	_, err = s.db.Exec(`UPDATE `+s.d.table+` SET expires_at = now() - interval '1 second' WHERE key = $1`, "fulfil|INV-1")
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"))
-	require.Equal(t, []string{"A"}, s.rows(t, "INV-1"))
-	require.ErrorIs(t, s.d.Complete(ctx, "fulfil|INV-1", c.Token, "late"), paygate.ErrClaimLost, "the lapsed claim's holder is fenced off")
+	for _, p := range fulfilPaths() {
+		t.Run(p.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := newTxShop(t, p.open(t))
+			h := s.handlerOn(p, s.d, func(ctx context.Context, tx pathTx, cb *paygate.Callback) error {
+				return s.pathInsert(ctx, tx, cb, "A")
+			})
+			c, err := s.d.Claim(ctx, "fulfil|INV-1", time.Minute)
+			require.NoError(t, err)
+			require.Equal(t, paygate.ClaimAcquired, c.State)
+			require.Equal(t, http.StatusServiceUnavailable, s.deliver(t, h, "INV-1"))
+			require.Empty(t, s.rows(t, "INV-1"))
+			_, err = s.db.Exec(`UPDATE `+s.d.table+` SET expires_at = now() - interval '1 second' WHERE key = $1`, "fulfil|INV-1")
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"))
+			require.Equal(t, []string{"A"}, s.rows(t, "INV-1"))
+			require.ErrorIs(t, s.d.Complete(ctx, "fulfil|INV-1", c.Token, "late"), paygate.ErrClaimLost, "the lapsed claim's holder is fenced off")
+		})
+	}
 }
 
 // A second payment of a fulfilled refNo (another orderNo) goes to
-// OnDoublePayment with the orderNo FulfilTx recorded, never to fn.
+// OnDoublePayment with the orderNo the fulfilment recorded, never to fn.
 func TestFulfilTxDoublePayment(t *testing.T) {
-	s := newTxShop(t, openDB(t, testDSN(t)))
-	h := s.handlerTx(s.d, func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
-		return s.insert(ctx, tx, cb, "A")
-	})
-	var paid []string
-	h.OnDoublePayment = func(_ context.Context, cb *paygate.Callback, paidOrderNo string) error {
-		paid = append(paid, cb.OrderNo+" after "+paidOrderNo)
-		return nil
+	for _, p := range fulfilPaths() {
+		t.Run(p.name, func(t *testing.T) {
+			s := newTxShop(t, p.open(t))
+			h := s.handlerOn(p, s.d, func(ctx context.Context, tx pathTx, cb *paygate.Callback) error {
+				return s.pathInsert(ctx, tx, cb, "A")
+			})
+			var paid []string
+			h.OnDoublePayment = func(_ context.Context, cb *paygate.Callback, paidOrderNo string) error {
+				paid = append(paid, cb.OrderNo+" after "+paidOrderNo)
+				return nil
+			}
+			require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"))
+			require.Equal(t, http.StatusOK, s.deliverOrder(t, h, "INV-1", "GW-OTHER"))
+			require.Equal(t, []string{"GW-OTHER after GW-INV-1"}, paid)
+			require.Equal(t, []string{"A"}, s.rows(t, "INV-1"))
+		})
 	}
-	require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"))
-	require.Equal(t, http.StatusOK, s.deliverOrder(t, h, "INV-1", "GW-OTHER"))
-	require.Equal(t, []string{"GW-OTHER after GW-INV-1"}, paid)
-	require.Equal(t, []string{"A"}, s.rows(t, "INV-1"))
 }
 
 // Mis-wiring is refused at the first paid callback, with nothing written:
-// FulfilTx on a handler whose Deduper is another one (the in-memory
-// default, another table), both Fulfil and FulfilTx, a nil fn.
+// a fulfilment on a handler whose Deduper is another one (the in-memory
+// default, another table), both Fulfil and FulfilTx, a nil fn, and
+// FulfilPgx on a *sql.DB whose driver is not pgx's.
 func TestFulfilTxMisWired(t *testing.T) {
-	db := openDB(t, testDSN(t))
-	s := newTxShop(t, db)
-	other, _ := testDeduperOn(t, db)
-	fn := func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error { return s.insert(ctx, tx, cb, "A") }
-	for _, tc := range []struct {
-		name    string
-		handler *paygate.CallbackHandler
-		want    string
-	}{
-		{name: "default Deduper", handler: s.handlerTx(nil, fn), want: "Deduper is *paygate.MemoryDeduper"},
-		{name: "another table", handler: s.handlerTx(other, fn), want: "Deduper is *sqldedup.Deduper"},
-		{name: "both hooks", handler: func() *paygate.CallbackHandler {
-			h := s.handlerTx(s.d, fn)
-			h.Fulfil = func(context.Context, *paygate.Callback) error { return nil }
-			return h
-		}(), want: "both Fulfil and FulfilTx"},
-		{name: "nil fn", handler: s.handlerTx(s.d, nil), want: "nil fn"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var logs bytes.Buffer // one delivery at a time
-			tc.handler.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-			require.Equal(t, http.StatusInternalServerError, s.deliver(t, tc.handler, "INV-"+tc.name))
-			require.Contains(t, logs.String(), tc.want)
-			require.NotContains(t, logs.String(), "lease")
-			require.Empty(t, s.rows(t, "INV-"+tc.name))
+	for _, p := range fulfilPaths() {
+		t.Run(p.name, func(t *testing.T) {
+			db := p.open(t)
+			s := newTxShop(t, db)
+			other, _ := testDeduperOn(t, db)
+			fn := func(ctx context.Context, tx pathTx, cb *paygate.Callback) error {
+				return s.pathInsert(ctx, tx, cb, "A")
+			}
+			cases := []struct {
+				name    string
+				handler *paygate.CallbackHandler
+				want    string
+			}{
+				{name: "default Deduper", handler: s.handlerOn(p, nil, fn), want: "Deduper is *paygate.MemoryDeduper"},
+				{name: "another table", handler: s.handlerOn(p, other, fn), want: "Deduper is *sqldedup.Deduper"},
+				{name: "both hooks", handler: func() *paygate.CallbackHandler {
+					h := s.handlerOn(p, s.d, fn)
+					h.Fulfil = func(context.Context, *paygate.Callback) error { return nil }
+					return h
+				}(), want: "both Fulfil and FulfilTx"},
+				{name: "nil fn", handler: s.handlerOn(p, s.d, nil), want: "nil fn"},
+			}
+			if p.name != "FulfilTx" {
+				foreign, _ := openCountingDB(t, false) // pgx's connections, hidden: another driver
+				fs := newTxShop(t, foreign)
+				cases = append(cases, struct {
+					name    string
+					handler *paygate.CallbackHandler
+					want    string
+				}{name: "another driver", handler: fs.handlerOn(p, fs.d, fn), want: "needs a *sql.DB of pgx's driver"})
+			}
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					var logs bytes.Buffer // one delivery at a time
+					tc.handler.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+					require.Equal(t, http.StatusInternalServerError, s.deliver(t, tc.handler, "INV-"+tc.name))
+					require.Contains(t, logs.String(), tc.want)
+					require.NotContains(t, logs.String(), "lease")
+					require.Empty(t, s.rows(t, "INV-"+tc.name))
+				})
+			}
 		})
 	}
 }

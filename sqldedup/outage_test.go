@@ -33,7 +33,7 @@ const pgBinVar = "PAYGATE_TEST_PG_BIN"
 // The bounds of the outage test: how soon after an outage ends every event
 // in flight when it began is answered 200.
 const (
-	outageRecoverTx    = 2 * time.Second // FulfilTx: nothing to lapse
+	outageRecoverTx    = 2 * time.Second // FulfilTx, FulfilPgx: nothing to lapse
 	outageRecoverLease = 5 * time.Second // the lease path: a release retried, a lost claim's 2 s lease
 	outageLease        = 2 * time.Second
 )
@@ -44,8 +44,8 @@ const (
 // session dies mid-statement, no shutdown checkpoint), then every
 // connection is blackholed for 3 s (nothing passes either way; a client
 // that gave up meanwhile is seen to have closed once it ends, as a real
-// partition's retransmitted FIN is). On the transactional path (FulfilTx,
-// a ledger without a unique constraint) every paid order has exactly one
+// partition's retransmitted FIN is). On the transactional paths (FulfilTx
+// and FulfilPgx, a ledger without a unique constraint) every paid order has exactly one
 // ledger row, and every event in flight when an outage began is answered
 // 200 within 2 s of its end; on the lease path (an idempotent Fulfil)
 // every order is fulfilled and answered within 5 s of the end: a release
@@ -58,14 +58,15 @@ func TestOutageRecovery(t *testing.T) {
 	for _, path := range []struct {
 		name  string
 		bound time.Duration
-		tx    bool
+		wire  func(*Deduper, pathFn) paygate.TxFulfiller // nil: the lease path
 	}{
-		{name: "FulfilTx", bound: outageRecoverTx, tx: true},
+		{name: "FulfilTx", bound: outageRecoverTx, wire: wireSQL},
+		{name: "FulfilPgx", bound: outageRecoverTx, wire: wirePgx},
 		{name: "lease", bound: outageRecoverLease},
 	} {
 		t.Run(path.name, func(t *testing.T) {
 			proxy := newOutageProxy(t, srv.addr)
-			o := newOutageShop(t, srv.dsn(srv.addr), srv.dsn(proxy.addr()), path.tx)
+			o := newOutageShop(t, srv.dsn(srv.addr), srv.dsn(proxy.addr()), path.wire)
 			outages := o.run(t, func(n int) {
 				switch n {
 				case 40: // a third of the orders out
@@ -91,11 +92,11 @@ type outageShop struct {
 // outageOrders is how many orders the outage test sends, one every 25 ms.
 const outageOrders = 120
 
-func newOutageShop(t *testing.T, direct, viaProxy string, tx bool) *outageShop {
+func newOutageShop(t *testing.T, direct, viaProxy string, wire func(*Deduper, pathFn) paygate.TxFulfiller) *outageShop {
 	admin := openDB(t, direct)
 	o := &outageShop{key: crashKey(t), admin: admin, ledger: fmt.Sprintf("outage_ledger_%d", rand.Uint32())}
 	ddl := `CREATE TABLE ` + o.ledger + ` (ref_no text, order_no text)`
-	if !tx {
+	if wire == nil {
 		ddl = `CREATE TABLE ` + o.ledger + ` (ref_no text PRIMARY KEY, order_no text)`
 	}
 	_, err := admin.Exec(ddl)
@@ -110,18 +111,20 @@ func newOutageShop(t *testing.T, direct, viaProxy string, tx bool) *outageShop {
 		require.NoError(t, d.Migrate(context.Background()))
 		h := &paygate.CallbackHandler{Keys: []paygate.Key{o.key}, Deduper: d, Lease: outageLease, HookTimeout: 2 * time.Second,
 			Logger: slog.New(slog.DiscardHandler)}
-		work := func(ctx context.Context, exec func(context.Context, string, ...any) (sql.Result, error), cb *paygate.Callback) error {
+		work := func(ctx context.Context, tx pathTx, cb *paygate.Callback) error {
 			// In flight for a while, so that outages land inside fulfilments.
 			time.Sleep(time.Duration(200+rand.IntN(300)) * time.Millisecond)
-			_, err := exec(ctx, `INSERT INTO `+o.ledger+` (ref_no, order_no) VALUES ($1, $2) ON CONFLICT DO NOTHING`, cb.RefNo, cb.OrderNo)
-			return err
+			return tx.exec(ctx, `INSERT INTO `+o.ledger+` (ref_no, order_no) VALUES ($1, $2) ON CONFLICT DO NOTHING`, cb.RefNo, cb.OrderNo)
 		}
-		if tx {
-			h.FulfilTx = d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
-				return work(ctx, tx.ExecContext, cb)
-			})
+		if wire != nil {
+			h.FulfilTx = wire(d, work)
 		} else {
-			h.Fulfil = func(ctx context.Context, cb *paygate.Callback) error { return work(ctx, db.ExecContext, cb) }
+			h.Fulfil = func(ctx context.Context, cb *paygate.Callback) error {
+				return work(ctx, pathTx{exec: func(ctx context.Context, q string, args ...any) error {
+					_, err := db.ExecContext(ctx, q, args...)
+					return err
+				}}, cb)
+			}
 		}
 		s := httptest.NewServer(h)
 		t.Cleanup(s.Close)

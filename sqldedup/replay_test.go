@@ -18,7 +18,7 @@ import (
 // A fulfilled callback replayed after the 30 days a completed key used to
 // be kept, after Purge, and (with a fpxTxnTime) after its row is purged at
 // the end of the retention, is answered 200 and never fulfilled again: one
-// ledger row, on the lease path and on the transactional path.
+// ledger row, on the lease path and on the transactional paths.
 func TestReplayNeverFulfilsTwice(t *testing.T) {
 	db := openDB(t, testDSN(t))
 	for _, path := range []struct {
@@ -37,6 +37,11 @@ func TestReplayNeverFulfilsTwice(t *testing.T) {
 		}},
 		{name: "FulfilTx", handler: func(s *txShop) *paygate.CallbackHandler {
 			return s.handlerTx(s.d, func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error { return s.insert(ctx, tx, cb, "tx") })
+		}},
+		{name: "FulfilPgx", handler: func(s *txShop) *paygate.CallbackHandler {
+			return s.handlerOn(fulfilPath{wire: wirePgx}, s.d, func(ctx context.Context, tx pathTx, cb *paygate.Callback) error {
+				return s.pathInsert(ctx, tx, cb, "tx")
+			})
 		}},
 	} {
 		for _, tc := range []struct {

@@ -166,20 +166,29 @@ func TestRoundTrips(t *testing.T) {
 }
 
 // FulfilTx costs one round trip beyond the merchant's own BEGIN,
-// statement and COMMIT for a new event (its claim); HookTx two (the claim
-// before, the fenced completion), and a commit more. A duplicate costs
-// FulfilTx four, none of which commits, and HookTx one.
+// statement and COMMIT for a new event (its claim); FulfilPgx none (its
+// claim goes with BEGIN); HookTx two (the claim before, the fenced
+// completion), and a commit more. A duplicate costs FulfilTx four, none
+// of which commits, FulfilPgx two, and HookTx one.
 func TestFulfilTxRoundTrips(t *testing.T) {
 	proxy, dsn := newCountingProxy(t, testDSN(t))
 	s := newTxShop(t, openDB(t, dsn))
 	var hold atomic.Pointer[chan struct{}]
 	entered := make(chan struct{}, 1)
-	fn := func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
-		err := s.insert(ctx, tx, cb, "A")
+	wait := func() {
 		if proceed := hold.Load(); proceed != nil {
 			entered <- struct{}{}
 			<-*proceed
 		}
+	}
+	fn := func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+		err := s.insert(ctx, tx, cb, "A")
+		wait()
+		return err
+	}
+	pgxFn := func(ctx context.Context, tx pathTx, cb *paygate.Callback) error {
+		err := s.pathInsert(ctx, tx, cb, "A")
+		wait()
 		return err
 	}
 	for _, tc := range []struct {
@@ -189,6 +198,8 @@ func TestFulfilTxRoundTrips(t *testing.T) {
 	}{
 		// BEGIN, the claim, the read, ROLLBACK for either duplicate.
 		{name: "FulfilTx", h: s.handlerTx(s.d, fn), want: txTrips{fresh: 1, done: 4, inFlight: 4}},
+		// BEGIN with the claim, then the read with ROLLBACK.
+		{name: "FulfilPgx", h: s.handlerOn(fulfilPath{wire: wirePgx}, s.d, pgxFn), want: txTrips{fresh: 0, done: 2, inFlight: 2}},
 		// The claim (and the fenced completion); a duplicate is the claim.
 		{name: "HookTx", h: s.handler(s.d, 0, s.d.HookTx(fn)), want: txTrips{fresh: 2, done: 1, inFlight: 1}},
 	} {
