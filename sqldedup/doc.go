@@ -34,8 +34,11 @@
 // effect and its record commit together in one commit: exactly once for
 // what fn writes, whatever crashes, and nothing to wait out after one,
 // since PostgreSQL rolls an interrupted transaction back at once. Why the
-// claim lives there, and what a duplicate costs on it: FulfilTx. HookTx
-// gives the other hooks the same one-transaction record on the lease path.
+// claim lives there, and what a duplicate costs on it: FulfilTx. On pgx,
+// d.FulfilPgx(fn) does the same with fn writing through pgx, and sends
+// BEGIN and the claim together: a new payment costs no round trip beyond
+// the merchant's own transaction. HookTx gives the other hooks the same
+// one-transaction record on the lease path.
 //
 // Size the pool for bursts of duplicate callbacks: set SetMaxIdleConns equal
 // to SetMaxOpenConns. database/sql keeps two idle connections by default, so

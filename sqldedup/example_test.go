@@ -7,7 +7,8 @@ import (
 	"net/http"
 	"os"
 
-	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/sqldedup"
@@ -67,6 +68,36 @@ func ExampleDeduper_FulfilTx() {
 				return err
 			}
 			_, err := tx.ExecContext(ctx, `INSERT INTO ledger (ref_no, order_no) VALUES ($1, $2)`, cb.RefNo, cb.OrderNo)
+			return err
+		}),
+	})
+}
+
+// Fulfilment in the merchant's own transaction on pgx: the *sql.DB is made
+// from the merchant's pool, fn writes through pgx, and BEGIN goes to
+// PostgreSQL with the claim in one round trip.
+func ExampleDeduper_FulfilPgx() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	dedupe, err := sqldedup.New(stdlib.OpenDBFromPool(pool))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := dedupe.Migrate(ctx); err != nil {
+		log.Fatal(err)
+	}
+	key, err := paygate.KeyFromEnv() // PAYGATE_API_KEY, as NewClientFromEnv reads it
+	if err != nil {
+		log.Fatal(err)
+	}
+	http.Handle("/paygate/return", &paygate.CallbackHandler{
+		Keys:    []paygate.Key{key},
+		Deduper: dedupe,
+		FulfilTx: dedupe.FulfilPgx(func(ctx context.Context, tx sqldedup.PgxTx, cb *paygate.Callback) error {
+			_, err := tx.Exec(ctx, `UPDATE orders SET paid_sen = $2 WHERE ref_no = $1`, cb.RefNo, int64(cb.Amount))
 			return err
 		}),
 	})

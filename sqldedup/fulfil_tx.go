@@ -18,7 +18,8 @@ package sqldedup
 // only what was not answered 2xx, so duplicates of completed events are the
 // rare case (an answer lost, a replay) and new payments the common one.
 // database/sql sends BEGIN on its own (fn takes a *sql.Tx), so the claim
-// cannot share its round trip.
+// cannot share its round trip; on pgx's connection it can (FulfilPgx,
+// fulfil_pgx.go).
 //
 // The advisory lock is what a duplicate in flight meets: it is tried, never
 // waited for, so the duplicate gets 503 at once and holds no connection
@@ -77,7 +78,8 @@ import (
 // event or of one in flight, costs BEGIN, the claim, one read and ROLLBACK,
 // and commits nothing; one in flight is answered 503 at once, without
 // waiting for the first delivery, and holds no connection meanwhile. The
-// transaction holds one connection of d's pool while fn runs.
+// transaction holds one connection of d's pool while fn runs. FulfilPgx,
+// for fn written with pgx, saves the claim's round trip.
 //
 // fn must not commit or roll back tx itself. One that does gets an error
 // from the handler (500); the gateway's retry then finds the event done if

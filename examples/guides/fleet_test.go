@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate-go/paygate"
@@ -58,10 +59,52 @@ func fleetHandler(ctx context.Context, db *sql.DB) (http.Handler, error) {
 	return mux, nil
 }
 
+// fleetHandlerPgx is the fleet's handler for a merchant on pgx: FulfilPgx
+// on a *sql.DB made from the merchant's pool.
+func fleetHandlerPgx(ctx context.Context, pool *pgxpool.Pool, key paygate.Key) (http.Handler, error) {
+	// code: fulfil-pgx
+	db := stdlib.OpenDBFromPool(pool) // pool: your *pgxpool.Pool
+	dedupe, err := sqldedup.New(db)
+	if err != nil {
+		return nil, err
+	}
+	if err := dedupe.Migrate(ctx); err != nil {
+		return nil, err
+	}
+	handler := &paygate.CallbackHandler{
+		Keys:    []paygate.Key{key},
+		Deduper: dedupe,
+		FulfilTx: dedupe.FulfilPgx(func(ctx context.Context, tx sqldedup.PgxTx, cb *paygate.Callback) error {
+			_, err := tx.Exec(ctx, `UPDATE orders SET paid_sen = paid_sen + $2 WHERE ref_no = $1`,
+				cb.RefNo, int64(cb.Amount))
+			return err
+		}),
+	}
+	// end: fulfil-pgx
+	return handler, nil
+}
+
 // fleetDB opens PAYGATE_TEST_POSTGRES_DSN on a fresh schema (dropped
 // afterwards), so that the guide's code can use the default table names.
 // Without a DSN it skips, as the sqldedup tests do.
-func fleetDB(t *testing.T) *sql.DB {
+func fleetDB(t *testing.T) *sql.DB { return fleetDBOn(t, fleetDSN(t)) }
+
+// fleetDBOn opens dsn with the orders table made.
+func fleetDBOn(t *testing.T, dsn string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("pgx", dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(8)
+	db.SetMaxIdleConns(8)
+	_, err = db.Exec(`CREATE TABLE orders (ref_no text PRIMARY KEY, paid_sen bigint NOT NULL DEFAULT 0)`)
+	require.NoError(t, err)
+	return db
+}
+
+// fleetDSN is PAYGATE_TEST_POSTGRES_DSN on a fresh schema, dropped
+// afterwards.
+func fleetDSN(t *testing.T) string {
 	t.Helper()
 	dsn := os.Getenv("PAYGATE_TEST_POSTGRES_DSN")
 	if dsn == "" {
@@ -79,14 +122,7 @@ func fleetDB(t *testing.T) *sql.DB {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	db, err := sql.Open("pgx", u.String())
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
-	db.SetMaxOpenConns(8)
-	db.SetMaxIdleConns(8)
-	_, err = db.Exec(`CREATE TABLE orders (ref_no text PRIMARY KEY, paid_sen bigint NOT NULL DEFAULT 0)`)
-	require.NoError(t, err)
-	return db
+	return u.String()
 }
 
 // Two replicas of the fleet's handler, the same callback to both, many
@@ -120,6 +156,39 @@ func TestFleetHandler(t *testing.T) {
 		require.NoError(t, err)
 		resp.Body.Close()
 		require.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	var paid int64
+	require.NoError(t, db.QueryRow(`SELECT paid_sen FROM orders WHERE ref_no = 'INV-1'`).Scan(&paid))
+	require.Equal(t, int64(1000), paid)
+}
+
+// Two replicas of the pgx fleet's handler, each on a pool of its own (as
+// two processes would be), the same callback to both, many times: the
+// order is paid once.
+func TestFleetHandlerPgx(t *testing.T) {
+	dsn := fleetDSN(t)
+	db := fleetDBOn(t, dsn)
+	ctx := context.Background()
+	key, err := paygate.ParseKey("3f2504e0-4f89-11d3-9a0c-0305e82c3301")
+	require.NoError(t, err)
+	var replicas []http.Handler
+	for range 2 {
+		pool, err := pgxpool.New(ctx, dsn)
+		require.NoError(t, err)
+		t.Cleanup(pool.Close)
+		h, err := fleetHandlerPgx(ctx, pool, key)
+		require.NoError(t, err)
+		replicas = append(replicas, h)
+	}
+	_, err = db.Exec(`INSERT INTO orders (ref_no) VALUES ('INV-1')`)
+	require.NoError(t, err)
+	for i := range 6 {
+		req, err := paygate.NewCallbackRequest(key, "/paygate/return", url.Values{
+			"refNo": {"INV-1"}, "orderNo": {"GW-1"}, "status": {"success"}, "amount": {"10.00"}})
+		require.NoError(t, err)
+		w := httptest.NewRecorder()
+		replicas[i%2].ServeHTTP(w, req)
+		require.Equal(t, http.StatusOK, w.Code)
 	}
 	var paid int64
 	require.NoError(t, db.QueryRow(`SELECT paid_sen FROM orders WHERE ref_no = 'INV-1'`).Scan(&paid))

@@ -56,7 +56,7 @@ var moneyPath = []moneyPackage{
 		"retry.go", "scrub.go", "secret.go", "sign.go", "status.go", "transport.go",
 		"webhook_decode.go", "webhook_report.go", "webhook_rules.go", "webhook_sender.go", "webhook_time.go",
 	}, []string{"."}},
-	{"./sqldedup", []string{"sqldedup.go", "fulfil_tx.go", "hook_tx.go", "watch_store.go"}, []string{"./sqldedup"}},
+	{"./sqldedup", []string{"sqldedup.go", "fulfil_tx.go", "fulfil_pgx.go", "hook_tx.go", "watch_store.go"}, []string{"./sqldedup"}},
 	{"./watch", []string{"watch.go", "memory.go", "schedule.go"}, []string{"./watch"}},
 }
 
