@@ -159,18 +159,16 @@ func (f pgxFulfiller) fulfil(ctx context.Context, c *pgx.Conn, claim paygate.Hoo
 }
 
 // notClaimedPgx is notClaimed on c: the read of key's row and ROLLBACK,
-// in one pipeline.
+// in one pipeline. A ROLLBACK that fails changes no answer: rollbackOpen
+// ends the transaction, or the pool drops the connection.
 func (d *Deduper) notClaimedPgx(ctx context.Context, c *pgx.Conn, key string) (paygate.ClaimResult, error) {
 	b := &pgx.Batch{}
 	b.Queue(d.lookupSQL, key)
 	b.Queue("rollback")
 	br := c.SendBatch(ctx, b)
+	defer br.Close()
 	var state string
-	err := br.QueryRow().Scan(&state)
-	if cerr := br.Close(); cerr != nil && err == nil {
-		err = cerr
-	}
-	switch {
+	switch err := br.QueryRow().Scan(&state); {
 	case errors.Is(err, pgx.ErrNoRows):
 		return paygate.ClaimResult{State: paygate.ClaimBusy}, nil
 	case err != nil:
@@ -179,27 +177,29 @@ func (d *Deduper) notClaimedPgx(ctx context.Context, c *pgx.Conn, key string) (p
 	return claimResult(state, ""), nil
 }
 
-// batchExec sends b in one pipeline and returns each statement's tag.
+// batchExec sends b in one pipeline and returns each statement's tag, or
+// the error of the first that failed. (Once every statement answered,
+// closing the batch only reads the end of the pipeline: a connection lost
+// there fails the next statement.)
 func batchExec(ctx context.Context, c *pgx.Conn, b *pgx.Batch) ([]pgconn.CommandTag, error) {
 	br := c.SendBatch(ctx, b)
+	defer br.Close()
 	tags := make([]pgconn.CommandTag, b.Len())
-	var err error
 	for i := range tags {
+		var err error
 		if tags[i], err = br.Exec(); err != nil {
-			break
+			return nil, err
 		}
 	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	return tags, err
+	return tags, nil
 }
 
-// rollbackOpen rolls back a transaction left open on c. Should that fail
-// (ctx is done, or the connection is lost), the pool discards c: pgxpool
-// and pgx's database/sql driver both drop a connection that is not idle.
+// rollbackOpen rolls back a transaction left open on c (after an error or
+// a panic in fn, or a claim that failed). Should that fail too (ctx is
+// done, or the connection is lost), the pool drops c: pgxpool and pgx's
+// database/sql driver both discard a connection left in a transaction.
 func rollbackOpen(ctx context.Context, c *pgx.Conn) {
-	if !c.IsClosed() && c.PgConn().TxStatus() != 'I' {
+	if c.PgConn().TxStatus() != 'I' {
 		_, _ = c.Exec(ctx, "rollback")
 	}
 }
