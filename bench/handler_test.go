@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/paygate-go/paygate"
@@ -106,19 +107,17 @@ func BenchmarkHandlerHTTP(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/c=%d", event, conc), func(b *testing.B) {
 				var h http.Handler = &paygate.CallbackHandler{Keys: []paygate.Key{key}, Fulfil: func(context.Context, *paygate.Callback) error { return nil }}
 				if event == "new" {
-					// A fresh handler for each pass over the bodies: each is a new event.
-					var mu sync.Mutex
-					var cur http.Handler
-					served := 0
+					// A fresh handler for each pass over the bodies: each is a
+					// new event. Swapped without a lock, so that the harness
+					// adds no contention to the handler's side (a request at
+					// the turn may meet the old handler: a duplicate, 200 too).
+					var cur atomic.Pointer[paygate.CallbackHandler]
+					var served atomic.Int64
 					h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-						mu.Lock()
-						if served%len(bodies) == 0 {
-							cur = &paygate.CallbackHandler{Keys: []paygate.Key{key}, Fulfil: func(context.Context, *paygate.Callback) error { return nil }}
+						if served.Add(1)%int64(len(bodies)) == 1 {
+							cur.Store(&paygate.CallbackHandler{Keys: []paygate.Key{key}, Fulfil: func(context.Context, *paygate.Callback) error { return nil }})
 						}
-						served++
-						hh := cur
-						mu.Unlock()
-						hh.ServeHTTP(w, r)
+						cur.Load().ServeHTTP(w, r)
 					})
 				}
 				sub := httpLoad(b, h, conc, bodies, event == "new")

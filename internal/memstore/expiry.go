@@ -1,9 +1,9 @@
 // Expiry is per record: each record carries its own deadline, and the heap
 // orders the records by it, so that the earliest to lapse is always at the
 // top whatever mix of leases and retentions made them. Every record is in
-// the heap exactly once (a renewal or completion moves it with heap.Fix,
-// a release takes it out with heap.Remove), so the heap never holds
-// outdated entries and its size is the Store's.
+// the heap exactly once (a renewal or completion moves it in place, a
+// release takes it out), so the heap never holds outdated entries and its
+// size is the Store's.
 //
 // A completed record keeps its deadline only to be forgotten at the end
 // of its retention: Claim answers Done for any completed record still in
@@ -12,8 +12,6 @@
 // caller's (MemoryDeduper's Retention, 400 days by default).
 
 package memstore
-
-import "container/heap"
 
 // record is one key's state: held under token until deadline, or, with
 // an empty token, done with result until deadline.
@@ -25,34 +23,81 @@ type record struct {
 	slot     int   // the record's index in the expiry heap
 }
 
-// expiryHeap is the records ordered by deadline, the earliest first, for
-// container/heap; each record knows its slot so that it can be moved or
-// removed in place.
+// expiryHeap is the records ordered by deadline, the earliest first: a
+// binary heap in a slice, written for *record (container/heap's interface
+// calls measured a tenth of a new key's Claim and Complete). Each record
+// knows its slot so that it can be moved or removed in place.
 type expiryHeap []*record
 
-func (h expiryHeap) Len() int           { return len(h) }
-func (h expiryHeap) Less(i, j int) bool { return h[i].deadline < h[j].deadline }
-func (h expiryHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].slot, h[j].slot = i, j
-}
-
-func (h *expiryHeap) Push(x any) {
-	r := x.(*record)
+// push adds r.
+func (h *expiryHeap) push(r *record) {
 	r.slot = len(*h)
 	*h = append(*h, r)
+	h.up(r.slot)
 }
 
-func (h *expiryHeap) Pop() any {
+// remove takes out the record at slot i.
+func (h *expiryHeap) remove(i int) {
 	old := *h
-	r := old[len(old)-1]
-	old[len(old)-1] = nil // no hold on a dropped record
-	*h = old[:len(old)-1]
-	return r
+	last := len(old) - 1
+	if i != last {
+		h.swap(i, last)
+	}
+	old[last] = nil // no hold on a dropped record
+	*h = old[:last]
+	if i != last {
+		h.fix(i)
+	}
+}
+
+// fix restores the order after the deadline at slot i changed.
+func (h expiryHeap) fix(i int) {
+	if !h.down(i) {
+		h.up(i)
+	}
+}
+
+// up moves the record at i towards the top while it is due before its
+// parent.
+func (h expiryHeap) up(i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if h[parent].deadline <= h[i].deadline {
+			return
+		}
+		h.swap(i, parent)
+		i = parent
+	}
+}
+
+// down moves the record at i towards the bottom while a child is due
+// before it, and reports whether it moved.
+func (h expiryHeap) down(i int) bool {
+	start := i
+	for {
+		child := 2*i + 1
+		if child >= len(h) {
+			break
+		}
+		if right := child + 1; right < len(h) && h[right].deadline < h[child].deadline {
+			child = right
+		}
+		if h[i].deadline <= h[child].deadline {
+			break
+		}
+		h.swap(i, child)
+		i = child
+	}
+	return i > start
+}
+
+func (h expiryHeap) swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].slot, h[j].slot = i, j
 }
 
 // setDeadline moves r, in the heap, to deadline.
 func (s *Store) setDeadline(r *record, deadline int64) {
 	r.deadline = deadline
-	heap.Fix(&s.expiry, r.slot)
+	s.expiry.fix(r.slot)
 }

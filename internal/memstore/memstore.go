@@ -12,7 +12,6 @@
 package memstore
 
 import (
-	"container/heap"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -99,7 +98,7 @@ func (s *Store) Claim(key string, now time.Time, lease time.Duration) (Claim, er
 		r = &record{key: key, deadline: deadline}
 		s.keys[key] = r
 		s.used += PerKey + int64(len(key))
-		heap.Push(&s.expiry, r)
+		s.expiry.push(r)
 	case r.token == "":
 		return Claim{Outcome: Done, Result: r.result}, nil
 	case at < r.deadline:
@@ -108,7 +107,8 @@ func (s *Store) Claim(key string, now time.Time, lease time.Duration) (Claim, er
 		s.setDeadline(r, deadline)
 	}
 	s.seq++
-	r.token = s.prefix + strconv.FormatUint(s.seq, 36)
+	var buf [32]byte // the prefix's 17 bytes and at most 13 digits, on the stack
+	r.token = string(strconv.AppendUint(append(buf[:0], s.prefix...), s.seq, 36))
 	return Claim{Outcome: Acquired, Token: r.token}, nil
 }
 
@@ -168,7 +168,7 @@ func (s *Store) Stored(key string) bool { return s.keys[key] != nil }
 
 // drop forgets r.
 func (s *Store) drop(r *record) {
-	heap.Remove(&s.expiry, r.slot)
+	s.expiry.remove(r.slot)
 	delete(s.keys, r.key)
 	s.used -= PerKey + int64(len(r.key)+len(r.result))
 }

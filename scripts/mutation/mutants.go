@@ -138,7 +138,7 @@ var mutants = []mutant{
 	{"memory-released-key-kept", false, "internal/memstore/memstore.go",
 		"delete(s.keys, r.key)", "_ = r.key", memory},
 	{"memory-renewal-not-reordered", false, "internal/memstore/expiry.go",
-		"heap.Fix(&s.expiry, r.slot)", "_, _ = heap.Fix, r.slot", memory},
+		"s.expiry.fix(r.slot)", "_ = r.slot", memory},
 	{"memory-heap-slot-stale", false, "internal/memstore/expiry.go",
 		"h[i].slot, h[j].slot = i, j", "h[i].slot = i", memory},
 	{"memory-limit-ignored", false, "internal/memstore/memstore.go",
