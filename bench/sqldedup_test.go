@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
@@ -196,7 +197,7 @@ func BenchmarkFulfilTx(b *testing.B) {
 		_, err := tx.ExecContext(ctx, ledgerInsert, cb.RefNo, cb.OrderNo)
 		return err
 	})
-	viaPgx := dp.FulfilPgx(func(ctx context.Context, tx sqldedup.PgxTx, cb *paygate.Callback) error {
+	viaPgx := dp.FulfilPgx(func(ctx context.Context, tx pgx.Tx, cb *paygate.Callback) error {
 		_, err := tx.Exec(ctx, ledgerInsert, cb.RefNo, cb.OrderNo)
 		return err
 	})

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
@@ -96,7 +97,7 @@ func ExampleDeduper_FulfilPgx() {
 	http.Handle("/paygate/return", &paygate.CallbackHandler{
 		Keys:    []paygate.Key{key},
 		Deduper: dedupe,
-		FulfilTx: dedupe.FulfilPgx(func(ctx context.Context, tx sqldedup.PgxTx, cb *paygate.Callback) error {
+		FulfilTx: dedupe.FulfilPgx(func(ctx context.Context, tx pgx.Tx, cb *paygate.Callback) error {
 			_, err := tx.Exec(ctx, `UPDATE orders SET paid_sen = $2 WHERE ref_no = $1`, cb.RefNo, int64(cb.Amount))
 			return err
 		}),

@@ -7,14 +7,16 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate-go/paygate"
 )
 
 // fulfilPgxOnce calls d.FulfilPgx(fn) as the handler does, for ref.
-func fulfilPgxOnce(d *Deduper, ref string, fn func(context.Context, PgxTx, *paygate.Callback) error) (paygate.ClaimResult, error) {
+func fulfilPgxOnce(d *Deduper, ref string, fn func(context.Context, pgx.Tx, *paygate.Callback) error) (paygate.ClaimResult, error) {
 	cb := &paygate.Callback{Status: paygate.StatusSuccess, RefNo: ref, OrderNo: "GW-" + ref}
 	return d.FulfilPgx(fn).FulfilOnce(context.Background(), paygate.HookClaim{Key: "fulfil|" + ref, Result: cb.OrderNo, Deduper: d}, cb)
 }
@@ -33,7 +35,7 @@ func TestFulfilPgxFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		d    func(t *testing.T) *Deduper
-		fn   func(context.Context, PgxTx, *paygate.Callback) error
+		fn   func(context.Context, pgx.Tx, *paygate.Callback) error
 		want string
 	}{
 		{name: "no database", d: func(t *testing.T) *Deduper {
@@ -44,7 +46,7 @@ func TestFulfilPgxFailures(t *testing.T) {
 		{name: "claim fails", d: func(*testing.T) *Deduper { return noTable },
 			want: "sqldedup: fulfil: claim fulfil|INV-1: "},
 		{name: "commit fails", d: func(t *testing.T) *Deduper { d, _ := testDeduperOn(t, db); return d },
-			fn: func(ctx context.Context, tx PgxTx, cb *paygate.Callback) error {
+			fn: func(ctx context.Context, tx pgx.Tx, cb *paygate.Callback) error {
 				_, err := tx.Exec(ctx, `INSERT INTO `+deferred+` (ref_no) VALUES ($1), ($1)`, cb.RefNo)
 				return err
 			}, want: "sqldedup: fulfil: commit of fulfil|INV-1 (its outcome unknown"},
@@ -53,7 +55,7 @@ func TestFulfilPgxFailures(t *testing.T) {
 			d := tc.d(t)
 			fn := tc.fn
 			if fn == nil {
-				fn = func(context.Context, PgxTx, *paygate.Callback) error { t.Error("fn ran"); return nil }
+				fn = func(context.Context, pgx.Tx, *paygate.Callback) error { t.Error("fn ran"); return nil }
 			}
 			res, err := fulfilPgxOnce(d, "INV-1", fn)
 			require.ErrorContains(t, err, tc.want)
@@ -74,7 +76,7 @@ func TestFulfilPgxRollsBackBeforeReturningTheConnection(t *testing.T) {
 	d, _ := testDeduperOn(t, db)
 	pids := make([]int, 0, 3)
 	for i, fault := range []error{errors.New("stock service down"), nil} {
-		_, err := fulfilPgxOnce(d, "INV-1", func(ctx context.Context, tx PgxTx, _ *paygate.Callback) error {
+		_, err := fulfilPgxOnce(d, "INV-1", func(ctx context.Context, tx pgx.Tx, _ *paygate.Callback) error {
 			var pid int
 			if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
 				return err
@@ -90,4 +92,36 @@ func TestFulfilPgxRollsBackBeforeReturningTheConnection(t *testing.T) {
 	}
 	require.Len(t, pids, 2)
 	require.Equal(t, pids[0], pids[1], "the backend after a failed fulfilment")
+}
+
+// An fn that outlives the handler's time limit (its ctx done before it
+// returns, so no ROLLBACK can be sent on ctx) leaves no transaction open
+// to hold the event: the connection is closed, PostgreSQL rolls back, and
+// the next delivery runs fn, not 503 for as long as the connection idles
+// in its pool.
+func TestFulfilPgxTimedOutFnHoldsNothing(t *testing.T) {
+	db := openDB(t, testDSN(t))
+	d, _ := testDeduperOn(t, db)
+	cb := &paygate.Callback{Status: paygate.StatusSuccess, RefNo: "INV-1", OrderNo: "GW-INV-1"}
+	claim := paygate.HookClaim{Key: "fulfil|INV-1", Result: cb.OrderNo, Deduper: d}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := d.FulfilPgx(func(ctx context.Context, tx pgx.Tx, _ *paygate.Callback) error {
+		<-ctx.Done() // a call to another service, past the time limit
+		return ctx.Err()
+	}).FulfilOnce(ctx, claim, cb)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	ran := false
+	deadline := time.Now().Add(2 * time.Second) // the bound after a crash: PostgreSQL sees the connection closed
+	for {
+		res, err := d.FulfilPgx(func(context.Context, pgx.Tx, *paygate.Callback) error { ran = true; return nil }).
+			FulfilOnce(context.Background(), claim, cb)
+		require.NoError(t, err)
+		if res.State == paygate.ClaimAcquired || time.Now().After(deadline) {
+			require.Equal(t, paygate.ClaimAcquired, res.State, "the next delivery, within 2 s")
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.True(t, ran)
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
@@ -75,7 +76,7 @@ func wirePgx(d *Deduper, fn pathFn) paygate.TxFulfiller {
 	if fn == nil {
 		return d.FulfilPgx(nil)
 	}
-	return d.FulfilPgx(func(ctx context.Context, tx PgxTx, cb *paygate.Callback) error {
+	return d.FulfilPgx(func(ctx context.Context, tx pgx.Tx, cb *paygate.Callback) error {
 		return fn(ctx, pathTx{
 			exec: func(ctx context.Context, q string, args ...any) error { _, err := tx.Exec(ctx, q, args...); return err },
 			end: func(ctx context.Context, commit bool) error {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
@@ -74,7 +75,7 @@ func fleetHandlerPgx(ctx context.Context, pool *pgxpool.Pool, key paygate.Key) (
 	handler := &paygate.CallbackHandler{
 		Keys:    []paygate.Key{key},
 		Deduper: dedupe,
-		FulfilTx: dedupe.FulfilPgx(func(ctx context.Context, tx sqldedup.PgxTx, cb *paygate.Callback) error {
+		FulfilTx: dedupe.FulfilPgx(func(ctx context.Context, tx pgx.Tx, cb *paygate.Callback) error {
 			_, err := tx.Exec(ctx, `UPDATE orders SET paid_sen = paid_sen + $2 WHERE ref_no = $1`,
 				cb.RefNo, int64(cb.Amount))
 			return err
