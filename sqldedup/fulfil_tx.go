@@ -85,7 +85,9 @@ import (
 // from the handler (500); the gateway's retry then finds the event done if
 // fn committed (the claim committed with its effect) or runs fn again if it
 // rolled back: never twice, but do every effect inside the one fn and let
-// FulfilTx end tx.
+// FulfilTx end tx. A fn that sends ROLLBACK and then BEGIN through tx is
+// not detected: its effect commits without the claim, and the next
+// delivery runs it again.
 //
 // A COMMIT whose outcome is unknown (the connection dropped while it was in
 // flight) is returned as an error: the handler answers 500, and the
