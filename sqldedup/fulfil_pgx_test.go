@@ -97,20 +97,22 @@ func TestFulfilPgxRollsBackBeforeReturningTheConnection(t *testing.T) {
 // An fn that outlives the handler's time limit (its ctx done before it
 // returns, so no ROLLBACK can be sent on ctx) leaves no transaction open
 // to hold the event: the connection is closed, PostgreSQL rolls back, and
-// the next delivery runs fn, not 503 for as long as the connection idles
-// in its pool.
+// the next delivery, at another replica, runs fn, not 503 for as long as
+// the first replica's connection idles in its pool.
 func TestFulfilPgxTimedOutFnHoldsNothing(t *testing.T) {
 	db := openDB(t, testDSN(t))
-	d, _ := testDeduperOn(t, db)
+	first, _ := testDeduperOn(t, db)
+	d, err := New(openDB(t, testDSN(t)), WithTable(first.table)) // another replica's pool
+	require.NoError(t, err)
 	cb := &paygate.Callback{Status: paygate.StatusSuccess, RefNo: "INV-1", OrderNo: "GW-INV-1"}
-	claim := paygate.HookClaim{Key: "fulfil|INV-1", Result: cb.OrderNo, Deduper: d}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err := d.FulfilPgx(func(ctx context.Context, tx pgx.Tx, _ *paygate.Callback) error {
+	_, err = first.FulfilPgx(func(ctx context.Context, tx pgx.Tx, _ *paygate.Callback) error {
 		<-ctx.Done() // a call to another service, past the time limit
 		return ctx.Err()
-	}).FulfilOnce(ctx, claim, cb)
+	}).FulfilOnce(ctx, paygate.HookClaim{Key: "fulfil|INV-1", Result: cb.OrderNo, Deduper: first}, cb)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
+	claim := paygate.HookClaim{Key: "fulfil|INV-1", Result: cb.OrderNo, Deduper: d}
 	ran := false
 	deadline := time.Now().Add(2 * time.Second) // the bound after a crash: PostgreSQL sees the connection closed
 	for {
