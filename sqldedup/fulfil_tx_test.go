@@ -110,6 +110,14 @@ func (s *txShop) pathInsert(ctx context.Context, tx pathTx, cb *paygate.Callback
 	return tx.exec(ctx, `INSERT INTO `+s.ledger+` (ref_no, order_no, by_replica) VALUES ($1, $2, $3)`, cb.RefNo, cb.OrderNo, replica)
 }
 
+// ledgerHandler serves path's fulfilment on s.d, its fn one ledger row
+// by replica "A".
+func (s *txShop) ledgerHandler(p fulfilPath) *paygate.CallbackHandler {
+	return s.handlerOn(p, s.d, func(ctx context.Context, tx pathTx, cb *paygate.Callback) error {
+		return s.pathInsert(ctx, tx, cb, "A")
+	})
+}
+
 // The claim, the effect and the completion commit together: one ledger
 // row, the event done with its orderNo; duplicates, sequential and
 // concurrent, are answered 200 (after 503 while one is in flight) and
@@ -119,9 +127,7 @@ func TestFulfilTxOnce(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			ctx := context.Background()
 			s := newTxShop(t, p.open(t))
-			h := s.handlerOn(p, s.d, func(ctx context.Context, tx pathTx, cb *paygate.Callback) error {
-				return s.pathInsert(ctx, tx, cb, "A")
-			})
+			h := s.ledgerHandler(p)
 			require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"))
 			require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"))
 			var wg sync.WaitGroup
@@ -244,9 +250,7 @@ func TestFulfilTxMeetsALeaseClaim(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			ctx := context.Background()
 			s := newTxShop(t, p.open(t))
-			h := s.handlerOn(p, s.d, func(ctx context.Context, tx pathTx, cb *paygate.Callback) error {
-				return s.pathInsert(ctx, tx, cb, "A")
-			})
+			h := s.ledgerHandler(p)
 			c, err := s.d.Claim(ctx, "fulfil|INV-1", time.Minute)
 			require.NoError(t, err)
 			require.Equal(t, paygate.ClaimAcquired, c.State)
@@ -267,9 +271,7 @@ func TestFulfilTxDoublePayment(t *testing.T) {
 	for _, p := range fulfilPaths() {
 		t.Run(p.name, func(t *testing.T) {
 			s := newTxShop(t, p.open(t))
-			h := s.handlerOn(p, s.d, func(ctx context.Context, tx pathTx, cb *paygate.Callback) error {
-				return s.pathInsert(ctx, tx, cb, "A")
-			})
+			h := s.ledgerHandler(p)
 			var paid []string
 			h.OnDoublePayment = func(_ context.Context, cb *paygate.Callback, paidOrderNo string) error {
 				paid = append(paid, cb.OrderNo+" after "+paidOrderNo)
