@@ -13,7 +13,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/sqldedup"
@@ -181,7 +180,7 @@ func BenchmarkFulfilTx(b *testing.B) {
 	ctx := context.Background()
 	sb := newSQLBench(b, "bench_fulfil_tx")
 	d, db, pool, insert := sb.d, sb.db, sb.pool, sb.insert
-	dp, err := sqldedup.New(stdlib.OpenDBFromPool(pool), sqldedup.WithTable(sb.table()))
+	dp, err := sqldedup.NewPgx(pool, sqldedup.WithTable(sb.table()))
 	if err != nil {
 		b.Fatal(err)
 	}

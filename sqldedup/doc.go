@@ -11,14 +11,14 @@
 // more than a lookup. A table without its function (made by hand, or not
 // migrated since an upgrade) still works, at one more round trip per claim.
 //
-// The package registers no driver; open the *sql.DB with
-// github.com/jackc/pgx/v5/stdlib (what the tests use), whose statement
-// cache makes every call one round trip. On such a *sql.DB a lease claim
-// runs on pgx's native connection ((*sql.Conn).Raw; for that the package
-// imports pgx's core package, not its driver): it skips database/sql's
-// rows and conversions, 14 allocations a duplicate instead of 22 and about
-// 5-10% of its time on loopback. With any other driver claims go through
-// database/sql.
+// Open the *sql.DB with github.com/jackc/pgx/v5/stdlib (what the tests
+// use; the package imports it for NewPgx, which registers its driver as
+// "pgx"), whose statement cache makes every call one round trip, or make
+// the Deduper with NewPgx on a *pgxpool.Pool. Then claims run on pgx's
+// native connection (NewPgx's pool, or (*sql.Conn).Raw): they skip
+// database/sql's rows and conversions, 14 allocations a duplicate instead
+// of 22 and about 5-10% of its time on loopback. With any other driver
+// claims go through database/sql.
 //
 // Times come from the database clock, so replicas with skewed clocks still
 // agree on when a lease ends.
@@ -35,7 +35,8 @@
 // what fn writes, whatever crashes, and nothing to wait out after one,
 // since PostgreSQL rolls an interrupted transaction back at once. Why the
 // claim lives there, and what a duplicate costs on it: FulfilTx. On pgx,
-// d.FulfilPgx(fn) does the same with fn writing through pgx, and sends
+// d.FulfilPgx(fn), on a Deduper of the merchant's pool (NewPgx), does the
+// same with fn writing through pgx, and sends
 // BEGIN and the claim together: a new payment costs no round trip beyond
 // the merchant's own transaction. HookTx gives the other hooks the same
 // one-transaction record on the lease path.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/sqldedup"
@@ -74,8 +73,8 @@ func ExampleDeduper_FulfilTx() {
 	})
 }
 
-// Fulfilment in the merchant's own transaction on pgx: the *sql.DB is made
-// from the merchant's pool, fn writes through pgx, and BEGIN goes to
+// Fulfilment in the merchant's own transaction on pgx: the Deduper is made
+// on the merchant's pool, fn writes through pgx, and BEGIN goes to
 // PostgreSQL with the claim in one round trip.
 func ExampleDeduper_FulfilPgx() {
 	ctx := context.Background()
@@ -83,7 +82,7 @@ func ExampleDeduper_FulfilPgx() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	dedupe, err := sqldedup.New(stdlib.OpenDBFromPool(pool))
+	dedupe, err := sqldedup.NewPgx(pool)
 	if err != nil {
 		log.Fatal(err)
 	}

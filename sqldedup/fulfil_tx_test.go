@@ -23,10 +23,11 @@ import (
 
 // fulfilPath is one way to wire the transactional path, as the tests
 // drive it: FulfilTx on database/sql, FulfilPgx on pgx's connection of a
-// *sql.DB opened with sql.Open("pgx"), or with stdlib.OpenDBFromPool.
+// *sql.DB opened with sql.Open("pgx"), or on a pgxpool (NewPgx).
 type fulfilPath struct {
 	name string
-	open func(t testing.TB) *sql.DB
+	// open opens the database, with the Options of the path's Deduper.
+	open func(t testing.TB) (*sql.DB, []Option)
 	wire func(d *Deduper, fn pathFn) paygate.TxFulfiller
 }
 
@@ -42,7 +43,7 @@ type pathTx struct {
 
 // fulfilPaths are the transactional paths every test of this file runs on.
 func fulfilPaths() []fulfilPath {
-	sqlOpen := func(t testing.TB) *sql.DB { return openDB(t, testDSN(t)) }
+	sqlOpen := func(t testing.TB) (*sql.DB, []Option) { return openDB(t, testDSN(t)), nil }
 	return []fulfilPath{
 		{name: "FulfilTx", open: sqlOpen, wire: wireSQL},
 		{name: "FulfilPgx", open: sqlOpen, wire: wirePgx},
@@ -88,14 +89,15 @@ func wirePgx(d *Deduper, fn pathFn) paygate.TxFulfiller {
 }
 
 // openPoolDB opens the test database as a merchant on pgx would: a
-// *pgxpool.Pool, and a *sql.DB on it (stdlib.OpenDBFromPool).
-func openPoolDB(t testing.TB) *sql.DB {
+// *pgxpool.Pool, and a *sql.DB on it (stdlib.OpenDBFromPool), with a
+// Deduper as NewPgx makes it.
+func openPoolDB(t testing.TB) (*sql.DB, []Option) {
 	pool, err := pgxpool.New(context.Background(), testDSN(t))
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	db := stdlib.OpenDBFromPool(pool)
 	t.Cleanup(func() { db.Close() })
-	return db
+	return db, []Option{withPool(pool)}
 }
 
 // handlerOn serves path's fulfilment of fn on deduper (s.d unless given).
@@ -126,7 +128,8 @@ func TestFulfilTxOnce(t *testing.T) {
 	for _, p := range fulfilPaths() {
 		t.Run(p.name, func(t *testing.T) {
 			ctx := context.Background()
-			s := newTxShop(t, p.open(t))
+			db, opts := p.open(t)
+			s := newTxShop(t, db, opts...)
 			h := s.ledgerHandler(p)
 			require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"))
 			require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"))
@@ -157,7 +160,7 @@ func TestFulfilTxOnce(t *testing.T) {
 func TestFulfilTxRollbackLeavesTheEventFree(t *testing.T) {
 	for _, p := range fulfilPaths() {
 		t.Run(p.name, func(t *testing.T) {
-			db := p.open(t)
+			db, opts := p.open(t)
 			for _, tc := range []struct {
 				name string
 				// fault is what fn does after its INSERT, on its first call.
@@ -177,7 +180,7 @@ func TestFulfilTxRollbackLeavesTheEventFree(t *testing.T) {
 				}},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
-					s := newTxShop(t, db)
+					s := newTxShop(t, db, opts...)
 					first := true
 					h := s.handlerOn(p, s.d, func(ctx context.Context, tx pathTx, cb *paygate.Callback) error {
 						if err := s.pathInsert(ctx, tx, cb, "A"); err != nil {
@@ -208,7 +211,8 @@ func TestFulfilTxRollbackLeavesTheEventFree(t *testing.T) {
 func TestFulfilTxInFlightAnswersAtOnce(t *testing.T) {
 	for _, p := range fulfilPaths() {
 		t.Run(p.name, func(t *testing.T) {
-			s := newTxShop(t, p.open(t))
+			db, opts := p.open(t)
+			s := newTxShop(t, db, opts...)
 			entered, proceed := make(chan struct{}), make(chan struct{})
 			h := s.handlerOn(p, s.d, func(ctx context.Context, tx pathTx, cb *paygate.Callback) error {
 				if err := s.pathInsert(ctx, tx, cb, "A"); err != nil {
@@ -249,7 +253,8 @@ func TestFulfilTxMeetsALeaseClaim(t *testing.T) {
 	for _, p := range fulfilPaths() {
 		t.Run(p.name, func(t *testing.T) {
 			ctx := context.Background()
-			s := newTxShop(t, p.open(t))
+			db, opts := p.open(t)
+			s := newTxShop(t, db, opts...)
 			h := s.ledgerHandler(p)
 			c, err := s.d.Claim(ctx, "fulfil|INV-1", time.Minute)
 			require.NoError(t, err)
@@ -270,7 +275,8 @@ func TestFulfilTxMeetsALeaseClaim(t *testing.T) {
 func TestFulfilTxDoublePayment(t *testing.T) {
 	for _, p := range fulfilPaths() {
 		t.Run(p.name, func(t *testing.T) {
-			s := newTxShop(t, p.open(t))
+			db, opts := p.open(t)
+			s := newTxShop(t, db, opts...)
 			h := s.ledgerHandler(p)
 			var paid []string
 			h.OnDoublePayment = func(_ context.Context, cb *paygate.Callback, paidOrderNo string) error {
@@ -292,9 +298,9 @@ func TestFulfilTxDoublePayment(t *testing.T) {
 func TestFulfilTxMisWired(t *testing.T) {
 	for _, p := range fulfilPaths() {
 		t.Run(p.name, func(t *testing.T) {
-			db := p.open(t)
-			s := newTxShop(t, db)
-			other, _ := testDeduperOn(t, db)
+			db, opts := p.open(t)
+			s := newTxShop(t, db, opts...)
+			other, _ := testDeduperOn(t, db, opts...)
 			fn := func(ctx context.Context, tx pathTx, cb *paygate.Callback) error {
 				return s.pathInsert(ctx, tx, cb, "A")
 			}
@@ -319,7 +325,7 @@ func TestFulfilTxMisWired(t *testing.T) {
 					name    string
 					handler *paygate.CallbackHandler
 					want    string
-				}{name: "another driver", handler: fs.handlerOn(p, fs.d, fn), want: "needs a *sql.DB of pgx's driver"})
+				}{name: "another driver", handler: fs.handlerOn(p, fs.d, fn), want: "needs a Deduper of NewPgx, or a *sql.DB of pgx's driver"})
 			}
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {

@@ -33,9 +33,9 @@ type txShop struct {
 }
 
 // newTxShop makes a fresh deduper table and ledger on db.
-func newTxShop(t testing.TB, db *sql.DB) *txShop {
+func newTxShop(t testing.TB, db *sql.DB, opts ...Option) *txShop {
 	t.Helper()
-	d, _ := testDeduperOn(t, db)
+	d, _ := testDeduperOn(t, db, opts...)
 	ledger := fmt.Sprintf("ledger_test_%d", rand.Uint32())
 	_, err := db.Exec(`CREATE TABLE ` + ledger + ` (ref_no text, order_no text, by_replica text)`)
 	require.NoError(t, err)

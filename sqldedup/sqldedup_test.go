@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate-go/paygate"
@@ -161,12 +161,29 @@ func testDSN(t testing.TB) string {
 	return dsn
 }
 
-// The Deduper keeps the contract CallbackHandler relies on.
+// The Deduper keeps the contract CallbackHandler relies on, made by New
+// or by NewPgx (its claims on the pool's connections).
 func TestDeduperContract(t *testing.T) {
-	dedupetest.Run(t, func(t *testing.T) paygate.Deduper {
-		d, _ := testDeduper(t)
-		return d
+	t.Run("New", func(t *testing.T) {
+		dedupetest.Run(t, func(t *testing.T) paygate.Deduper {
+			d, _ := testDeduper(t)
+			return d
+		})
 	})
+	t.Run("NewPgx", func(t *testing.T) {
+		dedupetest.Run(t, func(t *testing.T) paygate.Deduper {
+			pool, err := pgxpool.New(context.Background(), testDSN(t))
+			require.NoError(t, err)
+			t.Cleanup(pool.Close)
+			d, err := NewPgx(pool, WithTable(fmt.Sprintf("paygate_dedupe_test_%d", rand.Uint32())))
+			require.NoError(t, err)
+			require.NoError(t, d.Migrate(context.Background()))
+			t.Cleanup(func() { dropTable(d.db, d.table) })
+			return d
+		})
+	})
+	_, err := NewPgx(nil)
+	require.EqualError(t, err, "sqldedup: nil *pgxpool.Pool")
 }
 
 // Completed keys are forgotten after retention; Purge removes them.

@@ -16,7 +16,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate-go/paygate"
@@ -61,11 +60,10 @@ func fleetHandler(ctx context.Context, db *sql.DB) (http.Handler, error) {
 }
 
 // fleetHandlerPgx is the fleet's handler for a merchant on pgx: FulfilPgx
-// on a *sql.DB made from the merchant's pool.
+// on a Deduper of the merchant's pool.
 func fleetHandlerPgx(ctx context.Context, pool *pgxpool.Pool, key paygate.Key) (http.Handler, error) {
 	// code: fulfil-pgx
-	db := stdlib.OpenDBFromPool(pool) // pool: your *pgxpool.Pool
-	dedupe, err := sqldedup.New(db)
+	dedupe, err := sqldedup.NewPgx(pool) // pool: your *pgxpool.Pool
 	if err != nil {
 		return nil, err
 	}
