@@ -47,12 +47,12 @@ func newReplayShop(t *testing.T) *replayShop {
 	s.h = &CallbackHandler{
 		Keys: []Key{key}, Logger: slog.New(slog.DiscardHandler), Now: s.clock.now,
 		Deduper: &MemoryDeduper{Now: s.clock.now},
-		Fulfil: func(_ context.Context, cb *Callback) error {
+		Fulfil: FulfilFunc(func(_ context.Context, cb *Callback) error {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			s.ledger = append(s.ledger, cb.RefNo)
 			return nil
-		},
+		}),
 		OnHeldBack: func(_ context.Context, cb *Callback, err error) error {
 			require.True(t, cb.Verified)
 			s.mu.Lock()

@@ -7,7 +7,7 @@ package paygate
 // is a value on the stack; each thing it does once is an action under the
 // claim of its own Deduper key (fulfil|refNo, double|refNo|orderNo,
 // status|refNo|orderNo|status), taken by take and run, completed or
-// released by its claim (callback_lease.go). A duplicate is answered from
+// released by its claim (callback_claim.go). A duplicate is answered from
 // the Deduper's reply alone: no claim is allocated and the fpx field is
 // never read. A pending or failed status first claims the refNo's
 // fulfilment key to learn whether it is stale, and holds that claim while
@@ -20,8 +20,10 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/paygate-go/paygate/internal/observing"
+	"github.com/paygate-go/paygate/observe"
 )
 
 // Outcome is what the callback path made of one verified event: the same
@@ -84,12 +86,6 @@ type verdict struct {
 // other status is OutcomeUnknownStatus.
 var statusOutcome = map[Status]Outcome{StatusPending: OutcomePending, StatusFailed: OutcomeFailed}
 
-// fulfilWired is why a paid order cannot go on, by whether Fulfil and FulfilTx are set.
-var fulfilWired = map[[2]bool]error{
-	{false, false}: errors.New("paygate: callback handler has no Fulfil (nor FulfilTx); paid order not handled"),
-	{true, true}:   errors.New("paygate: callback handler has both Fulfil and FulfilTx; set one; paid order not handled"),
-}
-
 // event is one verified event on the callback path, whatever brought it (a
 // callback or a reconciliation): the handler acting on it, the Deduper
 // that holds its claims, the callback, and where it came from (o, said in
@@ -128,17 +124,16 @@ type action struct {
 // process runs the receiver rules of CallbackHandler on the event.
 func (e event) process(ctx context.Context) verdict {
 	cb := e.cb
+	if err := e.h.misconfigured; err != nil { // keep the gateway retrying until it is fixed
+		return verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handler misconfigured", err: err}
+	}
 	if cb.Status != StatusSuccess {
 		return e.processStatus(ctx)
-	}
-	if err := fulfilWired[[2]bool{e.h.Fulfil != nil, e.h.FulfilTx != nil}]; err != nil { // keep the gateway retrying
-		e.log(ctx, slog.LevelError, err.Error(), "refNo", cb.RefNo)
-		return verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handler misconfigured", err: err}
 	}
 	if err := e.txnAgeError(); err != nil {
 		return e.holdBack(ctx, err)
 	}
-	how, paid, v := e.once(ctx, action{key: fulfilKey(cb.RefNo), hook: e.h.Fulfil, result: cb.OrderNo, fulfils: true})
+	how, paid, v := e.once(ctx, action{key: fulfilKey(cb.RefNo), hook: e.h.Fulfil.Fulfil, result: cb.OrderNo, fulfils: true})
 	switch {
 	case how == notDone:
 		return v
@@ -286,8 +281,8 @@ const (
 // Deduper unreachable (503), or the hook or the recording of its completion
 // failed (500).
 func (e event) once(ctx context.Context, a action) (how onceOutcome, recorded string, v verdict) {
-	if a.fulfils && e.h.FulfilTx != nil {
-		return e.onceTx(ctx, a)
+	if tf, ok := e.h.Fulfil.(TxFulfiller); ok && a.fulfils {
+		return e.onceTx(ctx, a, tf)
 	}
 	// The event is handled to its end even if the gateway hung up.
 	ctx = detached(ctx)
@@ -309,7 +304,7 @@ func (e event) once(ctx context.Context, a action) (how onceOutcome, recorded st
 		e.warnInconsistent(ctx)
 	}
 	began := e.n.Now()
-	err = c.run(ctx, a.hook)
+	err = c.run(ctx, a.hook, cb)
 	e.n.Hooked(err, errors.Is(err, ErrClaimLost), a.fulfils, began)
 	if err != nil {
 		c.release(ctx)
@@ -326,16 +321,16 @@ func (e event) once(ctx context.Context, a action) (how onceOutcome, recorded st
 	return ranNow, "", verdict{}
 }
 
-// onceTx is once for a fulfilment by the handler's TxFulfiller, which claims
+// onceTx is once for a fulfilment by a TxFulfiller, which claims
 // the event in its own transaction, bounded by the hook's time limit.
-func (e event) onceTx(ctx context.Context, a action) (how onceOutcome, recorded string, v verdict) {
+func (e event) onceTx(ctx context.Context, a action, tf TxFulfiller) (how onceOutcome, recorded string, v verdict) {
 	ctx, cancel := context.WithTimeout(detached(ctx), e.h.hookTimeout())
 	defer cancel()
 	e.cb.readFPX()
 	began := e.n.Now()
 	var res ClaimResult
 	err := callHook(ctx, func(ctx context.Context, cb *Callback) (err error) {
-		res, err = e.h.FulfilTx.FulfilOnce(ctx, HookClaim{Key: a.key, Result: a.result, Deduper: e.d}, cb)
+		res, err = tf.FulfilOnce(ctx, HookClaim{Key: a.key, Result: a.result, Deduper: e.d}, cb)
 		return err
 	}, e.cb)
 	e.n.Claimed(nil, res.State == ClaimDone, err != nil || res.State == ClaimAcquired)
@@ -389,38 +384,91 @@ func (e event) storeFailed(ctx context.Context, msg string, err error) verdict {
 	return verdict{code: http.StatusServiceUnavailable, outcome: OutcomeError, reason: "temporarily unavailable", err: err}
 }
 
-// storeContext is the context of one call of d: ctx's values, not its
-// cancellation (the work must be recorded even if the gateway hung up), and
-// a short time limit of its own, which an in-process Deduper that never
-// waits (MemoryDeduper) is spared.
-func storeContext(ctx context.Context, d Deduper) (context.Context, context.CancelFunc) {
-	if _, ok := d.(neverWaits); ok {
-		return detached(ctx), func() {}
+// take claims a's key for the event: the claim when the Deduper grants
+// it, else nil with what the Deduper answered.
+func (e event) take(ctx context.Context, a action) (*claim, ClaimResult, error) {
+	lease, renewed := e.h.claimLease(e.d)
+	sctx, cancel := storeContext(ctx, e.d)
+	claimed := time.Now()
+	res, err := e.d.Claim(sctx, a.key, lease)
+	cancel()
+	if err != nil || res.State != ClaimAcquired {
+		return nil, res, err
 	}
-	return context.WithTimeout(detached(ctx), storeTimeout)
+	return &claim{d: e.d, key: a.key, token: res.Token, result: a.result, also: a.also,
+		lease: lease, renewed: renewed, hookTimeout: e.h.hookTimeout(), log: e.log, heldUntil: claimed.Add(lease)}, res, nil
 }
 
-// detached is ctx's values without its cancellation: ctx itself when it
-// can never be cancelled (its Done is nil), so that a context detached once
-// is not wrapped again.
-func detached(ctx context.Context) context.Context {
-	if ctx.Done() == nil {
-		return ctx
+// observedSources names an event's Source to an Observer.
+var observedSources = [...]observe.Source{SourceCallback: observe.SourceCallback, SourceLookup: observe.SourceLookup, SourceReport: observe.SourceReport}
+
+// run is process, noted for the handler's Observer when it has one: in the
+// request's Note for a callback, in a start, note and end of its own for a
+// reconciled record.
+func (e event) run(ctx context.Context) verdict {
+	if e.h.Observer == nil {
+		return e.process(ctx)
 	}
-	return context.WithoutCancel(ctx)
+	own := e.o.r == nil // a reconciled record, even one reconciled within a callback's hook
+	if own {
+		e.n = &observing.Note{}
+		ctx = e.h.Observer.CallbackStart(ctx, observe.Callback{Source: observedSources[e.cb.Source]})
+	} else {
+		e.n = observing.From(ctx)
+	}
+	v := e.process(ctx)
+	e.n.Processed(string(v.outcome), v.code)
+	if own {
+		e.n.End.Status = 0
+		e.h.Observer.CallbackEnd(ctx, e.n.End)
+	}
+	return v
 }
 
-// neverWaits is implemented by a Deduper whose calls never wait on I/O,
-// so that a time limit on them would only cost a timer.
-type neverWaits interface{ neverWaits() }
+// maxTxnAhead is how far a success's transaction time may be ahead of the
+// handler's clock (the gateway's clock, or its time zone, off) and still
+// be fulfilled.
+const maxTxnAhead = 24 * time.Hour
 
-// callHook runs a hook, turning a panic into an error so that the claim is
-// released rather than left to lapse.
-func callHook(ctx context.Context, hook func(context.Context, *Callback) error, cb *Callback) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("paygate: callback hook panicked: %v", p)
+// ErrHeldBack is the error OnHeldBack is given (wrapped, with the age) for
+// a verified success the handler did not fulfil because its transaction
+// time is older than MaxTxnAge, or too far in the future.
+var ErrHeldBack = errors.New("paygate: verified success held back: its fpxTxnTime is outside the handler's MaxTxnAge")
+
+// txnAgeError is the error of a success whose transaction time is outside
+// the bound, nil when it is within it, has none the SDK reads, or the
+// event is not a callback (a reconciliation reads the gateway's own API,
+// which an attacker cannot replay).
+func (e event) txnAgeError() error {
+	limit := e.h.maxTxnAge()
+	if e.cb.Source != SourceCallback || limit == 0 {
+		return nil
+	}
+	at := parseRecordTime(e.cb.FPXTxnTime)
+	if at.IsZero() {
+		return nil
+	}
+	age := e.h.now().Sub(at)
+	if age <= limit && age >= -maxTxnAhead {
+		return nil
+	}
+	return fmt.Errorf("%w: fpxTxnTime %s is %v old (MaxTxnAge %v)", ErrHeldBack, e.cb.FPXTxnTime, age.Round(time.Second), limit)
+}
+
+// holdBack answers a success outside the bound: logged at error level,
+// told to OnHeldBack, never fulfilled, and 200 so that the gateway (or a
+// replayer) stops; 500 when OnHeldBack fails, so that it is told again.
+func (e event) holdBack(ctx context.Context, cause error) verdict {
+	cb := e.cb
+	e.log(ctx, slog.LevelError, "verified success outside the replay bound: not fulfilled; a replay, or a payment to reconcile by hand",
+		"refNo", cb.RefNo, "orderNo", cb.OrderNo, "amount", cb.Amount.String(), "err", cause)
+	if e.h.OnHeldBack != nil {
+		ctx, cancel := context.WithTimeout(ctx, e.h.hookTimeout())
+		defer cancel()
+		if err := callHook(ctx, func(ctx context.Context, cb *Callback) error { return e.h.OnHeldBack(ctx, cb, cause) }, cb); err != nil {
+			e.log(ctx, slog.LevelError, "OnHeldBack failed; the gateway will retry", "refNo", cb.RefNo, "err", err)
+			return verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: err}
 		}
-	}()
-	return hook(ctx, cb)
+	}
+	return verdict{code: http.StatusOK, outcome: OutcomeHeldBack, err: cause}
 }

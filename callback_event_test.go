@@ -53,7 +53,7 @@ func TestCallbackStatusAfterSuccessIsStale(t *testing.T) {
 			// it: a stale status leaves it as it is.
 			order := "new"
 			h := &CallbackHandler{Keys: []Key{key}, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-				Fulfil: func(context.Context, *Callback) error { fulfils++; order = "paid"; return nil },
+				Fulfil: FulfilFunc(func(context.Context, *Callback) error { fulfils++; order = "paid"; return nil }),
 				OnStatus: func(_ context.Context, cb *Callback) error {
 					got = append(got, cb)
 					if !cb.Stale {
@@ -115,7 +115,7 @@ func TestCallbackUnknownStatusIsNeverSilent(t *testing.T) {
 			var logs bytes.Buffer
 			statuses := 0
 			h := &CallbackHandler{Keys: []Key{key}, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-				Fulfil: func(context.Context, *Callback) error { t.Fatal("an unknown status was fulfilled"); return nil }}
+				Fulfil: FulfilFunc(func(context.Context, *Callback) error { t.Fatal("an unknown status was fulfilled"); return nil })}
 			if tc.onStatus != nil {
 				h.OnStatus = tc.onStatus(t, &statuses)
 			}
@@ -149,12 +149,12 @@ func TestCallbackStatusRacingSuccessIsNeverCurrentAfterFulfil(t *testing.T) {
 	var mu sync.Mutex
 	var order []string
 	h := &CallbackHandler{Keys: []Key{key}, Deduper: &slowStatusClaims{}, Logger: slog.New(slog.DiscardHandler),
-		Fulfil: func(context.Context, *Callback) error {
+		Fulfil: FulfilFunc(func(context.Context, *Callback) error {
 			mu.Lock()
 			defer mu.Unlock()
 			order = append(order, "Fulfil")
 			return nil
-		},
+		}),
 		OnStatus: func(_ context.Context, cb *Callback) error {
 			mu.Lock()
 			defer mu.Unlock()
@@ -192,7 +192,7 @@ func TestCallbackHooksSeeTheFPXRead(t *testing.T) {
 	}{
 		{name: "Fulfil", last: callbackFields("INV-H1", "GW1", StatusSuccess, "51"),
 			hook: func(h *CallbackHandler, saw func(*Callback)) {
-				h.Fulfil = func(_ context.Context, cb *Callback) error { saw(cb); return nil }
+				h.Fulfil = FulfilFunc(func(_ context.Context, cb *Callback) error { saw(cb); return nil })
 			}, wantCode: "51"},
 		{name: "Fulfil, fpx not JSON", last: func() url.Values {
 			f := callbackFields("INV-H2", "GW1", StatusSuccess, "00")
@@ -200,7 +200,7 @@ func TestCallbackHooksSeeTheFPXRead(t *testing.T) {
 			return f
 		}(),
 			hook: func(h *CallbackHandler, saw func(*Callback)) {
-				h.Fulfil = func(_ context.Context, cb *Callback) error { saw(cb); return nil }
+				h.Fulfil = FulfilFunc(func(_ context.Context, cb *Callback) error { saw(cb); return nil })
 			}, wantProblems: []string{"fpx"}},
 		{name: "OnStatus", last: callbackFields("INV-H3", "GW1", StatusPending, "09"),
 			hook: func(h *CallbackHandler, saw func(*Callback)) {
@@ -218,7 +218,7 @@ func TestCallbackHooksSeeTheFPXRead(t *testing.T) {
 			}, wantCode: "76"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &CallbackHandler{Keys: []Key{key}, Logger: discardLogger(), Fulfil: func(context.Context, *Callback) error { return nil }}
+			h := &CallbackHandler{Keys: []Key{key}, Logger: discardLogger(), Fulfil: FulfilFunc(func(context.Context, *Callback) error { return nil })}
 			var seen []*Callback
 			tc.hook(h, func(cb *Callback) { seen = append(seen, cb) })
 			for _, f := range tc.before {
@@ -246,7 +246,7 @@ func TestCallbackInconsistentSuccessLoggedWhenFulfilled(t *testing.T) {
 	key := mustKey(t, testKeyUUID)
 	var logs bytes.Buffer
 	h := &CallbackHandler{Keys: []Key{key}, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-		Fulfil: func(context.Context, *Callback) error { return nil }}
+		Fulfil: FulfilFunc(func(context.Context, *Callback) error { return nil })}
 	for _, f := range []url.Values{
 		callbackFields("INV-I", "GW1", StatusSuccess, "51"),
 		callbackFields("INV-I", "GW1", StatusSuccess, "51"), // a retry
@@ -295,7 +295,7 @@ func TestCallbackHookSeesParseCallbackOfAnyFPX(t *testing.T) {
 	}{
 		{name: "Fulfil", last: callbackFields("INV-F", "GW1", StatusSuccess, "00"),
 			hook: func(h *CallbackHandler, saw func(*Callback)) {
-				h.Fulfil = func(_ context.Context, cb *Callback) error { saw(cb); return nil }
+				h.Fulfil = FulfilFunc(func(_ context.Context, cb *Callback) error { saw(cb); return nil })
 			}},
 		{name: "OnStatus", last: callbackFields("INV-S", "GW1", StatusFailed, "51"),
 			hook: func(h *CallbackHandler, saw func(*Callback)) {
@@ -310,7 +310,7 @@ func TestCallbackHookSeesParseCallbackOfAnyFPX(t *testing.T) {
 	for _, hk := range hooks {
 		for _, fv := range fpxValues {
 			t.Run(hk.name+"/"+fv.name, func(t *testing.T) {
-				h := &CallbackHandler{Keys: []Key{key}, Logger: discardLogger(), Fulfil: func(context.Context, *Callback) error { return nil }}
+				h := &CallbackHandler{Keys: []Key{key}, Logger: discardLogger(), Fulfil: FulfilFunc(func(context.Context, *Callback) error { return nil })}
 				var seen []Callback
 				hk.hook(h, func(cb *Callback) { seen = append(seen, *cb) })
 				for _, f := range hk.before {
@@ -361,13 +361,13 @@ func TestCallbackClaimLeaseSaturates(t *testing.T) {
 			running, release := make(chan struct{}), make(chan struct{})
 			stop := sync.OnceFunc(func() { close(release) })
 			t.Cleanup(stop) // a failing row leaves no hook blocked
-			h := &CallbackHandler{Keys: []Key{key}, Logger: discardLogger(), Fulfil: func(context.Context, *Callback) error {
+			h := &CallbackHandler{Keys: []Key{key}, Logger: discardLogger(), Fulfil: FulfilFunc(func(context.Context, *Callback) error {
 				if runs.Add(1) == 1 {
 					close(running)
 					<-release
 				}
 				return nil
-			}}
+			})}
 			tc.edit(h)
 			f := callbackFields("INV-SAT", "GW1", StatusSuccess, "00")
 			first := make(chan int, 1)
@@ -418,7 +418,7 @@ func TestDoublePaymentsWithSplitLookingIDsBothReported(t *testing.T) {
 	var mu sync.Mutex
 	var doubles []string
 	h := &CallbackHandler{Keys: []Key{key}, Logger: slog.New(slog.DiscardHandler),
-		Fulfil: func(context.Context, *Callback) error { return nil },
+		Fulfil: FulfilFunc(func(context.Context, *Callback) error { return nil }),
 		OnDoublePayment: func(_ context.Context, cb *Callback, _ string) error {
 			mu.Lock()
 			defer mu.Unlock()
@@ -450,7 +450,7 @@ func TestCallbackHookFailureSaysWhoRetries(t *testing.T) {
 		t.Run(tc.source.String(), func(t *testing.T) {
 			var logs bytes.Buffer
 			h := &CallbackHandler{Keys: []Key{mustKey(t, testKeyUUID)}, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-				Fulfil: func(context.Context, *Callback) error { return errors.New("shop down") }}
+				Fulfil: FulfilFunc(func(context.Context, *Callback) error { return errors.New("shop down") })}
 			cb := &Callback{Status: StatusSuccess, RefNo: "INV-R", OrderNo: "GW1", Verified: true, Source: tc.source}
 			v := h.newEvent(cb, origin{source: tc.source}).process(context.Background())
 			require.Equal(t, http.StatusInternalServerError, v.code)
@@ -509,10 +509,10 @@ func TestStoreCallsHaveTheirOwnLimitAndOutliveTheRequest(t *testing.T) {
 	d := &storeCtxDeduper{}
 	ctx, hangUp := context.WithCancel(context.Background())
 	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Logger: slog.New(slog.DiscardHandler),
-		Fulfil: func(context.Context, *Callback) error {
+		Fulfil: FulfilFunc(func(context.Context, *Callback) error {
 			hangUp() // the gateway hangs up while the order is fulfilled
 			return nil
-		}}
+		})}
 	r := signedRequest(t, key, callbackFields("INV-S", "GWS", StatusSuccess, "00")).WithContext(ctx)
 	require.Equal(t, 200, serve(h, r).Code)
 	d.mu.Lock()
@@ -534,10 +534,10 @@ func TestCallbackStatusHoldOutlivesItsLease(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
 	var fulfilled atomic.Bool
 	h := &CallbackHandler{Keys: []Key{key}, Lease: lease, Logger: slog.New(slog.DiscardHandler),
-		Fulfil: func(context.Context, *Callback) error {
+		Fulfil: FulfilFunc(func(context.Context, *Callback) error {
 			fulfilled.Store(true)
 			return nil
-		},
+		}),
 		OnStatus: func(context.Context, *Callback) error {
 			close(started)
 			<-release // runs until the test has tried the success for several leases
@@ -567,11 +567,18 @@ func TestCallbackStatusHoldOutlivesItsLease(t *testing.T) {
 // fakeTx is a TxFulfiller that answers as told, recording what it was
 // handed.
 type fakeTx struct {
-	res    ClaimResult
-	err    error
-	panics bool
-	got    []HookClaim
+	res      ClaimResult
+	err      error
+	panics   bool
+	checkErr error // Check's answer
+	got      []HookClaim
 }
+
+func (f *fakeTx) Fulfil(context.Context, *Callback) error {
+	return errors.New("fakeTx: the lease path was taken")
+}
+
+func (f *fakeTx) Check(Deduper) error { return f.checkErr }
 
 func (f *fakeTx) FulfilOnce(ctx context.Context, claim HookClaim, cb *Callback) (ClaimResult, error) {
 	f.got = append(f.got, claim)
@@ -584,18 +591,18 @@ func (f *fakeTx) FulfilOnce(ctx context.Context, claim HookClaim, cb *Callback) 
 	return f.res, f.err
 }
 
-// With FulfilTx the handler hands a paid order to the TxFulfiller under
-// its key, its orderNo and the handler's Deduper, and answers by what it
-// says: 200 fulfilled or already fulfilled, a second payment to
-// OnDoublePayment, 503 while another delivery holds it, 500 for an error
-// or a panic; neither or both of Fulfil and FulfilTx answer 500 and name
-// the fix.
+// With a TxFulfiller the handler hands a paid order to it under its key,
+// its orderNo and the handler's Deduper, and answers by what it says: 200
+// fulfilled or already fulfilled, a second payment to OnDoublePayment, 503
+// while another delivery holds it, 500 for an error or a panic; no Fulfil,
+// or a TxFulfiller that records in another Deduper, answers 500 and names
+// the fix, for a status event too.
 func TestCallbackFulfilTx(t *testing.T) {
 	key := mustKey(t, testKeyUUID)
 	for _, tt := range []struct {
 		name     string
 		tx       *fakeTx
-		fulfil   bool // Fulfil set too
+		status   Status // StatusSuccess unless set
 		wantCode int
 		wantLog  string
 		wantPaid []string // OnDoublePayment's paidOrderNo
@@ -606,8 +613,11 @@ func TestCallbackFulfilTx(t *testing.T) {
 		{name: "in flight", tx: &fakeTx{res: ClaimResult{State: ClaimBusy}}, wantCode: http.StatusServiceUnavailable},
 		{name: "failed", tx: &fakeTx{err: errors.New("ledger down")}, wantCode: http.StatusInternalServerError, wantLog: "ledger down"},
 		{name: "panicked", tx: &fakeTx{panics: true}, wantCode: http.StatusInternalServerError, wantLog: "panicked"},
-		{name: "both hooks", tx: &fakeTx{}, fulfil: true, wantCode: http.StatusInternalServerError, wantLog: "both Fulfil and FulfilTx; set one"},
-		{name: "no hook", wantCode: http.StatusInternalServerError, wantLog: "no Fulfil (nor FulfilTx)"},
+		{name: "another Deduper", tx: &fakeTx{checkErr: errors.New("recorded in table other")}, wantCode: http.StatusInternalServerError,
+			wantLog: "records in another Deduper than CallbackHandler.Deduper (*paygate.MemoryDeduper): give both the same one"},
+		{name: "another Deduper, a status", tx: &fakeTx{checkErr: errors.New("recorded in table other")}, status: StatusPending,
+			wantCode: http.StatusInternalServerError, wantLog: "recorded in table other"},
+		{name: "no hook", wantCode: http.StatusInternalServerError, wantLog: "CallbackHandler.Fulfil is not set"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs bytes.Buffer
@@ -616,15 +626,13 @@ func TestCallbackFulfilTx(t *testing.T) {
 			h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 				OnDoublePayment: func(_ context.Context, _ *Callback, p string) error { paid = append(paid, p); return nil }}
 			if tt.tx != nil {
-				h.FulfilTx = tt.tx
+				h.Fulfil = tt.tx
 			}
-			if tt.fulfil {
-				h.Fulfil = func(context.Context, *Callback) error { return nil }
-			}
-			require.Equal(t, tt.wantCode, serve(h, signedRequest(t, key, callbackFields("INV-T~2", "GW1", StatusSuccess, "00"))).Code, logs.String())
+			status := cmp.Or(tt.status, StatusSuccess)
+			require.Equal(t, tt.wantCode, serve(h, signedRequest(t, key, callbackFields("INV-T~2", "GW1", status, "00"))).Code, logs.String())
 			require.Contains(t, logs.String(), tt.wantLog)
 			require.Equal(t, tt.wantPaid, paid)
-			if tt.tx != nil && !tt.fulfil {
+			if tt.tx != nil && tt.tx.checkErr == nil {
 				require.Equal(t, []HookClaim{{Key: "fulfil|INV-T", Result: "GW1", Deduper: d}}, tt.tx.got)
 			}
 		})

@@ -1,16 +1,19 @@
 package paygate
 
+// CallbackHandler, the type: its fields, their defaults, what it checks at
+// its first event, and how it logs. It serves (callback_serve.go) and
+// reconciles (reconcile.go) through the event (callback_event.go).
+
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
-	"net/url"
 	"sync"
 	"time"
 
-	"github.com/paygate-go/paygate/internal/formbody"
 	"github.com/paygate-go/paygate/observe"
 )
 
@@ -31,9 +34,10 @@ import (
 //     a hook fails, 503 with Retry-After when the Deduper is unreachable or
 //     another replica or delivery holds the event's claim; 200 once handled.
 //
-// The caller must set Keys and Fulfil (or FulfilTx), give several replicas
+// The caller must set Keys and Fulfil, give several replicas
 // one shared Deduper (e.g. sqldedup), and make each hook idempotent on
-// cb.RefNo or write its effect in the Deduper's transaction (FulfilTx): a
+// cb.RefNo or write its effect in the Deduper's transaction (a
+// TxFulfiller such as sqldedup.Deduper.FulfilTx): a
 // crash between a hook's effect and the record of its completion runs the
 // hook again.
 //
@@ -43,15 +47,10 @@ import (
 type CallbackHandler struct {
 	// Keys verify the signature; several allow key rotation. Required.
 	Keys []Key
-	// Fulfil is called for a verified success, once per base refNo; an
-	// error or panic answers 500 and the gateway's retry calls it again.
-	// Required, unless FulfilTx is set instead.
-	Fulfil func(ctx context.Context, cb *Callback) error
-	// FulfilTx, set in place of Fulfil, fulfils a verified success in one
-	// transaction that claims the event, writes the merchant's effect and
-	// records the completion (sqldedup.Deduper.FulfilTx): exactly once,
-	// one commit, and no lease to wait out after a crash.
-	FulfilTx TxFulfiller
+	// Fulfil fulfils a verified success, once per base refNo: a
+	// FulfilFunc, or a TxFulfiller (sqldedup.Deduper.FulfilTx) that does
+	// it in the merchant's own database transaction. Required.
+	Fulfil Fulfiller
 	// OnStatus is called for every other verified event, once each.
 	// Optional.
 	OnStatus func(ctx context.Context, cb *Callback) error
@@ -118,158 +117,147 @@ type CallbackHandler struct {
 	Observer observe.Observer
 
 	initOnce sync.Once
-	memory   *MemoryDeduper
+	// memory is the Deduper when Deduper is nil.
+	memory *MemoryDeduper
+	// misconfigured is why the handler cannot fulfil, found at its first
+	// event (check); nil when it can.
+	misconfigured error
 	// deadlineWarning logs once that the read deadline could not be set.
 	deadlineWarning sync.Once
 }
 
-// ServeHTTP implements the receiver rules.
-func (h *CallbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.Observer != nil {
-		h.serveObserved(w, r)
-		return
+// Defaults of CallbackHandler's limits.
+const (
+	// DefaultCallbackBodyLimit caps a callback body unless BodyLimit says
+	// otherwise. A genuine callback is a few kilobytes; no size is
+	// published (docs/assumptions.md A-callback-body-limit).
+	DefaultCallbackBodyLimit = 64 << 10
+	// DefaultCallbackReadTimeout bounds reading a callback body unless
+	// ReadTimeout says otherwise: a client sending a byte a second does not
+	// hold a connection for ever.
+	DefaultCallbackReadTimeout = 5 * time.Second
+	// DefaultLease is how long a claim on an event lasts unrenewed, unless
+	// Lease says otherwise: a crashed replica's event is taken over within
+	// it, before the gateway's next retry about 30 s later is long overdue.
+	DefaultLease = 30 * time.Second
+	// DefaultHookTimeout is the time limit of one Fulfil, OnStatus or
+	// OnDoublePayment call unless HookTimeout says otherwise.
+	DefaultHookTimeout = 2 * time.Minute
+)
+
+// bodyLimit is BodyLimit, or DefaultCallbackBodyLimit when unset.
+func (h *CallbackHandler) bodyLimit() int64 {
+	if h.BodyLimit > 0 {
+		return h.BodyLimit
 	}
-	h.serve(w, r)
+	return DefaultCallbackBodyLimit
 }
 
-// serve is ServeHTTP without its Observer's start and end.
-func (h *CallbackHandler) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
+// readTimeout is ReadTimeout, or DefaultCallbackReadTimeout when unset.
+func (h *CallbackHandler) readTimeout() time.Duration {
+	if h.ReadTimeout > 0 {
+		return h.ReadTimeout
 	}
-	if !isFormContentType(r.Header.Get("Content-Type")) {
-		h.reject(w, r, http.StatusUnsupportedMediaType, errors.New("paygate: callback body is not application/x-www-form-urlencoded"))
-		return
+	return DefaultCallbackReadTimeout
+}
+
+// lease is Lease or DefaultLease.
+func (h *CallbackHandler) lease() time.Duration {
+	if h.Lease > 0 {
+		return h.Lease
 	}
-	form, status, err := h.readForm(w, r)
-	if err != nil {
-		h.reject(w, r, status, err)
-		return
+	return DefaultLease
+}
+
+// hookTimeout is HookTimeout, or DefaultHookTimeout when unset.
+func (h *CallbackHandler) hookTimeout() time.Duration {
+	if h.HookTimeout > 0 {
+		return h.HookTimeout
 	}
-	switch err := VerifyCallback(form, h.Keys...); {
-	case errors.Is(err, ErrInvalidKey):
-		// Misconfigured (no key): 500 keeps the gateway retrying until fixed.
-		h.log(r, slog.LevelError, "callback handler has no valid key", "err", err)
-		h.note(r).Refused(http.StatusInternalServerError, err)
-		http.Error(w, "callback handler misconfigured", http.StatusInternalServerError)
-		return
-	case errors.Is(err, ErrSignatureMissing):
-		if len(form) == 0 {
-			h.log(r, slog.LevelWarn, "callback with an empty form: did a middleware read the body without r.ParseForm?")
+	return DefaultHookTimeout
+}
+
+// logger is Logger, or slog.Default() when unset.
+func (h *CallbackHandler) logger() *slog.Logger {
+	if h.Logger != nil {
+		return h.Logger
+	}
+	return slog.Default()
+}
+
+// deduper returns the configured Deduper or the handler's in-memory one.
+func (h *CallbackHandler) deduper() Deduper {
+	h.initOnce.Do(h.init)
+	if h.Deduper != nil {
+		return h.Deduper
+	}
+	return h.memory
+}
+
+// init makes the in-memory Deduper when none is set, and checks once what
+// a paid order needs: a Fulfil, and a TxFulfiller that records in the
+// handler's Deduper. What it finds is logged once and answered 500 to
+// every verified event, so that the gateway keeps retrying until it is
+// fixed.
+func (h *CallbackHandler) init() {
+	d := h.Deduper
+	if d == nil {
+		h.memory = &MemoryDeduper{}
+		d = h.memory
+	}
+	switch tf, tx := h.Fulfil.(TxFulfiller); {
+	case h.Fulfil == nil:
+		h.misconfigured = errors.New("paygate: CallbackHandler.Fulfil is not set: set it to a FulfilFunc or a TxFulfiller; no event handled")
+	case tx:
+		if err := tf.Check(d); err != nil {
+			h.misconfigured = fmt.Errorf("paygate: CallbackHandler.Fulfil records in another Deduper than CallbackHandler.Deduper (%T): give both the same one; no event handled: %w", d, err)
 		}
-		h.browserReturn(w, r, form)
-		return
-	case err != nil:
-		h.reject(w, r, http.StatusForbidden, err)
-		return
 	}
-	cb, err := parseCallbackFields(form) // its fpx is read once it is acted on
-	if err != nil {
-		// Signed by the gateway, yet nothing to route it by: keep the gateway
-		// retrying and make noise, rather than drop it with a 2xx.
-		h.log(r, slog.LevelError, "verified callback cannot be routed", "err", err)
-		h.reject(w, r, http.StatusBadRequest, err)
-		return
-	}
-	cb.Verified = true
-	h.answer(w, h.newEvent(cb, origin{r: r}).run(r.Context()))
-}
-
-// answer writes the gateway's answer for a verdict of the callback path:
-// 200, 503 with Retry-After (another delivery holds the event, or the
-// Deduper is unreachable), or 500 (a hook failed or the handler is
-// misconfigured: the gateway's next retry tries again).
-func (h *CallbackHandler) answer(w http.ResponseWriter, v verdict) {
-	switch v.code {
-	case http.StatusOK:
-		w.WriteHeader(http.StatusOK)
-	case http.StatusServiceUnavailable:
-		w.Header().Set("Retry-After", "30")
-		http.Error(w, v.reason, v.code)
-	default:
-		http.Error(w, v.reason, v.code)
+	if h.misconfigured != nil {
+		h.logger().Error(h.misconfigured.Error())
 	}
 }
 
-// readForm returns the callback's fields, read under BodyLimit and
-// ReadTimeout. A form a middleware parsed already (r.PostForm) is used as
-// it is, but still held to BodyLimit: 413 when its Content-Length, or the
-// size of its parsed fields, is over the limit. When the read deadline
-// cannot be set (a ResponseWriter wrapper without Unwrap), the body is read
-// all the same and the handler logs a warning once, naming the cure.
-func (h *CallbackHandler) readForm(w http.ResponseWriter, r *http.Request) (url.Values, int, error) {
-	limit := h.bodyLimit()
-	if r.PostForm != nil {
-		if err := parsedFormOverLimit(r, limit); err != nil {
-			return nil, http.StatusRequestEntityTooLarge, err
-		}
-		return r.PostForm, 0, nil
+// DefaultMaxTxnAge is how old a success's transaction time (fpxTxnTime)
+// may be and still be fulfilled, unless CallbackHandler.MaxTxnAge says
+// otherwise: far longer than the gateway goes on retrying a callback, far
+// shorter than a Deduper keeps a completed event (DefaultRetention).
+const DefaultMaxTxnAge = 30 * 24 * time.Hour
+
+// maxTxnAge is MaxTxnAge, DefaultMaxTxnAge when unset, or 0 (no bound)
+// when negative.
+func (h *CallbackHandler) maxTxnAge() time.Duration {
+	switch {
+	case h.MaxTxnAge < 0:
+		return 0
+	case h.MaxTxnAge == 0:
+		return DefaultMaxTxnAge
 	}
-	rc := http.NewResponseController(w)
-	err := rc.SetReadDeadline(time.Now().Add(h.readTimeout()))
-	deadline := err == nil
-	if !deadline {
-		h.warnNoReadDeadline(w, r, err)
-	}
-	body, err := readCallbackBody(http.MaxBytesReader(w, r.Body, limit), min(r.ContentLength, limit))
-	if err != nil {
-		// The deadline stays: net/http would otherwise wait for the rest of
-		// a trickling body before it answers.
-		status, err := bodyReadError(err, limit)
-		return nil, status, err
-	}
-	if deadline {
-		// Cleared once read: the hook may run longer, and an expired
-		// deadline would cancel the request's context.
-		_ = rc.SetReadDeadline(time.Time{})
-	}
-	form, err := formbody.Parse(string(body))
-	if err != nil {
-		return nil, http.StatusBadRequest, fmt.Errorf("paygate: callback body: %w", err)
-	}
-	return form, 0, nil
+	return h.MaxTxnAge
 }
 
-// bodyReadError is the answer to a body that could not be read: 413 over
-// limit, else 400.
-func bodyReadError(err error, limit int64) (int, error) {
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return http.StatusRequestEntityTooLarge, fmt.Errorf("paygate: callback body over %d bytes", limit)
+// now reads Now, or time.Now when unset.
+func (h *CallbackHandler) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
 	}
-	return http.StatusBadRequest, fmt.Errorf("paygate: reading callback body: %w", err)
+	return time.Now()
 }
 
-// browserReturn serves the unsigned POST of the buyer's browser: display only.
-func (h *CallbackHandler) browserReturn(w http.ResponseWriter, r *http.Request, form url.Values) {
-	if h.OnReturn == nil {
-		h.reject(w, r, http.StatusForbidden, ErrSignatureMissing)
-		return
+// claimLease is how long an event's claim on d is taken for, and whether
+// it is renewed while the hook runs: Lease, renewed, on any Deduper but
+// the in-memory one; on a *MemoryDeduper, HookTimeout and Lease at once,
+// not renewed: an in-process claim lapses only with time, and this one
+// outlasts the hook's time limit by a lease, so renewing it would only
+// cost a timer per event. The sum saturates: a HookTimeout or Lease near
+// the largest Duration (meant as "no limit") must not wrap to a negative
+// lease, which would let a duplicate take the event while its hook runs.
+func (h *CallbackHandler) claimLease(d Deduper) (lease time.Duration, renewed bool) {
+	if _, ok := d.(*MemoryDeduper); ok {
+		l := h.lease()
+		return min(h.hookTimeout(), math.MaxInt64-l) + l, false
 	}
-	cb, err := ParseCallback(form)
-	if err != nil {
-		h.reject(w, r, http.StatusBadRequest, err)
-		return
-	}
-	h.OnReturn(w, r, cb)
-}
-
-// reject answers status, tells OnReject and logs.
-func (h *CallbackHandler) reject(w http.ResponseWriter, r *http.Request, status int, err error) {
-	if h.OnReject != nil {
-		h.OnReject(r, err)
-	}
-	h.note(r).Refused(status, err)
-	h.log(r, slog.LevelWarn, "callback refused", "status", status, "err", err)
-	http.Error(w, http.StatusText(status), status)
-}
-
-// log writes one line with the request's method and path, never its body,
-// to Logger or slog.Default().
-func (h *CallbackHandler) log(r *http.Request, level slog.Level, msg string, args ...any) {
-	h.logAt(r.Context(), origin{r: r}, level, msg, args...)
+	return h.lease(), true
 }
 
 // origin is where an event came from, as its log lines say it: the request

@@ -48,7 +48,7 @@ func (rec *recorder) handler(key Key) *CallbackHandler {
 	return &CallbackHandler{
 		Keys:   []Key{key},
 		Logger: slog.New(slog.DiscardHandler),
-		Fulfil: func(ctx context.Context, cb *Callback) error {
+		Fulfil: FulfilFunc(func(ctx context.Context, cb *Callback) error {
 			if !cb.Verified || cb.Status != StatusSuccess {
 				panic("Fulfil called with an unverified or non-success callback")
 			}
@@ -60,7 +60,7 @@ func (rec *recorder) handler(key Key) *CallbackHandler {
 			defer rec.mu.Unlock()
 			rec.fulfils = append(rec.fulfils, cb.RefNo)
 			return nil
-		},
+		}),
 		OnStatus: func(ctx context.Context, cb *Callback) error {
 			rec.mu.Lock()
 			defer rec.mu.Unlock()
@@ -265,13 +265,13 @@ func TestCallbackHandlerRetriesAfterFailure(t *testing.T) {
 func TestCallbackHandlerHookPanics(t *testing.T) {
 	key := mustKey(t, testKeyUUID)
 	calls := 0
-	h := &CallbackHandler{Keys: []Key{key}, Fulfil: func(context.Context, *Callback) error {
+	h := &CallbackHandler{Keys: []Key{key}, Fulfil: FulfilFunc(func(context.Context, *Callback) error {
 		calls++
 		if calls == 1 {
 			panic("boom")
 		}
 		return nil
-	}}
+	})}
 	f := callbackFields("INV-P", "GWP", StatusSuccess, "00")
 	require.Equal(t, 500, serve(h, signedRequest(t, key, f)).Code)
 	require.Equal(t, 200, serve(h, signedRequest(t, key, f)).Code)
@@ -350,7 +350,7 @@ func FuzzCallbackHandler(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		h := &CallbackHandler{
 			Keys: []Key{key},
-			Fulfil: func(_ context.Context, cb *Callback) error {
+			Fulfil: FulfilFunc(func(_ context.Context, cb *Callback) error {
 				if err := VerifyCallback(cb.Form, key); err != nil {
 					t.Fatalf("Fulfil without a valid signature: %v", err)
 				}
@@ -358,7 +358,7 @@ func FuzzCallbackHandler(f *testing.F) {
 					t.Fatalf("Fulfil for status %q", cb.Status)
 				}
 				return nil
-			},
+			}),
 			OnReturn: func(w http.ResponseWriter, _ *http.Request, _ *Callback) {},
 		}
 		w := serve(h, rawRequest(t, http.MethodPost, "application/x-www-form-urlencoded", body))
@@ -373,7 +373,7 @@ func FuzzCallbackHandler(f *testing.F) {
 func BenchmarkCallbackHandler(b *testing.B) {
 	key := mustKey(b, testKeyUUID)
 	body := benchCallback(b, key).Encode()
-	h := &CallbackHandler{Keys: []Key{key}, Fulfil: func(context.Context, *Callback) error { return nil }}
+	h := &CallbackHandler{Keys: []Key{key}, Fulfil: FulfilFunc(func(context.Context, *Callback) error { return nil })}
 	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := r.ParseForm(); err != nil {
 			http.Error(w, err.Error(), 400)
@@ -417,7 +417,7 @@ func BenchmarkCallbackHandler(b *testing.B) {
 	// every claim's key as new, so each delivery claims, runs Fulfil and
 	// completes (MemoryDeduper's own cost included; completed keys are kept a
 	// millisecond, so that the store stays small however long the run).
-	fresh := &CallbackHandler{Keys: []Key{key}, Deduper: &freshKeys{MemoryDeduper: MemoryDeduper{Retention: time.Millisecond}}, Fulfil: func(context.Context, *Callback) error { return nil }}
+	fresh := &CallbackHandler{Keys: []Key{key}, Deduper: &freshKeys{MemoryDeduper: MemoryDeduper{Retention: time.Millisecond}}, Fulfil: FulfilFunc(func(context.Context, *Callback) error { return nil })}
 	b.Run("new-event", func(b *testing.B) {
 		b.ReportAllocs()
 		run := serveBody(fresh)
@@ -508,7 +508,7 @@ func TestCallbackHandlerLogsSayWhere(t *testing.T) {
 	// Through ServeHTTP: a failing hook's line names the request.
 	var logs bytes.Buffer
 	h := &CallbackHandler{Keys: []Key{key}, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-		Fulfil: func(context.Context, *Callback) error { return errors.New("warehouse down") }}
+		Fulfil: FulfilFunc(func(context.Context, *Callback) error { return errors.New("warehouse down") })}
 	require.Equal(t, 500, serve(h, signedRequest(t, key, callbackFields("INV-L", "GWL", StatusSuccess, "00"))).Code)
 	require.Contains(t, logs.String(), `method=POST path=/paygate/return refNo=INV-L`)
 	require.NotContains(t, logs.String(), "signature=")
@@ -528,7 +528,7 @@ func TestCallbackHandlerMixedStorm(t *testing.T) {
 	doubles := map[string][]string{}   // refNo: orderNos sent to OnDoublePayment
 	statuses := map[string]int{}       // refNo|orderNo|status: OnStatus calls
 	h := &CallbackHandler{Keys: []Key{key}, Logger: slog.New(slog.DiscardHandler),
-		Fulfil: func(_ context.Context, cb *Callback) error {
+		Fulfil: FulfilFunc(func(_ context.Context, cb *Callback) error {
 			if !cb.Verified || cb.Status != StatusSuccess {
 				return fmt.Errorf("Fulfil got %v verified=%v", cb.Status, cb.Verified)
 			}
@@ -536,7 +536,7 @@ func TestCallbackHandlerMixedStorm(t *testing.T) {
 			defer mu.Unlock()
 			fulfilled[cb.RefNo] = append(fulfilled[cb.RefNo], cb.OrderNo)
 			return nil
-		},
+		}),
 		OnDoublePayment: func(_ context.Context, cb *Callback, paid string) error {
 			mu.Lock()
 			defer mu.Unlock()

@@ -140,12 +140,12 @@ func TestReconcileWithinAHookObserver(t *testing.T) {
 	log := &eventLog{}
 	h := &CallbackHandler{Keys: []Key{key}, Observer: log, ReconcileInterval: -1}
 	var inner *Reconciliation
-	h.Fulfil = func(ctx context.Context, cb *Callback) error {
+	h.Fulfil = FulfilFunc(func(ctx context.Context, cb *Callback) error {
 		if cb.Source == SourceCallback {
 			inner, err = h.Reconcile(ctx, c, []string{"INV-9"})
 		}
 		return err
-	}
+	})
 	serve(h, signedRequest(t, key, callbackFields("INV-1~cart 7", "GW1", StatusSuccess, "00")))
 	require.NotNil(t, inner)
 	require.Equal(t, OutcomeFulfilled, inner.Entries[0].Outcome, "%v", inner.Entries[0].Err)

@@ -46,7 +46,7 @@ func TestCallbackHandlerFulfilsOddSuccess(t *testing.T) {
 			var logs bytes.Buffer
 			var got *Callback
 			h := &CallbackHandler{Keys: []Key{key}, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-				Fulfil: func(_ context.Context, cb *Callback) error { got = cb; return nil }}
+				Fulfil: FulfilFunc(func(_ context.Context, cb *Callback) error { got = cb; return nil })}
 			f := callbackFields("INV-ODD", "GW1", StatusSuccess, "00")
 			tt.edit(f)
 			w := serve(h, signedRequest(t, key, f))
@@ -70,10 +70,10 @@ func TestCallbackHandlerJoinedAndSplitRefNo(t *testing.T) {
 	h := rec.handler(key)
 	var extras []string
 	fulfil := h.Fulfil
-	h.Fulfil = func(ctx context.Context, cb *Callback) error {
+	h.Fulfil = FulfilFunc(func(ctx context.Context, cb *Callback) error {
 		extras = append(extras, cb.ExtraData)
-		return fulfil(ctx, cb)
-	}
+		return fulfil.Fulfil(ctx, cb)
+	})
 	joined := callbackFields("INV-J~cart 7", "GWJ", StatusSuccess, "00")
 	joined.Del("extraData")
 	split := callbackFields("INV-J", "GWJ", StatusSuccess, "00")
@@ -115,7 +115,7 @@ func TestCallbackHandlerDefaultLogger(t *testing.T) {
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
 	t.Cleanup(func() { slog.SetDefault(old) })
 	key := mustKey(t, testKeyUUID)
-	h := &CallbackHandler{Keys: []Key{key}, Fulfil: func(context.Context, *Callback) error { return nil }}
+	h := &CallbackHandler{Keys: []Key{key}, Fulfil: FulfilFunc(func(context.Context, *Callback) error { return nil })}
 	ate := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = r.Body.Read(make([]byte, 1<<16)) // a middleware that eats the body
 		h.ServeHTTP(w, r)
@@ -215,7 +215,7 @@ func TestCallbackHandlerRenewalFailureCancelsHook(t *testing.T) {
 			d := &losingDeduper{renewErr: tt.err}
 			var cause error
 			h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: 150 * time.Millisecond, Logger: slog.New(slog.DiscardHandler),
-				Fulfil: func(ctx context.Context, _ *Callback) error {
+				Fulfil: FulfilFunc(func(ctx context.Context, _ *Callback) error {
 					start := time.Now()
 					select {
 					case <-ctx.Done():
@@ -225,7 +225,7 @@ func TestCallbackHandlerRenewalFailureCancelsHook(t *testing.T) {
 					case <-time.After(2 * time.Second): // a bound: the cancellation is due within the lease
 						return errors.New("the hook's context was not cancelled within 2 s of a failing renewal")
 					}
-				}}
+				})}
 			require.Equal(t, 500, serve(h, signedRequest(t, key, callbackFields("INV-R", "GWR", StatusSuccess, "00"))).Code)
 			require.ErrorContains(t, cause, tt.cause)
 			require.ErrorIs(t, cause, tt.err)
@@ -254,10 +254,10 @@ func TestCallbackHandlerLateClaimStartsHookCancelled(t *testing.T) {
 	cause := errors.New("the hook did not run")
 	h := &CallbackHandler{Keys: []Key{key}, Deduper: &slowClaimDeduper{delay: 80 * time.Millisecond}, Lease: 100 * time.Millisecond,
 		Logger: slog.New(slog.DiscardHandler),
-		Fulfil: func(ctx context.Context, _ *Callback) error {
+		Fulfil: FulfilFunc(func(ctx context.Context, _ *Callback) error {
 			cause = context.Cause(ctx)
 			return ctx.Err()
-		}}
+		})}
 	require.Equal(t, 500, serve(h, signedRequest(t, key, callbackFields("INV-L", "GWL", StatusSuccess, "00"))).Code)
 	require.ErrorIs(t, cause, errLeaseMargin, "a claim answered 80 ms into a 100 ms lease is past its 25 ms margin")
 }
@@ -267,11 +267,11 @@ func TestCallbackHandlerHookTimeout(t *testing.T) {
 	key := mustKey(t, testKeyUUID)
 	var limit time.Duration
 	h := &CallbackHandler{Keys: []Key{key}, Lease: time.Hour, HookTimeout: 3 * time.Second,
-		Fulfil: func(ctx context.Context, _ *Callback) error {
+		Fulfil: FulfilFunc(func(ctx context.Context, _ *Callback) error {
 			dl, _ := ctx.Deadline()
 			limit = time.Until(dl)
 			return nil
-		}}
+		})}
 	require.Equal(t, 200, serve(h, signedRequest(t, key, callbackFields("INV-T", "GWT", StatusSuccess, "00"))).Code)
 	require.InDelta(t, 3*time.Second, limit, float64(time.Second))
 }
@@ -284,11 +284,11 @@ func TestCallbackHandlerCompletesOnFreshContext(t *testing.T) {
 	d := &losingDeduper{}
 	calls := 0
 	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, HookTimeout: 50 * time.Millisecond,
-		Fulfil: func(ctx context.Context, _ *Callback) error {
+		Fulfil: FulfilFunc(func(ctx context.Context, _ *Callback) error {
 			calls++
 			<-ctx.Done() // the side effect lands at the deadline
 			return nil
-		}}
+		})}
 	f := callbackFields("INV-F", "GWF", StatusSuccess, "00")
 	require.Equal(t, 200, serve(h, signedRequest(t, key, f)).Code)
 	require.Equal(t, 200, serve(h, signedRequest(t, key, f)).Code)
@@ -299,7 +299,7 @@ func TestCallbackHandlerCompletesOnFreshContext(t *testing.T) {
 func TestCallbackHandlerSlowBody(t *testing.T) {
 	key := mustKey(t, testKeyUUID)
 	h := &CallbackHandler{Keys: []Key{key}, ReadTimeout: 200 * time.Millisecond, Logger: slog.New(slog.DiscardHandler),
-		Fulfil: func(context.Context, *Callback) error { return nil }}
+		Fulfil: FulfilFunc(func(context.Context, *Callback) error { return nil })}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
@@ -336,7 +336,7 @@ func TestCallbackHandlerPanicThenDuplicates(t *testing.T) {
 	calls, fulfils := 0, 0
 	newHandler := func() *CallbackHandler {
 		return &CallbackHandler{Keys: []Key{key}, Deduper: d, Logger: slog.New(slog.DiscardHandler),
-			Fulfil: func(context.Context, *Callback) error {
+			Fulfil: FulfilFunc(func(context.Context, *Callback) error {
 				mu.Lock()
 				defer mu.Unlock()
 				if calls++; calls == 1 {
@@ -344,7 +344,7 @@ func TestCallbackHandlerPanicThenDuplicates(t *testing.T) {
 				}
 				fulfils++
 				return nil
-			}}
+			})}
 	}
 	hs := []*CallbackHandler{newHandler(), newHandler()}
 	f := callbackFields("INV-PD", "GWPD", StatusSuccess, "00")
@@ -378,7 +378,7 @@ func TestCallbackHandlerMemoryClaimOutlastsTheHook(t *testing.T) {
 	var calls atomic.Int32
 	h := &CallbackHandler{Keys: []Key{key}, Deduper: &MemoryDeduper{Now: clock}, Lease: time.Minute, HookTimeout: 10 * time.Minute,
 		Logger: slog.New(slog.DiscardHandler),
-		Fulfil: func(context.Context, *Callback) error {
+		Fulfil: FulfilFunc(func(context.Context, *Callback) error {
 			if calls.Add(1) == 1 {
 				close(entered)
 				select { // a bound: the test releases the first hook
@@ -388,7 +388,7 @@ func TestCallbackHandlerMemoryClaimOutlastsTheHook(t *testing.T) {
 				}
 			}
 			return nil
-		}}
+		})}
 	f := callbackFields("INV-M", "GWM", StatusSuccess, "00")
 	first := make(chan int, 1)
 	go func() { first <- serve(h, signedRequest(t, key, f)).Code }()

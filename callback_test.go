@@ -192,10 +192,10 @@ func TestCallbackHandlerFulfilsSeveralTildes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			h := &CallbackHandler{Keys: []Key{key}, Logger: discardLogger(), Fulfil: func(_ context.Context, cb *Callback) error {
+			h := &CallbackHandler{Keys: []Key{key}, Logger: discardLogger(), Fulfil: FulfilFunc(func(_ context.Context, cb *Callback) error {
 				got = append(got, cb.RefNo+" | "+cb.ExtraData)
 				return nil
-			}}
+			})}
 			f := callbackFields(sampleRef, "GW1", StatusSuccess, "00")
 			f.Del("extraData")
 			if tc.edit != nil {

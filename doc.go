@@ -19,7 +19,7 @@
 //	// Stages 3-4: the returnUrl. Fulfil runs once per paid order.
 //	http.Handle("/paygate/return", &paygate.CallbackHandler{
 //		Keys:   []paygate.Key{key},
-//		Fulfil: func(ctx context.Context, cb *paygate.Callback) error { return shop.MarkPaid(ctx, cb.RefNo) },
+//		Fulfil: paygate.FulfilFunc(func(ctx context.Context, cb *paygate.Callback) error { return shop.MarkPaid(ctx, cb.RefNo) }),
 //	})
 //
 //	// Stage 5: reconcile.

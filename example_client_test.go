@@ -94,10 +94,10 @@ func ExampleCallbackHandler() {
 	defer sb.Close()
 	shop := httptest.NewServer(&paygate.CallbackHandler{
 		Keys: []paygate.Key{sb.Key()},
-		Fulfil: func(_ context.Context, cb *paygate.Callback) error {
+		Fulfil: paygate.FulfilFunc(func(_ context.Context, cb *paygate.Callback) error {
 			fmt.Println("fulfil", cb.RefNo, cb.Amount) // verified success, once per refNo
 			return nil
-		},
+		}),
 		OnStatus: func(_ context.Context, cb *paygate.Callback) error {
 			fmt.Println("status", cb.RefNo, cb.Status)
 			return nil

@@ -6,12 +6,26 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/paygate-go/paygate/observe"
 )
 
 // DefaultReconcileInterval is the pause between two lookups of Reconcile
 // unless CallbackHandler.ReconcileInterval says otherwise: ten lookups a
 // second, gentle on the gateway's reports host.
 const DefaultReconcileInterval = 100 * time.Millisecond
+
+// reconcileInterval is ReconcileInterval, DefaultReconcileInterval when
+// unset, or 0 (no pause) when negative.
+func (h *CallbackHandler) reconcileInterval() time.Duration {
+	switch {
+	case h.ReconcileInterval < 0:
+		return 0
+	case h.ReconcileInterval == 0:
+		return DefaultReconcileInterval
+	}
+	return h.ReconcileInterval
+}
 
 // Reconciliation is what Reconcile or ReconcileReport did: one entry per
 // reference or report row, in order, and how many of each outcome.
@@ -216,4 +230,25 @@ func (p *PaymentRecord) callback(source Source) *Callback {
 		cb.FPXTxnTime = p.Time.Format(time.RFC3339)
 	}
 	return cb
+}
+
+// reconcileStart tells the Observer of a reconciliation (the handler's,
+// else c's) that it starts; nil when none observes it.
+func (h *CallbackHandler) reconcileStart(ctx context.Context, c *Client, s Source) (context.Context, observe.Observer) {
+	o := h.Observer
+	if o == nil {
+		o = c.transport.observer
+	}
+	if o == nil {
+		return ctx, nil
+	}
+	return o.ReconcileStart(ctx, observe.Reconcile{Source: observedSources[s]}), o
+}
+
+// reconciled tells o of each entry of rec and of its end with err.
+func reconciled(ctx context.Context, o observe.Observer, rec *Reconciliation, err error) {
+	for _, e := range rec.Entries {
+		o.ReconcileEntry(ctx, observe.ReconcileEntry{Outcome: string(e.Outcome)})
+	}
+	o.ReconcileEnd(ctx, observe.ReconcileEnd{Entries: len(rec.Entries), Failed: err != nil})
 }

@@ -85,7 +85,7 @@ func TestReconcileHoldBack(t *testing.T) {
 func TestReconcileHeldRecordCallsNothing(t *testing.T) {
 	calls := 0
 	h := &CallbackHandler{Logger: slog.New(slog.DiscardHandler),
-		Fulfil:          func(context.Context, *Callback) error { calls++; return nil },
+		Fulfil:          FulfilFunc(func(context.Context, *Callback) error { calls++; return nil }),
 		OnStatus:        func(context.Context, *Callback) error { calls++; return nil },
 		OnDoublePayment: func(context.Context, *Callback, string) error { calls++; return nil }}
 	c := &Client{agency: "AG01"}
@@ -117,7 +117,7 @@ func TestReconcileRecordTimeReachesTheCallback(t *testing.T) {
 // with the entries done.
 func TestReconcileEdges(t *testing.T) {
 	h := &CallbackHandler{Logger: slog.New(slog.DiscardHandler), ReconcileInterval: -1,
-		Fulfil: func(context.Context, *Callback) error { t.Error("nothing is fulfilled"); return nil }}
+		Fulfil: FulfilFunc(func(context.Context, *Callback) error { t.Error("nothing is fulfilled"); return nil })}
 	f := newTestClient(t)
 	f.mt.RegisterResponder(http.MethodGet, testReports+paths.FPXRequest, func(req *http.Request) (*http.Response, error) {
 		if req.URL.Query().Get("refno") == "NOREF" {

@@ -33,12 +33,12 @@ func newShopLog() *shopLog {
 func (l *shopLog) handler(key paygate.Key, d paygate.Deduper) *paygate.CallbackHandler {
 	return &paygate.CallbackHandler{
 		Keys: []paygate.Key{key}, Deduper: d, Logger: slog.New(slog.DiscardHandler), ReconcileInterval: -1,
-		Fulfil: func(_ context.Context, cb *paygate.Callback) error {
+		Fulfil: paygate.FulfilFunc(func(_ context.Context, cb *paygate.Callback) error {
 			l.mu.Lock()
 			defer l.mu.Unlock()
 			l.fulfils[cb.RefNo]++
 			return nil
-		},
+		}),
 		OnStatus: func(_ context.Context, cb *paygate.Callback) error {
 			l.mu.Lock()
 			defer l.mu.Unlock()

@@ -73,7 +73,7 @@ func serveFrom(b *testing.B, h func() http.Handler, bodies []string) func() {
 func BenchmarkHandler(b *testing.B) {
 	key := mustKey(b)
 	newHandler := func() http.Handler {
-		return &paygate.CallbackHandler{Keys: []paygate.Key{key}, Fulfil: func(context.Context, *paygate.Callback) error { return nil }}
+		return &paygate.CallbackHandler{Keys: []paygate.Key{key}, Fulfil: paygate.FulfilFunc(func(context.Context, *paygate.Callback) error { return nil })}
 	}
 	b.Run("duplicate", func(b *testing.B) {
 		body := []string{callback(b, key, "INV-2026-000123~cart 88").Encode()}
@@ -105,7 +105,7 @@ func BenchmarkHandlerHTTP(b *testing.B) {
 	for _, event := range []string{"duplicate", "new"} {
 		for _, conc := range []int{8, 64} {
 			b.Run(fmt.Sprintf("%s/c=%d", event, conc), func(b *testing.B) {
-				var h http.Handler = &paygate.CallbackHandler{Keys: []paygate.Key{key}, Fulfil: func(context.Context, *paygate.Callback) error { return nil }}
+				var h http.Handler = &paygate.CallbackHandler{Keys: []paygate.Key{key}, Fulfil: paygate.FulfilFunc(func(context.Context, *paygate.Callback) error { return nil })}
 				if event == "new" {
 					// A fresh handler for each pass over the bodies: each is a
 					// new event. Swapped without a lock, so that the harness
@@ -115,7 +115,7 @@ func BenchmarkHandlerHTTP(b *testing.B) {
 					var served atomic.Int64
 					h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 						if served.Add(1)%int64(len(bodies)) == 1 {
-							cur.Store(&paygate.CallbackHandler{Keys: []paygate.Key{key}, Fulfil: func(context.Context, *paygate.Callback) error { return nil }})
+							cur.Store(&paygate.CallbackHandler{Keys: []paygate.Key{key}, Fulfil: paygate.FulfilFunc(func(context.Context, *paygate.Callback) error { return nil })})
 						}
 						cur.Load().ServeHTTP(w, r)
 					})

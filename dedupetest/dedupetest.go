@@ -166,13 +166,13 @@ func slowHookRenewed(t *testing.T, d paygate.Deduper) {
 	fulfilled := map[string]int{}
 	h := &paygate.CallbackHandler{
 		Keys: []paygate.Key{key}, Deduper: d, Lease: time.Second, Logger: slog.New(slog.NewTextHandler(tlog{t}, nil)),
-		Fulfil: func(_ context.Context, cb *paygate.Callback) error {
+		Fulfil: paygate.FulfilFunc(func(_ context.Context, cb *paygate.Callback) error {
 			time.Sleep(1500 * time.Millisecond)
 			mu.Lock()
 			defer mu.Unlock()
 			fulfilled[cb.RefNo]++
 			return nil
-		},
+		}),
 	}
 	const orders, deliveries = 20, 20
 	var wg sync.WaitGroup
@@ -264,9 +264,9 @@ func newMarginRace(t *testing.T, d paygate.Deduper, key paygate.Key, orders int,
 		r.running[fmt.Sprintf("MARGIN-%d", i)] = make(chan struct{})
 	}
 	r.first = &paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: renewalLost{d}, Lease: lease,
-		Logger: slog.New(slog.DiscardHandler), Fulfil: r.firstHook}
+		Logger: slog.New(slog.DiscardHandler), Fulfil: paygate.FulfilFunc(r.firstHook)}
 	r.second = &paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: d, Lease: lease,
-		Logger: slog.New(slog.DiscardHandler), Fulfil: r.secondHook}
+		Logger: slog.New(slog.DiscardHandler), Fulfil: paygate.FulfilFunc(r.secondHook)}
 	return r
 }
 

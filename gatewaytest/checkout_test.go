@@ -67,12 +67,12 @@ func TestRefNoWithSeveralTildes(t *testing.T) {
 			h := &paygate.CallbackHandler{
 				Keys:   []paygate.Key{sb.Key()},
 				Logger: slog.New(slog.DiscardHandler),
-				Fulfil: func(_ context.Context, cb *paygate.Callback) error {
+				Fulfil: paygate.FulfilFunc(func(_ context.Context, cb *paygate.Callback) error {
 					mu.Lock()
 					defer mu.Unlock()
 					got = append(got, cb.RefNo+" | "+cb.ExtraData+" | "+fmt.Sprint(cb.Consistent()))
 					return nil
-				},
+				}),
 			}
 			shop := httptest.NewServer(h)
 			t.Cleanup(shop.Close)

@@ -29,7 +29,7 @@ func ExampleWithCallbackLoss() {
 		Keys:   []paygate.Key{sb.Key()},
 		Now:    clock.Now, // the callbacks' times are the test clock's
 		Logger: slog.New(slog.DiscardHandler),
-		Fulfil: func(_ context.Context, cb *paygate.Callback) error { fulfilled[cb.RefNo]++; return nil },
+		Fulfil: paygate.FulfilFunc(func(_ context.Context, cb *paygate.Callback) error { fulfilled[cb.RefNo]++; return nil }),
 	}
 	srv := httptest.NewServer(shop)
 	defer srv.Close()

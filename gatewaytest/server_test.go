@@ -42,7 +42,7 @@ func newMerchant(t *testing.T, sb *Server) *merchant {
 		Keys:   []paygate.Key{sb.Key()},
 		Logger: slog.New(slog.DiscardHandler),
 		Now:    sb.cfg.now, // the sandbox's clock, a TestClock's too
-		Fulfil: func(_ context.Context, cb *paygate.Callback) error {
+		Fulfil: paygate.FulfilFunc(func(_ context.Context, cb *paygate.Callback) error {
 			m.mu.Lock()
 			defer m.mu.Unlock()
 			if m.failFirst > 0 {
@@ -51,7 +51,7 @@ func newMerchant(t *testing.T, sb *Server) *merchant {
 			}
 			m.fulfilled[cb.RefNo]++
 			return nil
-		},
+		}),
 		OnStatus: func(_ context.Context, cb *paygate.Callback) error {
 			m.mu.Lock()
 			defer m.mu.Unlock()

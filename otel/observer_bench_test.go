@@ -56,7 +56,7 @@ func BenchmarkCallback(b *testing.B) {
 	for _, o := range observers(b) {
 		b.Run(o.name, func(b *testing.B) {
 			h := &paygate.CallbackHandler{Keys: []paygate.Key{key}, Observer: o.obs,
-				Fulfil: func(context.Context, *paygate.Callback) error { return nil }}
+				Fulfil: paygate.FulfilFunc(func(context.Context, *paygate.Callback) error { return nil })}
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {

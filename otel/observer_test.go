@@ -172,7 +172,7 @@ func newShop(t *testing.T, opts ...gatewaytest.Option) *shop {
 	tm := newTelemetry(t)
 	h := &paygate.CallbackHandler{
 		Keys:              []paygate.Key{sb.Key()},
-		Fulfil:            func(context.Context, *paygate.Callback) error { return nil },
+		Fulfil:            paygate.FulfilFunc(func(context.Context, *paygate.Callback) error { return nil }),
 		ReconcileInterval: -1,
 		Observer:          tm.obs,
 	}

@@ -32,7 +32,7 @@ func BenchmarkHandlerOnPostgres(b *testing.B) {
 	}
 	handler := func(dsn string) *paygate.CallbackHandler {
 		d, _ := testDeduperOn(b, openDB(b, dsn))
-		return &paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: d, Fulfil: func(context.Context, *paygate.Callback) error { return nil }}
+		return &paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: d, Fulfil: paygate.FulfilFunc(func(context.Context, *paygate.Callback) error { return nil })}
 	}
 	h, hc := handler(direct), handler(counted) // timed; round trips counted through the proxy
 	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -94,7 +94,7 @@ func BenchmarkHandlerOnPostgres(b *testing.B) {
 // BenchmarkPathsOnPostgres compares, in one interleaved run, the lease path
 // (CallbackHandler on this Deduper, Fulfil an idempotent INSERT ... ON
 // CONFLICT DO NOTHING into a ledger with a unique key), the transactional
-// path (FulfilTx: d.FulfilTx(fn), a plain INSERT into a ledger without one) and a
+// path (Fulfil: d.FulfilTx(fn), a plain INSERT into a ledger without one) and a
 // hand-written floor (parse, verify the signature, the same INSERT ... ON
 // CONFLICT DO NOTHING through pgx, answer 200), for a new event and for a
 // duplicate. One op is one callback through each of the three in turn; each
@@ -155,12 +155,12 @@ func newBenchPaths(b *testing.B, dsn string, key paygate.Key) benchPaths {
 	logger := slog.New(slog.DiscardHandler)
 	return benchPaths{
 		&paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: d, Logger: logger,
-			Fulfil: func(ctx context.Context, cb *paygate.Callback) error {
+			Fulfil: paygate.FulfilFunc(func(ctx context.Context, cb *paygate.Callback) error {
 				_, err := db.ExecContext(ctx, upsert, cb.RefNo, cb.OrderNo)
 				return err
-			}},
+			})},
 		&paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: d, Logger: logger,
-			FulfilTx: d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+			Fulfil: d.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
 				_, err := tx.ExecContext(ctx, `INSERT INTO `+plain+` (ref_no, order_no) VALUES ($1, $2)`, cb.RefNo, cb.OrderNo)
 				return err
 			})},

@@ -482,7 +482,7 @@ func TestCrashReplicaProcess(t *testing.T) {
 		}
 	}
 	h := &paygate.CallbackHandler{Keys: []paygate.Key{crashKey(t)}, Deduper: lostRenewals{d}, Lease: cfg.Lease, HookTimeout: 10 * cfg.Lease,
-		FulfilTx: eitherPath{wireSQL(d, fulfil), wirePgx(d, fulfil)}, OnStatus: fenced(d.HookTx(status)), Logger: slog.New(slog.DiscardHandler)}
+		Fulfil: eitherPath{wireSQL(d, fulfil), wirePgx(d, fulfil)}, OnStatus: fenced(d.HookTx(status)), Logger: slog.New(slog.DiscardHandler)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	go func() { _ = http.Serve(ln, h) }()
@@ -493,6 +493,16 @@ func TestCrashReplicaProcess(t *testing.T) {
 
 // eitherPath runs each fulfilment on one of two paths, at random.
 type eitherPath [2]paygate.TxFulfiller
+
+// Fulfil implements paygate.Fulfiller.
+func (e eitherPath) Fulfil(ctx context.Context, cb *paygate.Callback) error {
+	return e[rand.IntN(2)].Fulfil(ctx, cb)
+}
+
+// Check implements paygate.TxFulfiller.
+func (e eitherPath) Check(d paygate.Deduper) error {
+	return errors.Join(e[0].Check(d), e[1].Check(d))
+}
 
 // FulfilOnce implements paygate.TxFulfiller.
 func (e eitherPath) FulfilOnce(ctx context.Context, claim paygate.HookClaim, cb *paygate.Callback) (paygate.ClaimResult, error) {

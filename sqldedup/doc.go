@@ -27,7 +27,7 @@
 // event with a lease (one statement; a duplicate's answer), runs the hook
 // and records its completion (one more): a hook runs at most once while the
 // processes live and at least once after a crash, once the lease has
-// lapsed, so the hook must be idempotent. With FulfilTx: d.FulfilTx(fn)
+// lapsed, so the hook must be idempotent. With Fulfil: d.FulfilTx(fn)
 // (the transactional path) the claim is the first statement of the
 // merchant's own transaction, a PostgreSQL advisory lock tried without
 // waiting and the event's row written done, so the claim, the merchant's
@@ -55,7 +55,7 @@
 //	db.SetMaxIdleConns(20)
 //	dedupe, err := sqldedup.New(db)
 //	err = dedupe.Migrate(ctx)
-//	handler := &paygate.CallbackHandler{Keys: keys, FulfilTx: dedupe.FulfilTx(fulfil), Deduper: dedupe}
+//	handler := &paygate.CallbackHandler{Keys: keys, Fulfil: dedupe.FulfilTx(fulfil), Deduper: dedupe}
 //
 // dedupetest.Run checks it (and any other Deduper) against the contract.
 package sqldedup

@@ -37,9 +37,9 @@ func ExampleNew() {
 	http.Handle("/paygate/return", &paygate.CallbackHandler{
 		Keys:    []paygate.Key{key},
 		Deduper: dedupe,
-		Fulfil: func(ctx context.Context, cb *paygate.Callback) error {
+		Fulfil: paygate.FulfilFunc(func(ctx context.Context, cb *paygate.Callback) error {
 			return nil // mark cb.RefNo paid, idempotently
-		},
+		}),
 	})
 }
 
@@ -63,7 +63,7 @@ func ExampleDeduper_FulfilTx() {
 	http.Handle("/paygate/return", &paygate.CallbackHandler{
 		Keys:    []paygate.Key{key},
 		Deduper: dedupe,
-		FulfilTx: dedupe.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+		Fulfil: dedupe.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
 			if _, err := tx.ExecContext(ctx, `UPDATE orders SET paid_sen = $2 WHERE ref_no = $1`, cb.RefNo, int64(cb.Amount)); err != nil {
 				return err
 			}
@@ -96,7 +96,7 @@ func ExampleDeduper_FulfilPgx() {
 	http.Handle("/paygate/return", &paygate.CallbackHandler{
 		Keys:    []paygate.Key{key},
 		Deduper: dedupe,
-		FulfilTx: dedupe.FulfilPgx(func(ctx context.Context, tx pgx.Tx, cb *paygate.Callback) error {
+		Fulfil: dedupe.FulfilPgx(func(ctx context.Context, tx pgx.Tx, cb *paygate.Callback) error {
 			_, err := tx.Exec(ctx, `UPDATE orders SET paid_sen = $2 WHERE ref_no = $1`, cb.RefNo, int64(cb.Amount))
 			return err
 		}),

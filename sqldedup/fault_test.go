@@ -110,7 +110,7 @@ func TestFaultsAcrossReplicas(t *testing.T) {
 		d, err := New(db, WithTable(table.table))
 		require.NoError(t, err)
 		h := &paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: traced{d, trace}, Lease: lease, HookTimeout: 2 * lease,
-			Fulfil: fulfil, Logger: slog.New(slog.DiscardHandler)}
+			Fulfil: paygate.FulfilFunc(fulfil), Logger: slog.New(slog.DiscardHandler)}
 		srv := httptest.NewServer(h)
 		t.Cleanup(srv.Close)
 		replicas = append(replicas, srv.URL)

@@ -45,7 +45,7 @@ import (
 )
 
 // FulfilPgx is FulfilTx for merchants whose code speaks pgx: it makes the
-// TxFulfiller of a CallbackHandler (its FulfilTx field) that runs fn in one
+// TxFulfiller of a CallbackHandler (its Fulfil field) that runs fn in one
 // pgx transaction on a connection of d's *sql.DB, with FulfilTx's
 // guarantee, word for word: exactly once for what fn writes through tx,
 // across crashes, lost connections, database restarts and replicas, with
@@ -62,7 +62,7 @@ import (
 //
 //	d, err := sqldedup.NewPgx(pool)
 //	err = d.Migrate(ctx)
-//	h := &paygate.CallbackHandler{Keys: keys, Deduper: d, FulfilTx: d.FulfilPgx(
+//	h := &paygate.CallbackHandler{Keys: keys, Deduper: d, Fulfil: d.FulfilPgx(
 //		func(ctx context.Context, tx pgx.Tx, cb *paygate.Callback) error {
 //			_, err := tx.Exec(ctx, `UPDATE orders SET paid = true WHERE ref_no = $1`, cb.RefNo)
 //			return err
@@ -98,6 +98,57 @@ type pgxFulfiller struct {
 	fn func(ctx context.Context, tx pgx.Tx, cb *paygate.Callback) error
 }
 
+// Check implements paygate.TxFulfiller.
+func (f pgxFulfiller) Check(d paygate.Deduper) error {
+	if f.fn == nil {
+		return errors.New("sqldedup: FulfilPgx with a nil fn; nothing written")
+	}
+	return f.d.checkDeduper(d)
+}
+
+// Fulfil runs fn under the lease claim of a handler that does not see
+// FulfilOnce (a wrapper hides it): as HookTx does, on a pgx transaction,
+// fenced on the claim.
+func (f pgxFulfiller) Fulfil(ctx context.Context, cb *paygate.Callback) error {
+	d := f.d
+	claim, ok := paygate.HookClaimFrom(ctx)
+	switch {
+	case !ok:
+		return ErrNoHookClaim
+	case f.fn == nil:
+		return errors.New("sqldedup: FulfilPgx with a nil fn; nothing written")
+	case !d.mayBe(claim.Deduper):
+		return d.otherDeduper(claim.Deduper)
+	}
+	var ferr error
+	native, err := d.onPgx(ctx, func(c *pgx.Conn) error {
+		ferr = pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+			if err := f.fn(ctx, tx, cb); err != nil {
+				return err
+			}
+			tag, err := tx.Exec(ctx, d.completeSQL, claim.Key, claim.Token, claim.Result, d.retention.Microseconds())
+			if err != nil {
+				return fmt.Errorf("sqldedup: fulfil: complete %s: %w", claim.Key, err)
+			}
+			if tag.RowsAffected() != 1 {
+				return fmt.Errorf("sqldedup: fulfil: %s is no longer claimed under this hook's token in %s: rolled back: %w", claim.Key, d.table, paygate.ErrClaimLost)
+			}
+			return nil
+		})
+		return nil
+	})
+	switch {
+	case err != nil:
+		return fmt.Errorf("sqldedup: fulfil: %w", err)
+	case !native:
+		return fmt.Errorf("sqldedup: FulfilPgx needs a Deduper of NewPgx, or a *sql.DB of pgx's driver; this one's driver is %T; nothing written", d.db.Driver())
+	case ferr != nil:
+		return ferr
+	}
+	claim.Completed()
+	return nil
+}
+
 // FulfilOnce implements paygate.TxFulfiller.
 func (f pgxFulfiller) FulfilOnce(ctx context.Context, claim paygate.HookClaim, cb *paygate.Callback) (paygate.ClaimResult, error) {
 	d := f.d
@@ -105,7 +156,7 @@ func (f pgxFulfiller) FulfilOnce(ctx context.Context, claim paygate.HookClaim, c
 		return paygate.ClaimResult{}, errors.New("sqldedup: FulfilPgx with a nil fn; nothing written")
 	}
 	if !d.mayBe(claim.Deduper) {
-		return paygate.ClaimResult{}, d.otherDeduper(claim)
+		return paygate.ClaimResult{}, d.otherDeduper(claim.Deduper)
 	}
 	var res paygate.ClaimResult
 	var ferr error

@@ -45,12 +45,12 @@ import (
 	"github.com/paygate-go/paygate"
 )
 
-// FulfilTx makes the TxFulfiller of a CallbackHandler (its FulfilTx
+// FulfilTx makes the TxFulfiller of a CallbackHandler (its Fulfil
 // field): each verified success runs fn in one transaction on d's *sql.DB
 // that claims the event, writes the merchant's effect and records the
 // completion, and commits once:
 //
-//	h := &paygate.CallbackHandler{Keys: keys, Deduper: d, FulfilTx: d.FulfilTx(
+//	h := &paygate.CallbackHandler{Keys: keys, Deduper: d, Fulfil: d.FulfilTx(
 //		func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
 //			_, err := tx.ExecContext(ctx, `UPDATE orders SET paid = true WHERE ref_no = $1`, cb.RefNo)
 //			return err
@@ -105,6 +105,20 @@ type txFulfiller struct {
 	fn func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error
 }
 
+// Fulfil runs fn under the lease claim of a handler that does not see
+// FulfilOnce (a wrapper hides it): as HookTx does, fenced on the claim.
+func (f txFulfiller) Fulfil(ctx context.Context, cb *paygate.Callback) error {
+	return f.d.HookTx(f.fn)(ctx, cb)
+}
+
+// Check implements paygate.TxFulfiller.
+func (f txFulfiller) Check(d paygate.Deduper) error {
+	if f.fn == nil {
+		return errors.New("sqldedup: FulfilTx with a nil fn; nothing written")
+	}
+	return f.d.checkDeduper(d)
+}
+
 // FulfilOnce implements paygate.TxFulfiller.
 func (f txFulfiller) FulfilOnce(ctx context.Context, claim paygate.HookClaim, cb *paygate.Callback) (paygate.ClaimResult, error) {
 	d := f.d
@@ -112,7 +126,7 @@ func (f txFulfiller) FulfilOnce(ctx context.Context, claim paygate.HookClaim, cb
 		return paygate.ClaimResult{}, errors.New("sqldedup: FulfilTx with a nil fn; nothing written")
 	}
 	if !d.mayBe(claim.Deduper) {
-		return paygate.ClaimResult{}, d.otherDeduper(claim)
+		return paygate.ClaimResult{}, d.otherDeduper(claim.Deduper)
 	}
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -102,7 +103,7 @@ func openPoolDB(t testing.TB) (*sql.DB, []Option) {
 
 // handlerOn serves path's fulfilment of fn on deduper (s.d unless given).
 func (s *txShop) handlerOn(p fulfilPath, deduper paygate.Deduper, fn pathFn) *paygate.CallbackHandler {
-	return &paygate.CallbackHandler{Keys: []paygate.Key{s.key}, Deduper: deduper, FulfilTx: p.wire(s.d, fn),
+	return &paygate.CallbackHandler{Keys: []paygate.Key{s.key}, Deduper: deduper, Fulfil: p.wire(s.d, fn),
 		HookTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler)}
 }
 
@@ -148,6 +149,55 @@ func TestFulfilTxOnce(t *testing.T) {
 			c, err := s.d.Claim(ctx, "fulfil|INV-1", time.Minute)
 			require.NoError(t, err)
 			require.Equal(t, paygate.ClaimResult{State: paygate.ClaimDone, Result: "GW-INV-1"}, c)
+		})
+	}
+}
+
+// A TxFulfiller behind a wrapper that hides FulfilOnce (a middleware that
+// logs or traces Fulfil) leaves the handler on the lease path: its Fulfil
+// runs fn fenced on the lease claim, as HookTx does, once; a claim taken
+// over before it commits rolls fn's effect back; outside a handler it
+// writes nothing.
+func TestFulfilTxBehindAWrapper(t *testing.T) {
+	for _, p := range fulfilPaths() {
+		t.Run(p.name, func(t *testing.T) {
+			ctx := context.Background()
+			db, opts := p.open(t)
+			s := newTxShop(t, db, opts...)
+			inner := p.wire(s.d, func(ctx context.Context, tx pathTx, cb *paygate.Callback) error {
+				return s.pathInsert(ctx, tx, cb, "A")
+			})
+			var wrapped atomic.Int32
+			h := s.handlerOn(p, s.d, nil)
+			h.Fulfil = paygate.FulfilFunc(func(ctx context.Context, cb *paygate.Callback) error {
+				wrapped.Add(1)
+				return inner.Fulfil(ctx, cb)
+			})
+			require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-W"))
+			require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-W"))
+			require.Equal(t, []string{"A"}, s.rows(t, "INV-W"))
+			require.EqualValues(t, 1, wrapped.Load(), "the duplicate ran the wrapper")
+			c, err := s.d.Claim(ctx, "fulfil|INV-W", time.Minute)
+			require.NoError(t, err)
+			require.Equal(t, paygate.ClaimResult{State: paygate.ClaimDone, Result: "GW-INV-W"}, c)
+
+			// The claim taken over (its token changed) before fn's
+			// transaction commits: rolled back, ErrClaimLost, no row.
+			taken := paygate.FulfilFunc(func(ctx context.Context, cb *paygate.Callback) error {
+				hc, ok := paygate.HookClaimFrom(ctx)
+				require.True(t, ok)
+				_, err := db.ExecContext(ctx, `UPDATE `+s.d.table+` SET token = 'another' WHERE key = $1`, hc.Key)
+				require.NoError(t, err)
+				err = inner.Fulfil(ctx, cb)
+				require.ErrorIs(t, err, paygate.ErrClaimLost)
+				return err
+			})
+			h.Fulfil = taken
+			require.Equal(t, http.StatusInternalServerError, s.deliver(t, h, "INV-L"))
+			require.Empty(t, s.rows(t, "INV-L"))
+
+			require.ErrorIs(t, inner.Fulfil(ctx, &paygate.Callback{RefNo: "INV-X"}), ErrNoHookClaim)
+			require.Empty(t, s.rows(t, "INV-X"))
 		})
 	}
 }
@@ -293,7 +343,7 @@ func TestFulfilTxDoublePayment(t *testing.T) {
 
 // Mis-wiring is refused at the first paid callback, with nothing written:
 // a fulfilment on a handler whose Deduper is another one (the in-memory
-// default, another table), both Fulfil and FulfilTx, a nil fn, and
+// default, another table), a nil fn, and
 // FulfilPgx on a *sql.DB whose driver is not pgx's.
 func TestFulfilTxMisWired(t *testing.T) {
 	for _, p := range fulfilPaths() {
@@ -311,11 +361,6 @@ func TestFulfilTxMisWired(t *testing.T) {
 			}{
 				{name: "default Deduper", handler: s.handlerOn(p, nil, fn), want: "Deduper is *paygate.MemoryDeduper"},
 				{name: "another table", handler: s.handlerOn(p, other, fn), want: "Deduper is *sqldedup.Deduper"},
-				{name: "both hooks", handler: func() *paygate.CallbackHandler {
-					h := s.handlerOn(p, s.d, fn)
-					h.Fulfil = func(context.Context, *paygate.Callback) error { return nil }
-					return h
-				}(), want: "both Fulfil and FulfilTx"},
 				{name: "nil fn", handler: s.handlerOn(p, s.d, nil), want: "nil fn"},
 			}
 			if p.name != "FulfilTx" {

@@ -26,7 +26,7 @@ var ErrNoHookClaim = errors.New("sqldedup: HookTx's hook called outside a paygat
 // writes the merchant's effect and the event's completion in one database
 // transaction; for Fulfil, use FulfilTx, which needs no lease:
 //
-//	h := &paygate.CallbackHandler{Keys: keys, Deduper: d, FulfilTx: d.FulfilTx(fulfil),
+//	h := &paygate.CallbackHandler{Keys: keys, Deduper: d, Fulfil: d.FulfilTx(fulfil),
 //		OnStatus: d.HookTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
 //			_, err := tx.ExecContext(ctx, `UPDATE orders SET status = $2 WHERE ref_no = $1`, cb.RefNo, cb.Status)
 //			return err
@@ -94,7 +94,7 @@ func (d *Deduper) HookTx(fn func(ctx context.Context, tx *sql.Tx, cb *paygate.Ca
 			return errors.New("sqldedup: HookTx with a nil fn; nothing written")
 		}
 		if !d.mayBe(claim.Deduper) {
-			return d.otherDeduper(claim)
+			return d.otherDeduper(claim.Deduper)
 		}
 		tx, err := d.db.BeginTx(ctx, nil)
 		if err != nil {
@@ -139,10 +139,20 @@ func (d *Deduper) mayBe(other paygate.Deduper) bool {
 	return true
 }
 
-// otherDeduper is the error of a hook on a handler whose Deduper is not d.
-func (d *Deduper) otherDeduper(claim paygate.HookClaim) error {
+// otherDeduper is the error of a hook on a handler whose Deduper, other,
+// is not d.
+func (d *Deduper) otherDeduper(other paygate.Deduper) error {
 	return fmt.Errorf("%w: the handler's Deduper is %T, which does not claim events in %s; set CallbackHandler.Deduper to the *sqldedup.Deduper whose FulfilTx or HookTx it uses",
-		ErrOtherDeduper, claim.Deduper, d.table)
+		ErrOtherDeduper, other, d.table)
+}
+
+// checkDeduper is Check of d's fulfilers: ErrOtherDeduper when the
+// handler's Deduper cannot be d.
+func (d *Deduper) checkDeduper(other paygate.Deduper) error {
+	if !d.mayBe(other) {
+		return d.otherDeduper(other)
+	}
+	return nil
 }
 
 // notCompleted says why the fenced completion touched no row, in tx,
@@ -153,7 +163,7 @@ func (d *Deduper) notCompleted(ctx context.Context, tx *sql.Tx, claim paygate.Ho
 	var one int
 	err := tx.QueryRowContext(ctx, `SELECT 1 FROM `+d.table+` WHERE key = $1`, claim.Key).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
-		return d.otherDeduper(claim)
+		return d.otherDeduper(claim.Deduper)
 	}
 	return fmt.Errorf("sqldedup: fulfil: %s is no longer claimed under this hook's token in %s (taken over after its lease lapsed, released or purged): rolled back: %w",
 		claim.Key, d.table, paygate.ErrClaimLost)

@@ -54,14 +54,14 @@ func (s *txShop) insert(ctx context.Context, tx *sql.Tx, cb *paygate.Callback, r
 
 // handler serves HookTx(fn) on deduper (s.d unless given).
 func (s *txShop) handler(deduper paygate.Deduper, lease time.Duration, fulfil func(context.Context, *paygate.Callback) error) *paygate.CallbackHandler {
-	return &paygate.CallbackHandler{Keys: []paygate.Key{s.key}, Deduper: deduper, Fulfil: fulfil, Lease: lease,
+	return &paygate.CallbackHandler{Keys: []paygate.Key{s.key}, Deduper: deduper, Fulfil: paygate.FulfilFunc(fulfil), Lease: lease,
 		HookTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler)}
 }
 
 // handlerTx serves FulfilTx(fn) on deduper (s.d unless given): the
 // transactional path.
 func (s *txShop) handlerTx(deduper paygate.Deduper, fn func(context.Context, *sql.Tx, *paygate.Callback) error) *paygate.CallbackHandler {
-	return &paygate.CallbackHandler{Keys: []paygate.Key{s.key}, Deduper: deduper, FulfilTx: s.d.FulfilTx(fn),
+	return &paygate.CallbackHandler{Keys: []paygate.Key{s.key}, Deduper: deduper, Fulfil: s.d.FulfilTx(fn),
 		HookTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler)}
 }
 
@@ -395,10 +395,10 @@ func TestHookTxRefusesAnotherDeduper(t *testing.T) {
 				Keys:    []paygate.Key{key},
 				Deduper: tc.deduper,
 				Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
-				Fulfil: d.HookTx(func(context.Context, *sql.Tx, *paygate.Callback) error {
+				Fulfil: paygate.FulfilFunc(d.HookTx(func(context.Context, *sql.Tx, *paygate.Callback) error {
 					called = true
 					return nil
-				}),
+				})),
 			}
 			req, err := paygate.NewCallbackRequest(key, "/paygate/return", url.Values{
 				"status": {"success"}, "refNo": {"INV-1"}, "orderNo": {"GW1"}, "amount": {"10.00"},

@@ -117,14 +117,14 @@ func newOutageShop(t *testing.T, direct, viaProxy string, wire func(*Deduper, pa
 			return tx.exec(ctx, `INSERT INTO `+o.ledger+` (ref_no, order_no) VALUES ($1, $2) ON CONFLICT DO NOTHING`, cb.RefNo, cb.OrderNo)
 		}
 		if wire != nil {
-			h.FulfilTx = wire(d, work)
+			h.Fulfil = wire(d, work)
 		} else {
-			h.Fulfil = func(ctx context.Context, cb *paygate.Callback) error {
+			h.Fulfil = paygate.FulfilFunc(func(ctx context.Context, cb *paygate.Callback) error {
 				return work(ctx, pathTx{exec: func(ctx context.Context, q string, args ...any) error {
 					_, err := db.ExecContext(ctx, q, args...)
 					return err
 				}}, cb)
-			}
+			})
 		}
 		s := httptest.NewServer(h)
 		t.Cleanup(s.Close)

@@ -281,13 +281,13 @@ func TestTwoReplicasOneFulfilment(t *testing.T) {
 		return &paygate.CallbackHandler{
 			Keys:    []paygate.Key{key},
 			Deduper: d,
-			Fulfil: func(_ context.Context, cb *paygate.Callback) error {
+			Fulfil: paygate.FulfilFunc(func(_ context.Context, cb *paygate.Callback) error {
 				time.Sleep(10 * time.Millisecond)
 				mu.Lock()
 				defer mu.Unlock()
 				fulfilled[cb.RefNo]++
 				return nil
-			},
+			}),
 		}
 	}
 	replicas := []*paygate.CallbackHandler{newReplica(), newReplica()}
@@ -326,10 +326,10 @@ func TestCrashedReplicaLeaseExpires(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, paygate.ClaimAcquired, c.State)
 	calls := 0
-	h := &paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: d, Fulfil: func(context.Context, *paygate.Callback) error {
+	h := &paygate.CallbackHandler{Keys: []paygate.Key{key}, Deduper: d, Fulfil: paygate.FulfilFunc(func(context.Context, *paygate.Callback) error {
 		calls++
 		return nil
-	}}
+	})}
 	fields := url.Values{"status": {"success"}, "refNo": {"INV-200"}, "orderNo": {"GW200"}}
 	deliver := func() int {
 		r, err := paygate.NewCallbackRequest(key, "/return", fields)

@@ -83,12 +83,12 @@ func TestWatchFleetSettlesEveryOrderOnce(t *testing.T) {
 	for range 3 {
 		h := &paygate.CallbackHandler{Keys: []paygate.Key{f.sb.Key()}, Deduper: dedupe, Now: f.clock.Now,
 			Logger: slog.New(slog.DiscardHandler), ReconcileInterval: -1,
-			Fulfil: func(_ context.Context, cb *paygate.Callback) error {
+			Fulfil: paygate.FulfilFunc(func(_ context.Context, cb *paygate.Callback) error {
 				f.mu.Lock()
 				defer f.mu.Unlock()
 				f.fulfilled[cb.RefNo]++
 				return nil
-			},
+			}),
 			OnStatus: func(context.Context, *paygate.Callback) error { return nil },
 		}
 		w := &watch.Watch{Handler: h, Client: client, Store: store, Budget: budget, Now: f.clock.Now,

@@ -46,12 +46,12 @@ func newShop(t *testing.T, opts ...gatewaytest.Option) *shop {
 	s.handler = &paygate.CallbackHandler{
 		Keys: []paygate.Key{s.sb.Key()}, Now: s.clock.Now, Logger: slog.New(slog.DiscardHandler),
 		ReconcileInterval: -1,
-		Fulfil: func(_ context.Context, cb *paygate.Callback) error {
+		Fulfil: paygate.FulfilFunc(func(_ context.Context, cb *paygate.Callback) error {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			s.fulfilled[cb.RefNo] = append(s.fulfilled[cb.RefNo], s.clock.Now())
 			return nil
-		},
+		}),
 	}
 	srv := httptest.NewServer(s.handler)
 	t.Cleanup(srv.Close)
@@ -401,7 +401,7 @@ func TestWatchSlowLookupsNeverShareAnOrder(t *testing.T) {
 	}
 	var passB watch.Pass
 	fulfils := 0
-	s.handler.Fulfil = func(ctx context.Context, cb *paygate.Callback) error {
+	s.handler.Fulfil = paygate.FulfilFunc(func(ctx context.Context, cb *paygate.Callback) error {
 		mu.Lock()
 		now = now.Add(20 * time.Second) // a slow hook
 		fulfils++
@@ -413,7 +413,7 @@ func TestWatchSlowLookupsNeverShareAnOrder(t *testing.T) {
 			require.NoError(t, err)
 		}
 		return nil
-	}
+	})
 	for i := range 10 {
 		ref := fmt.Sprint("INV-", i)
 		s.order(t, a, ref, "")

@@ -19,12 +19,12 @@ func TestCallbackSend(t *testing.T) {
 	key, _ := paygate.ParseKey(testKey)
 	var mu sync.Mutex
 	var got []string
-	h := &paygate.CallbackHandler{Keys: []paygate.Key{key}, Fulfil: func(_ context.Context, cb *paygate.Callback) error {
+	h := &paygate.CallbackHandler{Keys: []paygate.Key{key}, Fulfil: paygate.FulfilFunc(func(_ context.Context, cb *paygate.Callback) error {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, cb.RefNo+" "+cb.Amount.String())
 		return nil
-	}}
+	})}
 	shop := httptest.NewServer(h)
 	defer shop.Close()
 	code, out, errOut := runCLI(t, "", "callback", "send", "-url", shop.URL+"/return", "-refno", "INV-9", "-amount", "12.50")

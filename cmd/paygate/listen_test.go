@@ -44,7 +44,7 @@ func newTestShop(t *testing.T, sb *gatewaytest.Server) *testShop {
 	s := &testShop{t: t, fulfilled: map[string]int{}}
 	h := &paygate.CallbackHandler{
 		Keys: []paygate.Key{sb.Key()},
-		Fulfil: func(_ context.Context, cb *paygate.Callback) error {
+		Fulfil: paygate.FulfilFunc(func(_ context.Context, cb *paygate.Callback) error {
 			s.mu.Lock()
 			s.fulfilled[cb.RefNo]++
 			s.events = append(s.events, cb.RefNo+" "+string(cb.Status))
@@ -54,7 +54,7 @@ func newTestShop(t *testing.T, sb *gatewaytest.Server) *testShop {
 				ch <- cb.RefNo
 			}
 			return nil
-		},
+		}),
 		OnStatus: func(_ context.Context, cb *paygate.Callback) error {
 			s.mu.Lock()
 			defer s.mu.Unlock()

@@ -208,7 +208,7 @@ func pause(ctx context.Context, d time.Duration) bool {
 func (d dryRunner) one(ctx context.Context, ref string) ([]string, paygate.Outcome, error) {
 	noop := func(context.Context, *paygate.Callback) error { return nil }
 	h := &paygate.CallbackHandler{
-		Fulfil:          noop,
+		Fulfil:          paygate.FulfilFunc(noop),
 		OnStatus:        noop,
 		OnDoublePayment: func(context.Context, *paygate.Callback, string) error { return nil },
 		Logger:          slog.New(slog.DiscardHandler), // the verdict and problems are in the row

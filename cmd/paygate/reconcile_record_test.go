@@ -68,7 +68,7 @@ func TestReconcileReadsTheRecord(t *testing.T) {
 		Keys:    []paygate.Key{sb.Key()},
 		Deduper: d,
 		Logger:  slog.New(slog.DiscardHandler),
-		Fulfil:  func(context.Context, *paygate.Callback) error { return nil },
+		Fulfil:  paygate.FulfilFunc(func(context.Context, *paygate.Callback) error { return nil }),
 	})
 	t.Cleanup(shop.Close)
 	client, err := sb.Client()

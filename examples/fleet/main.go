@@ -133,7 +133,7 @@ func newShop(ctx context.Context, db *sql.DB, client *paygate.Client, key paygat
 		Keys:    []paygate.Key{key},
 		Deduper: dedupe,
 		// The payment and the record of its callback commit together.
-		FulfilTx: dedupe.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+		Fulfil: dedupe.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO shop_ledger (ref_no, order_no, amount_sen) VALUES ($1, $2, $3)`,
 				cb.CreatedRefNo(), cb.OrderNo, int64(cb.Amount)); err != nil {
 				return err

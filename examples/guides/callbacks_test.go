@@ -68,7 +68,7 @@ func callbackHandler(shop *store, key paygate.Key) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/paygate/return", &paygate.CallbackHandler{
 		Keys: []paygate.Key{key}, // several: key rotation
-		Fulfil: func(ctx context.Context, cb *paygate.Callback) error {
+		Fulfil: paygate.FulfilFunc(func(ctx context.Context, cb *paygate.Callback) error {
 			// A verified success, once per base reference (cb.RefNo, the
 			// part before any "~"); an error or a panic: 500, the gateway
 			// retries. Make it idempotent on cb.RefNo (the lease path).
@@ -76,7 +76,7 @@ func callbackHandler(shop *store, key paygate.Key) http.Handler {
 				return shop.HoldForReview(ctx, cb.RefNo, cb.Problems) // paid, but a field is odd
 			}
 			return shop.MarkPaid(ctx, cb.RefNo, cb.Amount)
-		},
+		}),
 		OnStatus: func(ctx context.Context, cb *paygate.Callback) error {
 			// pending or failed, once per (refNo, orderNo, status); cb.Stale:
 			// it came after the success, so never regress the order.
@@ -185,7 +185,7 @@ func TestReconcile(t *testing.T) {
 	sb := sandboxEnv(t, gatewaytest.WithCallbackLoss(func(string) bool { return true }))
 	shop := newStore()
 	handler := &paygate.CallbackHandler{Keys: []paygate.Key{sb.Key()}, ReconcileInterval: time.Millisecond,
-		Fulfil: func(ctx context.Context, cb *paygate.Callback) error { return shop.MarkPaid(ctx, cb.RefNo, cb.Amount) }}
+		Fulfil: paygate.FulfilFunc(func(ctx context.Context, cb *paygate.Callback) error { return shop.MarkPaid(ctx, cb.RefNo, cb.Amount) })}
 	client, err := newClient()
 	require.NoError(t, err)
 	ctx := context.Background()

@@ -46,7 +46,7 @@ func fleetHandler(ctx context.Context, db *sql.DB) (http.Handler, error) {
 		// Exactly once: the order's update and the record that this callback
 		// was handled commit in one transaction, whatever crashes, retries,
 		// duplicates or replicas. No unique constraint or "already paid" check.
-		FulfilTx: dedupe.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
+		Fulfil: dedupe.FulfilTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
 			_, err := tx.ExecContext(ctx, `UPDATE orders SET paid_sen = paid_sen + $2 WHERE ref_no = $1`,
 				cb.RefNo, int64(cb.Amount))
 			return err // an error or a panic: rolled back, 500, the gateway retries
@@ -73,7 +73,7 @@ func fleetHandlerPgx(ctx context.Context, pool *pgxpool.Pool, key paygate.Key) (
 	handler := &paygate.CallbackHandler{
 		Keys:    []paygate.Key{key},
 		Deduper: dedupe,
-		FulfilTx: dedupe.FulfilPgx(func(ctx context.Context, tx pgx.Tx, cb *paygate.Callback) error {
+		Fulfil: dedupe.FulfilPgx(func(ctx context.Context, tx pgx.Tx, cb *paygate.Callback) error {
 			_, err := tx.Exec(ctx, `UPDATE orders SET paid_sen = paid_sen + $2 WHERE ref_no = $1`,
 				cb.RefNo, int64(cb.Amount))
 			return err

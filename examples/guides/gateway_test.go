@@ -290,7 +290,7 @@ func sandboxTest(t *testing.T, fulfil func(context.Context, *paygate.Callback) e
 	defer sb.Close()
 	client, err := sb.Client() // configured with the sandbox's fresh credentials
 	require.NoError(t, err)
-	shop := httptest.NewServer(&paygate.CallbackHandler{Keys: []paygate.Key{sb.Key()}, Fulfil: fulfil})
+	shop := httptest.NewServer(&paygate.CallbackHandler{Keys: []paygate.Key{sb.Key()}, Fulfil: paygate.FulfilFunc(fulfil)})
 	defer shop.Close()
 	_, err = client.CreateOrder(ctx, paygate.Order{RefNo: "INV-1", Amount: 1000,
 		Email: "a@example.com", ReturnURL: shop.URL + "/return"})

@@ -40,7 +40,7 @@ func TestWatch(t *testing.T) {
 	sb := sandboxEnv(t, gatewaytest.WithTestClock(clock), gatewaytest.WithCallbackLoss(func(string) bool { return true }))
 	shop := newStore()
 	handler := &paygate.CallbackHandler{Keys: []paygate.Key{sb.Key()}, Now: clock.Now,
-		Fulfil: func(ctx context.Context, cb *paygate.Callback) error { return shop.MarkPaid(ctx, cb.RefNo, cb.Amount) }}
+		Fulfil: paygate.FulfilFunc(func(ctx context.Context, cb *paygate.Callback) error { return shop.MarkPaid(ctx, cb.RefNo, cb.Amount) })}
 	client, err := newClient()
 	require.NoError(t, err)
 	w := newWatch(handler, client)

@@ -68,13 +68,13 @@ func run(out io.Writer) error {
 func (s *shop) handler(key paygate.Key) *paygate.CallbackHandler {
 	return &paygate.CallbackHandler{
 		Keys: []paygate.Key{key},
-		Fulfil: func(_ context.Context, cb *paygate.Callback) error {
+		Fulfil: paygate.FulfilFunc(func(_ context.Context, cb *paygate.Callback) error {
 			s.mu.Lock()
 			s.paid[cb.RefNo]++
 			s.mu.Unlock()
 			s.notice <- fmt.Sprintf("signed callback verified: %s %s RM %s, FPX %s -> order fulfilled", cb.Status, cb.RefNo, cb.Amount, cb.FPX.DebitAuthCode.Describe())
 			return nil
-		},
+		}),
 		OnReturn: func(w http.ResponseWriter, _ *http.Request, _ *paygate.Callback) {
 			// Display only, and unsigned: anyone can post any refNo, so the
 			// page shows nothing of the order (its state comes from the

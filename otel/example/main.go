@@ -51,7 +51,7 @@ func run(out io.Writer) error {
 	sb := gatewaytest.NewServer(gatewaytest.WithRetryInterval(50 * time.Millisecond))
 	defer sb.Close()
 	handler := &paygate.CallbackHandler{Keys: []paygate.Key{sb.Key()},
-		Fulfil: func(context.Context, *paygate.Callback) error { return nil }}
+		Fulfil: paygate.FulfilFunc(func(context.Context, *paygate.Callback) error { return nil })}
 
 	// code: readme-otel
 	obs, err := paygateotel.New(tracerProvider, meterProvider) // nil providers: the global ones

@@ -41,7 +41,7 @@ func New(client *paygate.Client, key paygate.Key, base string) http.Handler {
 	mux.HandleFunc("GET /orders/{ref}", s.show)
 	mux.Handle("POST /paygate/return", &paygate.CallbackHandler{
 		Keys:     []paygate.Key{key},
-		Fulfil:   s.fulfil,
+		Fulfil:   paygate.FulfilFunc(s.fulfil),
 		OnStatus: s.onStatus,
 		OnReturn: func(w http.ResponseWriter, r *http.Request, cb *paygate.Callback) {
 			// Display only, and unsigned: anyone can post any refNo, so

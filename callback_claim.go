@@ -1,25 +1,27 @@
 package paygate
 
-// An event's claim on one Deduper key, from Claim to Complete or Release,
-// and the lease path that keeps it while its hook runs. The claim is one
-// allocation, made only once the Deduper granted it (a duplicate costs
-// none); the hook's context carries it under hookClaimKey (HookClaimFrom
-// reads the HookClaim from it). On a *MemoryDeduper the claim is taken
-// for HookTimeout plus Lease and never renewed (claimLease): no timer, no
-// cancel-cause context. On any other Deduper, keep renews it on timers:
-// nothing runs until the first renewal is due, so a hook shorter than
-// Lease/3 costs one timer and no goroutine.
+// A claim on one Deduper key, from Claim to Complete or Release, and the
+// lease that keeps it while its hook runs. It knows the Deduper, the key
+// and the hook it runs, never the event that took it: the event calls the
+// claim, never the other way. The claim is one allocation, made only once
+// the Deduper granted it (a duplicate costs none); the hook's context
+// carries its HookClaim. A claim not renewed (on a *MemoryDeduper, taken
+// for HookTimeout plus Lease) costs no timer; a renewed one costs one
+// timer, and a goroutine only once the first renewal is due.
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
 )
+
+// storeTimeout bounds each Claim, Complete and Release. They run on a
+// context of their own, never the hook's nearly spent one.
+const storeTimeout = 5 * time.Second
 
 // leaseMarginDivisor sets the safety margin: a hook's context is cancelled
 // lease/leaseMarginDivisor before its claim could lapse unrenewed.
@@ -34,7 +36,7 @@ var errLeaseMargin = errors.New("paygate: callback claim not renewed before its 
 // renewed with it (also; nil: none), its lease and deadline, and, while its
 // hook runs on the lease path, its renewal state.
 type claim struct {
-	ev     event
+	d      Deduper
 	key    string
 	token  string
 	result string
@@ -42,6 +44,12 @@ type claim struct {
 	lease  time.Duration
 	// renewed says the claim is renewed while its hook runs (claimLease).
 	renewed bool
+	// hookTimeout is the time limit of the hook it runs.
+	hookTimeout time.Duration
+	// log writes a line as the event that took the claim writes its own.
+	log func(ctx context.Context, level slog.Level, msg string, args ...any)
+	// hc is what the hook's context carries (HookClaimFrom).
+	hc HookClaim
 	// completed is set once the hook committed the completion itself
 	// (HookClaim.Completed): a renewal then finds the claim done, which is
 	// no loss, and complete has nothing to record.
@@ -62,52 +70,36 @@ type claim struct {
 	lastErr   error       // the last failed renewal's, for the cause
 }
 
-// take claims a's key for the event: the claim when the Deduper grants
-// it, else nil with what the Deduper answered.
-func (e event) take(ctx context.Context, a action) (*claim, ClaimResult, error) {
-	lease, renewed := e.h.claimLease(e.d)
-	sctx, cancel := storeContext(ctx, e.d)
-	claimed := time.Now()
-	res, err := e.d.Claim(sctx, a.key, lease)
-	cancel()
-	if err != nil || res.State != ClaimAcquired {
-		return nil, res, err
-	}
-	return &claim{ev: e, key: a.key, token: res.Token, result: a.result, also: a.also,
-		lease: lease, renewed: renewed, heldUntil: claimed.Add(lease)}, res, nil
-}
-
-// claimLease is how long an event's claim on d is taken for, and whether
-// it is renewed while the hook runs: Lease, renewed, on any Deduper but
-// the in-memory one; on a *MemoryDeduper, HookTimeout and Lease at once,
-// not renewed: an in-process claim lapses only with time, and this one
-// outlasts the hook's time limit by a lease, so renewing it would only
-// cost a timer per event. The sum saturates: a HookTimeout or Lease near
-// the largest Duration (meant as "no limit") must not wrap to a negative
-// lease, which would let a duplicate take the event while its hook runs.
-func (h *CallbackHandler) claimLease(d Deduper) (lease time.Duration, renewed bool) {
-	if _, ok := d.(*MemoryDeduper); ok {
-		l := h.lease()
-		return min(h.hookTimeout(), math.MaxInt64-l) + l, false
-	}
-	return h.lease(), true
-}
-
-// run runs hook under HookTimeout, with the claim in its context; when the
+// run runs hook on cb under its time limit, with the HookClaim in its context; when the
 // claim is renewed, keep keeps it meanwhile. ctx is detached.
-func (c *claim) run(ctx context.Context, hook func(context.Context, *Callback) error) error {
+func (c *claim) run(ctx context.Context, hook func(context.Context, *Callback) error, cb *Callback) error {
+	c.hc = HookClaim{Key: c.key, Token: c.token, Result: c.result, Deduper: c.d, completed: &c.completed}
 	// The hook outlives a dropped connection but not its time limit.
-	ctx, cancelTimeout := context.WithTimeout(context.WithValue(ctx, hookClaimKey{}, c), c.ev.h.hookTimeout())
+	ctx, cancelTimeout := context.WithTimeout(context.WithValue(ctx, hookClaimKey{}, c), c.hookTimeout)
 	defer cancelTimeout()
 	if !c.renewed {
-		return callHook(ctx, hook, c.ev.cb)
+		return callHook(ctx, hook, cb)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	c.keep(ctx, cancel)
-	err := callHook(ctx, hook, c.ev.cb)
+	err := callHook(ctx, hook, cb)
 	c.stopKeeping()
 	return err
+}
+
+// hookClaimKey is the context key of the claim a hook runs under: its
+// value is the *claim.
+type hookClaimKey struct{}
+
+// HookClaimFrom returns the claim the hook's ctx runs under; ok is false
+// outside a CallbackHandler hook.
+func HookClaimFrom(ctx context.Context) (hc HookClaim, ok bool) {
+	c, ok := ctx.Value(hookClaimKey{}).(*claim)
+	if !ok {
+		return HookClaim{}, false
+	}
+	return c.hc, true
 }
 
 // complete records the completion, unless the hook committed it itself
@@ -116,9 +108,9 @@ func (c *claim) complete(ctx context.Context) error {
 	if c.completed.Load() {
 		return nil
 	}
-	sctx, cancel := storeContext(ctx, c.ev.d)
+	sctx, cancel := storeContext(ctx, c.d)
 	defer cancel()
-	return c.ev.d.Complete(sctx, c.key, c.token, c.result)
+	return c.d.Complete(sctx, c.key, c.token, c.result)
 }
 
 // release gives the claim back, so that the next delivery may take it. A
@@ -132,7 +124,7 @@ func (c *claim) release(ctx context.Context) {
 	if err == nil {
 		return
 	}
-	c.ev.log(ctx, slog.LevelError, "dedupe release failed; retried until its lease lapses", "refNo", c.ev.cb.RefNo, "err", err)
+	c.log(ctx, slog.LevelError, "dedupe release failed; retried until its lease lapses", "key", c.key, "err", err)
 	// Unlocked: renew (of c, or of the claim c is held beside) wrote heldUntil before stopKeeping.
 	go c.retryRelease(detached(ctx), c.heldUntil)
 }
@@ -146,9 +138,9 @@ const (
 // tryRelease releases the claim once; nil when it is done with: released,
 // or no longer this claim's to release.
 func (c *claim) tryRelease(ctx context.Context) error {
-	sctx, cancel := storeContext(ctx, c.ev.d)
+	sctx, cancel := storeContext(ctx, c.d)
 	defer cancel()
-	if err := c.ev.d.Release(sctx, c.key, c.token); !errors.Is(err, ErrClaimLost) {
+	if err := c.d.Release(sctx, c.key, c.token); !errors.Is(err, ErrClaimLost) {
 		return err
 	}
 	return nil
@@ -212,9 +204,9 @@ func (c *claim) renew() {
 	c.mu.Unlock()
 	sent := time.Now()
 	ctx, done := context.WithTimeout(context.WithoutCancel(c.hook), c.lease)
-	err := c.ev.d.Renew(ctx, c.key, c.token, c.lease)
+	err := c.d.Renew(ctx, c.key, c.token, c.lease)
 	if err == nil && c.also != nil {
-		err = c.ev.d.Renew(ctx, c.also.key, c.also.token, c.lease)
+		err = c.d.Renew(ctx, c.also.key, c.also.token, c.lease)
 	}
 	done()
 	c.mu.Lock()
@@ -233,11 +225,11 @@ func (c *claim) renew() {
 		}
 		c.tick.Reset(c.every)
 	case errors.Is(err, ErrClaimLost):
-		c.ev.log(c.hook, slog.LevelError, "claim lost while the hook ran; cancelling the hook", "key", c.key)
+		c.log(c.hook, slog.LevelError, "claim lost while the hook ran; cancelling the hook", "key", c.key)
 		c.cancel(fmt.Errorf("paygate: callback claim lost while the hook ran: %w", err))
 	default:
 		c.lastErr = err
-		c.ev.log(c.hook, slog.LevelWarn, "claim renewal failed; trying again", "key", c.key, "err", err)
+		c.log(c.hook, slog.LevelWarn, "claim renewal failed; trying again", "key", c.key, "err", err)
 		c.tick.Reset(max(c.every/10, time.Millisecond))
 	}
 }
@@ -255,7 +247,7 @@ func (c *claim) lapse() {
 		last = errors.New("no renewal answered")
 	}
 	cause := fmt.Errorf("%w (last renewal error: %w)", errLeaseMargin, last)
-	c.ev.log(c.hook, slog.LevelError, "claim not renewed before its safety margin; cancelling the hook", "key", c.key, "err", cause)
+	c.log(c.hook, slog.LevelError, "claim not renewed before its safety margin; cancelling the hook", "key", c.key, "err", cause)
 	c.cancel(cause)
 }
 
@@ -269,4 +261,40 @@ func (c *claim) stopKeeping() {
 	if c.guard != nil {
 		c.guard.Stop()
 	}
+}
+
+// storeContext is the context of one call of d: ctx's values, not its
+// cancellation (the work must be recorded even if the gateway hung up), and
+// a short time limit of its own, which an in-process Deduper that never
+// waits (MemoryDeduper) is spared.
+func storeContext(ctx context.Context, d Deduper) (context.Context, context.CancelFunc) {
+	if _, ok := d.(neverWaits); ok {
+		return detached(ctx), func() {}
+	}
+	return context.WithTimeout(detached(ctx), storeTimeout)
+}
+
+// detached is ctx's values without its cancellation: ctx itself when it
+// can never be cancelled (its Done is nil), so that a context detached once
+// is not wrapped again.
+func detached(ctx context.Context) context.Context {
+	if ctx.Done() == nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
+}
+
+// neverWaits is implemented by a Deduper whose calls never wait on I/O,
+// so that a time limit on them would only cost a timer.
+type neverWaits interface{ neverWaits() }
+
+// callHook runs a hook, turning a panic into an error so that the claim is
+// released rather than left to lapse.
+func callHook(ctx context.Context, hook func(context.Context, *Callback) error, cb *Callback) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("paygate: callback hook panicked: %v", p)
+		}
+	}()
+	return hook(ctx, cb)
 }

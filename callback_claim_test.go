@@ -73,7 +73,7 @@ func newKeptClaim(t *testing.T) (c *claim, cause func() error) {
 	h := &CallbackHandler{Logger: slog.New(slog.DiscardHandler), Deduper: &renewSchedule{used: make(chan struct{})}}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	t.Cleanup(func() { cancel(nil) })
-	c = &claim{ev: h.newEvent(&Callback{RefNo: "INV-K"}, origin{source: SourceLookup}), key: "fulfil|INV-K", lease: time.Hour, renewed: true,
+	c = &claim{d: h.deduper(), log: h.newEvent(&Callback{RefNo: "INV-K"}, origin{source: SourceLookup}).log, key: "fulfil|INV-K", lease: time.Hour, renewed: true,
 		hook: ctx, cancel: cancel, every: time.Hour, margin: time.Hour / 4, heldUntil: time.Now().Add(time.Hour),
 		tick: time.NewTimer(time.Hour), guard: time.NewTimer(time.Hour)}
 	return c, func() error { return context.Cause(ctx) }
@@ -103,7 +103,7 @@ func TestClaimStoppedKeepsNothing(t *testing.T) {
 	c.mu.Unlock()
 	c.lapse()
 	require.NoError(t, cause())
-	require.Zero(t, c.ev.d.(*renewSchedule).calls, "renewed after the hook returned")
+	require.Zero(t, c.d.(*renewSchedule).calls, "renewed after the hook returned")
 	require.True(t, c.mu.TryLock(), "the claim's mutex was kept")
 }
 
@@ -188,14 +188,14 @@ func TestCallbackLeaseScheduleOnTheClock(t *testing.T) {
 			bubble(t, func(t *testing.T) {
 				d := &clockedRenew{start: time.Now(), steps: tc.steps, finishAfter: len(tc.want), used: make(chan struct{})}
 				h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: tc.lease, Logger: slog.New(slog.DiscardHandler),
-					Fulfil: func(ctx context.Context, cb *Callback) error {
+					Fulfil: FulfilFunc(func(ctx context.Context, cb *Callback) error {
 						select {
 						case <-d.used:
 							return nil
 						case <-ctx.Done():
 							return context.Cause(ctx)
 						}
-					}}
+					})}
 				require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, callbackFields("INV-C", "GWC", StatusSuccess, "00"))).Code)
 				require.Equal(t, tc.want, d.renews)
 			})
@@ -205,7 +205,7 @@ func TestCallbackLeaseScheduleOnTheClock(t *testing.T) {
 		bubble(t, func(t *testing.T) {
 			d := &clockedRenew{start: time.Now(), failReleases: true}
 			h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Logger: slog.New(slog.DiscardHandler)}
-			c := &claim{ev: h.newEvent(&Callback{RefNo: "INV-C"}, origin{source: SourceLookup}), key: "fulfil|INV-C", heldUntil: d.start.Add(10 * time.Second)}
+			c := &claim{d: d, log: h.newEvent(&Callback{RefNo: "INV-C"}, origin{source: SourceLookup}).log, key: "fulfil|INV-C", heldUntil: d.start.Add(10 * time.Second)}
 			c.release(context.Background())
 			synctest.Wait()
 			time.Sleep(11 * time.Second) // the lease lapses: the retries end
@@ -277,7 +277,7 @@ func TestCallbackLeaseRenewalTiming(t *testing.T) {
 			var cause error
 			var rival ClaimResult
 			h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: tt.lease, Logger: slog.New(slog.DiscardHandler),
-				Fulfil: func(ctx context.Context, cb *Callback) error {
+				Fulfil: FulfilFunc(func(ctx context.Context, cb *Callback) error {
 					select {
 					case <-ctx.Done():
 						// At the cancellation the store must still hold the
@@ -292,7 +292,7 @@ func TestCallbackLeaseRenewalTiming(t *testing.T) {
 					case <-time.After(10 * tt.lease): // a bound, not a measure
 						return errors.New("the hook was neither cancelled nor done within ten leases")
 					}
-				}}
+				})}
 			code := serveWithin(t, h, signedRequest(t, key, callbackFields("INV-L", "GWL", StatusSuccess, "00")))
 			require.Equal(t, tt.wantCancelled, cancelled, "cause: %v", cause)
 			if !tt.wantCancelled {
@@ -337,7 +337,7 @@ func TestFailedReleaseIsRetried(t *testing.T) {
 	var mu sync.Mutex
 	var logs strings.Builder
 	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: time.Minute, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-		Fulfil: func(context.Context, *Callback) error {
+		Fulfil: FulfilFunc(func(context.Context, *Callback) error {
 			mu.Lock()
 			defer mu.Unlock()
 			calls++
@@ -345,7 +345,7 @@ func TestFailedReleaseIsRetried(t *testing.T) {
 				return errors.New("the merchant's database hiccuped")
 			}
 			return nil
-		}}
+		})}
 	deliver := func() int {
 		return serve(h, signedRequest(t, key, callbackFields("INV-R", "GWR", StatusSuccess, "00"))).Code
 	}
@@ -425,14 +425,14 @@ func TestCallbackMarginCancelledHookStillRenewed(t *testing.T) {
 	var cause, renewals error
 	var rival ClaimResult
 	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: lease, Logger: slog.New(slog.DiscardHandler),
-		Fulfil: func(ctx context.Context, cb *Callback) error {
+		Fulfil: FulfilFunc(func(ctx context.Context, cb *Callback) error {
 			<-ctx.Done()
 			cause = context.Cause(ctx)
 			d.down.Store(false) // the store is back; the hook is still running
 			renewals = d.waitRenewals(2, 5*lease)
 			rival, _ = d.MemoryDeduper.Claim(context.Background(), fulfilKey(cb.RefNo), lease)
 			return nil
-		}}
+		})}
 	serveWithin(t, h, signedRequest(t, key, callbackFields("INV-M", "GWM", StatusSuccess, "00")))
 	require.ErrorIs(t, cause, errLeaseMargin)
 	require.NoError(t, renewals, "a hook cancelled by the margin is still renewed")
@@ -447,7 +447,7 @@ func TestCallbackHookPastItsTimeoutNotRenewed(t *testing.T) {
 	d := &outageRenew{renewed: make(chan struct{}, 100)}
 	var rival ClaimResult
 	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: lease, HookTimeout: lease / 4, Logger: slog.New(slog.DiscardHandler),
-		Fulfil: func(ctx context.Context, cb *Callback) error {
+		Fulfil: FulfilFunc(func(ctx context.Context, cb *Callback) error {
 			// Ignores its cancellation: takes the event over as another
 			// delivery would, once the claim lapsed.
 			for bound := time.Now().Add(10 * lease); time.Now().Before(bound); time.Sleep(lease / 20) {
@@ -456,7 +456,7 @@ func TestCallbackHookPastItsTimeoutNotRenewed(t *testing.T) {
 				}
 			}
 			return nil
-		}}
+		})}
 	serveWithin(t, h, signedRequest(t, key, callbackFields("INV-T", "GWT", StatusSuccess, "00")))
 	require.Equal(t, ClaimAcquired, rival.State, "the claim of a hook past HookTimeout was still renewed after ten leases")
 }
@@ -472,7 +472,7 @@ func TestCallbackStatusHoldRenewedWithTheStatusClaim(t *testing.T) {
 	var rival ClaimResult
 	var heldUntil, holdUntil time.Time
 	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: lease, Logger: slog.New(slog.DiscardHandler),
-		Fulfil: func(context.Context, *Callback) error { return nil },
+		Fulfil: FulfilFunc(func(context.Context, *Callback) error { return nil }),
 		OnStatus: func(ctx context.Context, cb *Callback) error {
 			renewals = d.waitRenewals(8, 20*lease) // four renewals of both: past the first lease
 			rival, _ = d.MemoryDeduper.Claim(context.Background(), fulfilKey(cb.RefNo), lease)
@@ -495,7 +495,7 @@ func TestReleaseThatSucceedsIsNotRetried(t *testing.T) {
 	var logs strings.Builder
 	d := &flakyRelease{}
 	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-		Fulfil: func(context.Context, *Callback) error { return errors.New("the shop's database hiccuped") }}
+		Fulfil: FulfilFunc(func(context.Context, *Callback) error { return errors.New("the shop's database hiccuped") })}
 	require.Equal(t, http.StatusInternalServerError, serve(h, signedRequest(t, key, callbackFields("INV-OK", "GWOK", StatusSuccess, "00"))).Code)
 	require.NotContains(t, logs.String(), "dedupe release failed")
 }
@@ -506,12 +506,12 @@ func TestStoreCallContextsEndWithTheirCall(t *testing.T) {
 	key := mustKey(t, testKeyUUID)
 	d := &storeCtxDeduper{}
 	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Logger: slog.New(slog.DiscardHandler),
-		Fulfil: func(_ context.Context, cb *Callback) error {
+		Fulfil: FulfilFunc(func(_ context.Context, cb *Callback) error {
 			if cb.RefNo == "INV-FAIL" {
 				return errors.New("shop down")
 			}
 			return nil
-		},
+		}),
 		OnStatus: func(context.Context, *Callback) error { return nil }}
 	require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, callbackFields("INV-OK", "GW1", StatusSuccess, "00"))).Code)
 	require.Equal(t, http.StatusInternalServerError, serve(h, signedRequest(t, key, callbackFields("INV-FAIL", "GW2", StatusSuccess, "00"))).Code)

@@ -38,7 +38,7 @@ func TestHookClaim(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := &completionCounter{}
 			var got HookClaim
-			h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Fulfil: func(ctx context.Context, cb *Callback) error {
+			h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Fulfil: FulfilFunc(func(ctx context.Context, cb *Callback) error {
 				c, ok := HookClaimFrom(ctx)
 				require.True(t, ok, "the hook's ctx carries its claim")
 				got = c
@@ -46,7 +46,7 @@ func TestHookClaim(t *testing.T) {
 					c.Completed()
 				}
 				return nil
-			}}
+			})}
 			h.Logger = slog.New(slog.DiscardHandler)
 			rec := serve(h, signedRequest(t, key, callbackFields("R1~x", "O1", StatusSuccess, "00")))
 			require.Equal(t, http.StatusOK, rec.Code)
@@ -76,7 +76,7 @@ func TestHookContextDerived(t *testing.T) {
 	var cause error
 	h := &CallbackHandler{Keys: []Key{key}, Deduper: &losingDeduper{renewErr: ErrClaimLost}, Lease: 150 * time.Millisecond,
 		HookTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler),
-		Fulfil: func(ctx context.Context, _ *Callback) error {
+		Fulfil: FulfilFunc(func(ctx context.Context, _ *Callback) error {
 			child, cancel := context.WithCancel(ctx)
 			defer cancel()
 			claim, claimed = HookClaimFrom(child)
@@ -89,7 +89,7 @@ func TestHookContextDerived(t *testing.T) {
 			case <-time.After(2 * time.Second): // a bound: the first renewal, due in 50 ms, loses the claim
 				return errors.New("the derived context was not cancelled within 2 s of the claim's loss")
 			}
-		}}
+		})}
 	r := signedRequest(t, key, callbackFields("INV-D", "GWD", StatusSuccess, "00"))
 	r = r.WithContext(context.WithValue(r.Context(), requestValueKey{}, "from the middleware"))
 	require.Equal(t, http.StatusInternalServerError, serve(h, r).Code)
