@@ -42,4 +42,4 @@ package paygate
 
 // Version is the SDK's version, sent in the User-Agent header and printed
 // by `paygate version`. CHANGELOG.md says what each version changed.
-const Version = "0.2.0"
+const Version = "0.3.0"

@@ -116,33 +116,15 @@ func (pg *pager) end(p *ReportPage, n int) pageVerdict {
 	return pageVerdict{}
 }
 
-// Payments walks the payment report from page 0 by the protocol's rule
-// (docs/protocol.md "Payment report"): it ends after a page with fewer rows
-// than the page size, whatever stats.total_pages says, which is only a
-// cross-check (docs/assumptions.md A-report-paging):
-//
-//   - a full page at or past the announced last page is followed anyway; the
-//     rows found past it are yielded, then the walk ends with an error
-//     matching ErrReportPastTotalPages (every row was read; the count is
-//     wrong);
-//   - a short page before the announced last page yields its rows, then
-//     ErrReportPaging (the report was cut short);
-//   - a page equal to any earlier page ends the walk with ErrReportPaging
-//     before its rows (they came already): a server that ignores page or
-//     cycles is not read for ever;
-//   - a total_pages that is present but not a whole number is an error;
-//   - more than q.MaxPages pages (DefaultMaxPages) ends with ErrReportPaging.
-//
-// A server that caps items (a first page shorter than asked while
-// total_pages announces more) is followed at its own page size, asked for
-// explicitly. ItemsPerPage AllItems asks for every row in one answer (at
-// most 64 MiB), paged on only if the server caps it.
-//
-// The next page is fetched while the caller consumes the current one, so
-// memory stays at about two pages whatever the report's size. ctx is checked
-// between rows as well as between pages. An error is yielded once, then the
-// walk ends. Leaving the loop early cancels the fetch in flight and waits
-// for it: no goroutine outlives the loop.
+// Payments walks the payment report from page 0 and ends after a page with
+// fewer rows than the page size (docs/protocol.md "Payment report");
+// stats.total_pages is only a cross-check. Rows read past the announced
+// count end the walk with ErrReportPastTotalPages; a report cut short, a
+// repeated page or more than q.MaxPages pages with ErrReportPaging
+// (docs/assumptions.md A-report-paging). The next page is fetched while
+// the caller consumes the current one, so memory stays at about two
+// pages; ctx is checked between rows. An error is yielded once, then the
+// walk ends; leaving the loop early cancels the fetch in flight.
 func (c *Client) Payments(ctx context.Context, q ReportQuery) iter.Seq2[ReportRow, error] {
 	return func(yield func(ReportRow, error) bool) {
 		_, items, err := q.values(0)

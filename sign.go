@@ -62,24 +62,14 @@ func SignCallback(key Key, form url.Values) (url.Values, error) {
 }
 
 // VerifyCallback checks the signature of a callback the gateway POSTed to
-// the merchant's returnUrl (docs/protocol.md "Signature algorithm",
-// callback): every field but signature, sorted byte-wise, form-encoded
-// (space as +), no exp, signed with HMAC-SHA256 under any of keys (several
-// keys allow rotation), and compared in constant time.
-//
-// It returns nil when the signature matches, ErrSignatureMissing when there
-// is none (the buyer's browser posts the same fields unsigned), and
-// ErrSignatureMismatch otherwise, including for a signature that is not 16
-// hex characters (either case is accepted) and for a form with a field
-// given twice (docs/assumptions.md A-multiple-values). No keys, or a zero Key, is an error wrapping ErrInvalidKey.
-// It allocates nothing.
-//
-// Form encoders differ on ~ and *, refNo carries ~ by convention, and the
-// gateway's public PHP client signs everything else in RFC 3986 (space as
-// %20), so besides the canonical encoding (Go's url.Values.Encode) it
-// accepts, only when a field holds a character they write differently, the
-// PHP urlencode and WHATWG variants (a ~ or *) and RFC 3986 (a space):
-// at most four candidate messages against a 64-bit tag
+// the merchant's returnUrl (docs/protocol.md "Signature algorithm") under
+// any of keys, in constant time, allocating nothing. It returns nil when
+// the signature matches, ErrSignatureMissing when there is none (the
+// buyer's browser posts the same fields unsigned), and
+// ErrSignatureMismatch otherwise, a field given twice included
+// (A-multiple-values); no keys, or a zero Key, wraps ErrInvalidKey. Besides
+// the canonical encoding it tries the PHP, WHATWG and RFC 3986 variants
+// only when a field holds a character they write differently
 // (docs/assumptions.md A-callback-encoding).
 func VerifyCallback(form url.Values, keys ...Key) error {
 	var inline [4]*signing.Key

@@ -9,24 +9,14 @@ import (
 	"github.com/paygate-go/paygate/internal/ordernoset"
 )
 
-// ValidateBatchJSON reads a raw webhook body (docs/protocol.md B1) and checks every rule
-// of B1-B3 and Errors, reporting all problems at once, each named by its JSON
-// pointer: a field of the wrong JSON type is a problem of that field, not a
-// failure of the whole decode, and unknown fields are tolerated. Keys match
-// exactly (not case-insensitively, as encoding/json would), and a known key
-// given twice in one object is a problem rather than a silent choice between
-// two values (docs/assumptions.md A-webhook-keys). A string it keeps that
-// is not valid UTF-8, or holds a \u escape of an unpaired surrogate, is a
-// problem of its field (ruleUTF8), never read as U+FFFD as encoding/json
-// would, which makes INV-\xff1 and INV-\xfe1 one orderno: an assumption,
-// docs/assumptions.md A-webhook-encoding. It returns the typed batch when there is no problem (its
-// strings are copies: body is not retained), and a *ValidationError
-// otherwise (field "" for a body that is not JSON at all). In a batch of
-// more than about 150,000 transactions a repeated orderno may be listed
-// after the other problems, as ValidateBatchReader lists it.
-//
-// It checks the document's agency codes; WebhookValidator.ValidateBatchJSON
-// checks others.
+// ValidateBatchJSON reads a raw webhook body (docs/protocol.md B1) and
+// checks every rule of B1-B3, reporting all problems at once in a
+// *ValidationError, each named by its JSON pointer (field "" for a body
+// that is not JSON). Keys match exactly, a key given twice is a problem
+// (A-webhook-keys), and a kept string that is not valid UTF-8 is a problem
+// of its field, never read as U+FFFD (A-webhook-encoding). With no problem
+// it returns the typed batch, whose strings are copies. It checks the
+// document's agency codes; WebhookValidator.ValidateBatchJSON others.
 func ValidateBatchJSON(body []byte) (*Batch, error) {
 	return validateBatchJSON(body, WebhookValidator{})
 }

@@ -143,26 +143,14 @@ func checkWebhookPassword(password string) error {
 	return nil
 }
 
-// Send checks every transaction (the rules of ValidateTransactions, with the
-// agency codes of WithWebhookValidator), then posts the valid ones in
-// requests of the batch size, each retried on 429, 5xx and network errors
-// with backoff and Retry-After (safe: orderno is unique). Invalid
-// transactions are listed in SendReport.Invalid with their problems and not
-// sent; they do not hold back the rest.
-//
-// The send stops, and the requests not yet made are TxNotSent, when every
-// later request would fail the same way or time is up: a 401/403 (errors.Is
-// ErrUnauthorized), a redirect (ErrRedirect, never followed: the password
-// would go with it), a failed TLS handshake (not retried either: nothing
-// was sent, and a certificate the client does not trust stays untrusted),
-// the end of ctx, or the deadline of WithSendTimeout (DefaultSendTimeout
-// unless set), which bounds the whole Send however slowly the bank answers.
-//
-// The report is never nil and says what became of every transaction
-// (SendReport.Outcomes). The error is nil when every transaction was
-// accepted, and otherwise a *SendError, which says only that the send is
-// incomplete (with the counts and the first problem) and carries the same
-// report: on an error, read the report rather than discard it.
+// Send checks every transaction (ValidateTransactions, with the agency
+// codes of WithWebhookValidator) and posts the valid ones in batches, each
+// retried on 429, 5xx and network errors; invalid ones are listed in
+// SendReport.Invalid and not sent. It stops, the rest TxNotSent, on a
+// 401/403 (ErrUnauthorized), a redirect (ErrRedirect), a failed TLS
+// handshake, the end of ctx or the WithSendTimeout deadline. The report is
+// never nil and says what became of every transaction; the error is nil
+// when all were accepted, else a *SendError carrying the same report.
 func (s *WebhookSender) Send(ctx context.Context, txs []Transaction) (report *SendReport, err error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, s.sendTimeout, &deadlineError{d: s.sendTimeout})
 	defer cancel()

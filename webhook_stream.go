@@ -7,29 +7,15 @@ import (
 	"github.com/paygate-go/paygate/internal/jsonscan"
 )
 
-// ValidateBatchReader is ValidateBatchJSON for a body read from r, a window
-// at a time: it keeps in memory about two windows of the input (256 KiB
-// each, plus the value cap), at most about 8 MiB of the ordernos seen (for
-// the rule that they are unique) and the problems found, never the
-// transactions, so a 1 GB batch of 2,000,000 transactions is checked in a
-// few tens of megabytes. Past 8 MiB of ordernos (about 150,000) it writes
-// them, sorted, to a temporary file (os.CreateTemp in os.TempDir), which it
-// removes before it returns, and checks them once the body is read: every
-// repeated orderno is found, exactly, whatever the number of transactions,
-// and one found at the end is listed after the problems found while
-// reading, in index order. A value longer than the cap
-// (DefaultMaxValueBytes; WebhookValidator.WithMaxValueBytes) is a problem
-// at its JSON pointer and is read through without being kept, and nesting
-// is capped (docs/assumptions.md A-webhook-value-cap), so a 300 MB string
-// or 300 MB of nested arrays costs no more than a valid batch. The problems
-// listed stop at 1,000 (one more counts the rest), for ValidateBatchJSON
-// too, so memory stays bounded whatever the bytes. It reports exactly the
-// problems ValidateBatchJSON reports for the same bytes, in the same order
-// and the same *ValidationError, and returns the number of transactions
-// read. An error reading r, or writing or reading the temporary file, is
-// returned as it is (not a *ValidationError): the batch was not wholly
-// checked. It checks the document's agency codes;
-// WebhookValidator.ValidateBatchReader checks others.
+// ValidateBatchReader is ValidateBatchJSON for a body read from r a window
+// at a time: it reports exactly the same problems, in the same order, and
+// returns the number of transactions read. Its memory is bounded whatever
+// the bytes: about two 256 KiB windows, at most 8 MiB of ordernos (the
+// rest spilled, sorted, to a temporary file removed before it returns),
+// and the first 1,000 problems (docs/assumptions.md A-webhook-value-cap).
+// An error reading r or the temporary file is returned as it is, not a
+// *ValidationError: the batch was not wholly checked. It checks the
+// document's agency codes; WebhookValidator.ValidateBatchReader others.
 func ValidateBatchReader(r io.Reader) (int, error) {
 	return validateStream(r, jsonscan.Chunk, WebhookValidator{})
 }

@@ -12,24 +12,15 @@ import (
 	"github.com/paygate-go/paygate/zakat"
 )
 
-// WebhookValidator checks webhook records against the rules of
-// docs/protocol.md B1-B3 with a configured set of agency codes. The
-// protocol document replaced the brand in its identifiers by `bank`/`BANK`
-// (BANKLZS, BANKPPZ, BANK); the real service's codes carry the brand
-// instead (ADBLZS, ADBPPZ, ADB on the bank webhook page,
-// docs/assumptions.md A-webhook-brand; both sets are in package zakat).
-// The zero value checks the document's codes; NewWebhookValidator sets
-// others. The validator, its Schema, a WebhookSender given it
-// (WithWebhookValidator) and the sandbox (gatewaytest.WithWebhookValidator)
-// then agree on the set. A value, safe to copy and for concurrent use.
-//
-// Reading JSON (ValidateBatchJSON, ValidateBatchReader), it also caps the
-// length of any one string or number, key included, at
-// DefaultMaxValueBytes (WithMaxValueBytes sets another cap), and nesting at
-// 10,000 levels: a longer value is a problem at its JSON pointer and is
-// read through without being kept, deeper nesting is a syntax error. So
-// ValidateBatchReader holds a few hundred kilobytes of input whatever the
-// bytes (a 300 MB string or 300 MB of nested arrays; BENCHMARKS.md).
+// WebhookValidator checks webhook records against docs/protocol.md B1-B3
+// with a set of agency codes: the zero value the document's (BANKLZS,
+// BANKPPZ, BANK), NewWebhookValidator others, such as the real service's
+// (docs/assumptions.md A-webhook-brand; both sets in package zakat). Its
+// Schema, a WebhookSender given it and the sandbox then agree on the set.
+// Reading JSON it caps each value at DefaultMaxValueBytes
+// (WithMaxValueBytes) and nesting at 10,000 levels
+// (docs/assumptions.md A-webhook-value-cap). A value, safe to copy and
+// for concurrent use.
 type WebhookValidator struct {
 	agencies []zakat.Agency // nil: zakat.Agencies()
 	maxValue int            // 0: DefaultMaxValueBytes

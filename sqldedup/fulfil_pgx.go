@@ -44,50 +44,14 @@ import (
 	"github.com/paygate-go/paygate"
 )
 
-// FulfilPgx is FulfilTx for merchants whose code speaks pgx: it makes the
-// TxFulfiller of a CallbackHandler (its Fulfil field) that runs fn in one
-// pgx transaction on a connection of d's *sql.DB, with FulfilTx's
-// guarantee, word for word: exactly once for what fn writes through tx,
-// across crashes, lost connections, database restarts and replicas, with
-// nothing to wait out after one, and no idempotency needed in fn. tx is
-// pgx's own Tx (hand it to sqlc's New, or use tx.Exec and tx.Query); its
-// BEGIN went to PostgreSQL with the claim.
-//
-// Make d with NewPgx(pool), so that fulfilments take their connections
-// from the merchant's *pgxpool.Pool and wait for one in its order. A d of
-// New works when its *sql.DB is pgx's (stdlib.OpenDBFromPool, or
-// sql.Open("pgx", dsn)), at a tenth more time per delivery (database/sql's
-// connection handling); on another driver FulfilOnce returns an error that
-// says so, and writes nothing.
-//
-//	d, err := sqldedup.NewPgx(pool)
-//	err = d.Migrate(ctx)
-//	h := &paygate.CallbackHandler{Keys: keys, Deduper: d, Fulfil: d.FulfilPgx(
-//		func(ctx context.Context, tx pgx.Tx, cb *paygate.Callback) error {
-//			_, err := tx.Exec(ctx, `UPDATE orders SET paid = true WHERE ref_no = $1`, cb.RefNo)
-//			return err
-//		})}
-//
-// Cost: the round trips of the merchant's own transaction and no more
-// (BEGIN and the claim go to PostgreSQL together), one statement beyond
-// fn's (the claim), one commit. A duplicate, of a completed event or of
-// one in flight, costs two round trips and commits nothing; one in flight
-// is answered 503 at once and holds no connection meanwhile.
-//
-// fn must not end tx (tx.Commit, tx.Rollback, or COMMIT or ROLLBACK sent
-// through it) and must return the error of any statement that failed. A
-// transaction fn ended, or that a failed statement aborted, is answered
-// with an error (500), never committed as a fulfilment: the gateway's
-// retry then finds the event done (fn committed) or runs fn again. A fn
-// that ends tx and begins another is not detected: its effect commits
-// without the claim, so the next delivery runs it again.
-//
-// A COMMIT whose outcome is unknown (the connection dropped while it was in
-// flight) is returned as an error: the handler answers 500, and the
-// gateway's retry finds the event done, or free to run fn again.
-//
-// On a handler whose Deduper is not d, FulfilOnce returns ErrOtherDeduper
-// and writes nothing; a nil fn is refused the same way.
+// FulfilPgx is FulfilTx for fn written with pgx, with FulfilTx's
+// guarantee: tx is pgx's own Tx (for sqlc's New, tx.Exec, tx.Query), its
+// BEGIN sent with the claim, so a new payment costs no round trip beyond
+// the merchant's own transaction. Make d with NewPgx; a d of New works
+// only when its *sql.DB is pgx's. fn must not end tx and must return the
+// error of any statement that failed: a transaction ended or aborted is
+// answered 500, never committed as a fulfilment. Example:
+// docs/receiving-callbacks.md; misuse and round trips: docs/postgres.md.
 func (d *Deduper) FulfilPgx(fn func(ctx context.Context, tx pgx.Tx, cb *paygate.Callback) error) paygate.TxFulfiller {
 	return pgxFulfiller{d: d, fn: fn}
 }

@@ -45,56 +45,15 @@ import (
 	"github.com/paygate-go/paygate"
 )
 
-// FulfilTx makes the TxFulfiller of a CallbackHandler (its Fulfil
-// field): each verified success runs fn in one transaction on d's *sql.DB
-// that claims the event, writes the merchant's effect and records the
-// completion, and commits once:
-//
-//	h := &paygate.CallbackHandler{Keys: keys, Deduper: d, Fulfil: d.FulfilTx(
-//		func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
-//			_, err := tx.ExecContext(ctx, `UPDATE orders SET paid = true WHERE ref_no = $1`, cb.RefNo)
-//			return err
-//		})}
-//
-// The guarantee: exactly once for the effects fn writes through tx, across
-// crashes at any instant, lost connections, database restarts and
-// replicas; fn needs no idempotency of its own (no unique constraint, no
-// "already paid" check). The effect and the record of it commit together or
-// not at all. A crash or an outage before COMMIT leaves neither, and the
-// next delivery (once the database answers) runs fn again at once: there is
-// no lease to lapse. After COMMIT every later delivery gets 200 without
-// calling fn, for as long as the record is kept (docs/assumptions.md
-// A-replay-bound): a done row is never taken over, and is kept for the
-// retention (DefaultRetention, 400 days, unless WithRetention) before Purge
-// deletes it; a replay of the callback after that is held back by the
-// handler when its fpxTxnTime is older than
-// paygate.CallbackHandler.MaxTxnAge (30 days), and fulfilled again only
-// when it carries no fpxTxnTime the SDK reads. Effects outside tx (an
-// e-mail, a call to another service) are not covered: they run again if
-// the transaction does not commit.
-//
-// Cost, beyond the merchant's own BEGIN, statements and COMMIT: one
-// statement (the claim), and no other commit. A duplicate, of a completed
-// event or of one in flight, costs BEGIN, the claim, one read and ROLLBACK,
-// and commits nothing; one in flight is answered 503 at once, without
-// waiting for the first delivery, and holds no connection meanwhile. The
-// transaction holds one connection of d's pool while fn runs. FulfilPgx,
-// for fn written with pgx, saves the claim's round trip.
-//
-// fn must not commit or roll back tx itself. One that does gets an error
-// from the handler (500); the gateway's retry then finds the event done if
-// fn committed (the claim committed with its effect) or runs fn again if it
-// rolled back: never twice, but do every effect inside the one fn and let
-// FulfilTx end tx. A fn that sends ROLLBACK and then BEGIN through tx is
-// not detected: its effect commits without the claim, and the next
-// delivery runs it again.
-//
-// A COMMIT whose outcome is unknown (the connection dropped while it was in
-// flight) is returned as an error: the handler answers 500, and the
-// gateway's retry finds the event done, or free to run fn again.
-//
-// On a handler whose Deduper is not d, FulfilOnce returns ErrOtherDeduper
-// and writes nothing; a nil fn is refused the same way.
+// FulfilTx makes the TxFulfiller of a CallbackHandler (its FulfilTx field):
+// each verified success runs fn in one transaction on d's *sql.DB that
+// claims the event, writes fn's effect and commits once. Exactly once for
+// what fn writes through tx, across crashes, lost connections, database
+// restarts and replicas, with no lease to wait out and no idempotency
+// needed in fn; effects outside tx are not covered. fn must not end tx.
+// On a handler whose Deduper is not d it returns ErrOtherDeduper (with a
+// nil fn, an error), writing nothing. Example: docs/receiving-callbacks.md;
+// misuse and round trips: docs/postgres.md.
 func (d *Deduper) FulfilTx(fn func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error) paygate.TxFulfiller {
 	return txFulfiller{d: d, fn: fn}
 }

@@ -22,68 +22,15 @@ var ErrOtherDeduper = errors.New("sqldedup: FulfilTx or HookTx on a CallbackHand
 // there is no claim to complete. Nothing is written.
 var ErrNoHookClaim = errors.New("sqldedup: HookTx's hook called outside a paygate.CallbackHandler (no paygate.HookClaim in its context); nothing written")
 
-// HookTx makes a CallbackHandler hook (OnStatus, OnDoublePayment) that
-// writes the merchant's effect and the event's completion in one database
-// transaction; for Fulfil, use FulfilTx, which needs no lease:
-//
-//	h := &paygate.CallbackHandler{Keys: keys, Deduper: d, Fulfil: d.FulfilTx(fulfil),
-//		OnStatus: d.HookTx(func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error {
-//			_, err := tx.ExecContext(ctx, `UPDATE orders SET status = $2 WHERE ref_no = $1`, cb.RefNo, cb.Status)
-//			return err
-//		})}
-//
-// The hook runs under the handler's lease claim (the lease path): it begins
-// a transaction on d's *sql.DB with the hook's context, runs fn with it,
-// then in the same transaction records the event's completion (the Deduper
-// row of the handler's claim: done, with its result) fenced on the claim's
-// token, and commits. When the row no longer carries that token (the claim
-// was taken over by another delivery after its lease lapsed, released, or
-// purged) the completion touches no row: the transaction is rolled back
-// and the error wraps paygate.ErrClaimLost. Once committed, the hook calls
-// HookClaim.Completed, so the handler does not complete the event again,
-// and answers 200.
-//
-// The guarantee: exactly once for the effects fn writes through tx, across
-// crashes at any instant, lease lapses, lost renewals and replicas; fn
-// needs no idempotency of its own. The effect and the record of it commit
-// together or not at all: a crash before COMMIT leaves neither, and the
-// claim lapses (a lease later) and is taken over; a crash after it leaves
-// both, and every later delivery gets 200 without calling fn, for as long
-// as the row is kept (docs/assumptions.md A-replay-bound: a done row is
-// never taken over, and Purge deletes it only after the retention). Effects
-// outside tx (an e-mail, a call to another service) are not covered: they
-// are at least once after a crash, as on the lease path.
-//
-// fn must not commit or roll back tx itself: a tx committed by fn commits
-// its effect without the record of it, so every retry writes the effect
-// again (the completion then fails with sql.ErrTxDone and the delivery is
-// answered 500). Do every effect of the hook inside its one fn.
-//
-// The token fences the transaction, because the claim is the handler's
-// lease row, taken before the transaction began: the completing UPDATE
-// takes the row's lock, so a takeover either committed before it (the
-// UPDATE then finds another token and the transaction rolls back) or waits
-// for this COMMIT and then finds the event done. The row's lock is held
-// only from that UPDATE, the last statement, to COMMIT. (FulfilTx instead
-// claims inside the transaction, where its rollback is the fence.)
-//
-// A COMMIT whose outcome is unknown (the connection dropped while it was in
-// flight) is returned as an error: the handler answers 500 and releases the
-// claim. If the transaction did commit, the row is done and no longer
-// carries the token, so the release touches nothing (a completed event is
-// never undone) and the gateway's retry gets 200; if it did not, the release
-// lets the retry run fn again, in a new transaction.
-//
-// Round trips beyond the merchant's own BEGIN, statements and COMMIT: two
-// for a new event (the handler's claim, the fenced completion), and two
-// commits, plus a renewal per third of the lease while fn runs; a
-// duplicate of a completed event costs one (the claim), as does one in
-// flight (503). The
-// transaction holds one connection of d's pool while fn runs, and the
-// handler renews on another: size the pool for both. Used outside a
-// CallbackHandler (no paygate.HookClaim in the context), the hook returns
-// ErrNoHookClaim, and on a handler whose Deduper is not d, ErrOtherDeduper;
-// either writes nothing.
+// HookTx makes a CallbackHandler hook (OnStatus, OnDoublePayment) that runs
+// fn in one transaction on d's *sql.DB and records the event's completion
+// in it, fenced on the handler's lease claim: exactly once for what fn
+// writes through tx. A claim taken over after its lease lapsed rolls back
+// (the error wraps paygate.ErrClaimLost); a crash before COMMIT waits out
+// the lease. fn must not end tx. Outside a CallbackHandler the hook
+// returns ErrNoHookClaim, on a handler whose Deduper is not d
+// ErrOtherDeduper, writing nothing. For Fulfil, use FulfilTx. The fence,
+// misuse and round trips: docs/postgres.md.
 func (d *Deduper) HookTx(fn func(ctx context.Context, tx *sql.Tx, cb *paygate.Callback) error) func(ctx context.Context, cb *paygate.Callback) error {
 	return func(ctx context.Context, cb *paygate.Callback) error {
 		claim, ok := paygate.HookClaimFrom(ctx)

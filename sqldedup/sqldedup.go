@@ -198,26 +198,11 @@ WHERE key = $1 AND token = $2 AND NOT done`
 	return d, nil
 }
 
-// Migrate creates the table if it does not exist, adds the result column
-// to a table made by an earlier version, and creates (or, when its body
-// differs, replaces) the table's claim function, <table>_claim, a
-// PL/pgSQL function Claim calls when the key has no live row. It is safe
-// to run from every replica at start-up, all at once: it runs in one
-// transaction that first takes a PostgreSQL advisory lock named after the
-// table (pg_advisory_xact_lock), so concurrent Migrates of one table run
-// one after the other and each later one finds the table (and function)
-// made. The lock is
-// needed because CREATE TABLE IF NOT EXISTS does not make concurrent
-// creation safe: two sessions that both find no table both insert its row
-// type, and one fails on pg_type's unique index (SQLSTATE 23505). The lock
-// ends with the transaction, so a process killed mid-Migrate holds nothing.
-// The column is added and the function replaced only when missing or
-// different, so a Migrate against a live table takes no table lock that
-// would queue its claims and invalidates no plan of its replicas. Claim
-// works on a table Migrate has not yet given a function (a table from an
-// earlier version, or one made by hand), at one more round trip: the call
-// of the missing function fails (SQLSTATE 42883), then the claim runs as
-// one data-modifying statement, as before this function existed.
+// Migrate creates the table if it does not exist and brings a table of an
+// earlier version up to date (the result column, the <table>_claim
+// function). Every replica may run it at start-up at once: it runs under
+// an advisory lock named after the table, and takes no table lock when
+// nothing changes. Details: docs/postgres.md.
 func (d *Deduper) Migrate(ctx context.Context) error {
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -406,26 +391,12 @@ func (d *Deduper) Release(ctx context.Context, key, token string) error {
 	return d.exactlyOne(ctx, "release", d.releaseSQL, key, token)
 }
 
-// Purge deletes the rows no claim needs any more: claims whose lease has
-// lapsed (their holder crashed or stopped renewing; a Claim of the key would
-// take the row over anyway, and a holder still running finds its claim lost)
-// and completed keys older than the retention (DefaultRetention, 400 days,
-// unless WithRetention). It never deletes a live claim or a key completed
-// within the retention, and a completed key is never claimed again while
-// its row exists, so correctness never depends on it: it only keeps the
-// table (one row per event) from growing. Run it about once a day, from one
-// replica or a scheduled job (several at once are harmless); the table then
-// holds about a retention's worth of events, about 125 bytes a row with
-// its primary-key index (a million done rows of 23-byte keys measured 125
-// MB on PostgreSQL 15, before the bloat of updates vacuum reclaims), so a
-// million events a year hold about 140 MB at the 400 days. What must
-// hold is the retention itself: keep it far beyond
-// paygate.CallbackHandler.MaxTxnAge (30 days by default; a replay of an
-// older success is held back by its age, docs/assumptions.md
-// A-replay-bound) and beyond the oldest order you reconcile, since an event
-// whose row is purged is handled again if it comes back through a path the
-// age bound does not cover (a callback without a fpxTxnTime the SDK reads,
-// a reconciliation).
+// Purge deletes lapsed claims and completed keys older than the retention,
+// and returns how many rows it deleted. It never deletes a live claim or a
+// key completed within the retention, so correctness never depends on it;
+// run it about once a day to keep the table small. Keep the retention far
+// beyond paygate.CallbackHandler.MaxTxnAge and the oldest order you reconcile
+// (docs/postgres.md).
 func (d *Deduper) Purge(ctx context.Context) (int64, error) {
 	res, err := d.db.ExecContext(ctx, d.purgeSQL)
 	if err != nil {
