@@ -45,7 +45,7 @@ import (
 	"github.com/paygate-go/paygate"
 )
 
-// FulfilTx makes the TxFulfiller of a CallbackHandler (its FulfilTx field):
+// FulfilTx makes the TxFulfiller of a CallbackHandler (its Fulfil field):
 // each verified success runs fn in one transaction on d's *sql.DB that
 // claims the event, writes fn's effect and commits once. Exactly once for
 // what fn writes through tx, across crashes, lost connections, database
