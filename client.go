@@ -31,7 +31,7 @@ type Client struct {
 	// noCreateOrFind: CreateOrder does not look up an order whose answer
 	// was lost (WithoutCreateOrFind).
 	noCreateOrFind bool
-	// fromEnv is set by Config.Client: errors then name the
+	// fromEnv is set by NewClientFromEnv: errors then name the
 	// environment variables (setting).
 	fromEnv bool
 }
@@ -71,7 +71,7 @@ func WithAgency(agency string) Option {
 // WithKey sets the agency's API key, parsed once with ParseKey: the one
 // way to give it, so that the key a merchant loads from its secret store
 // travels as a Key, which never prints (docs/protocol.md "Authentication").
-// The zero Key fails NewClient with ErrInvalidKey. ConfigFromEnv parses
+// The zero Key fails NewClient with ErrInvalidKey. KeyFromEnv parses
 // PAYGATE_API_KEY itself.
 func WithKey(k Key) Option {
 	return clientOption(func(c *Client) error {

@@ -2,9 +2,9 @@ package paygate
 
 // The environment, read in one place: envVars is the table of every
 // variable the SDK reads, what it must hold and how it is checked;
-// readEnv reads a part of it (a Client's, a sender's, a handler's) or all
-// of it (ConfigFromEnv), and the *FromEnv constructors are readEnv
-// followed by the Config's method.
+// readEnv reads the part of it one use needs (a Client's, a sender's, a
+// handler's key), and each *FromEnv constructor is readEnv followed by
+// the envConfig's method: the one way to configure from the environment.
 
 import (
 	"errors"
@@ -15,7 +15,8 @@ import (
 	"github.com/paygate-go/paygate/zakat"
 )
 
-// The environment variables the SDK reads (ConfigFromEnv).
+// The environment variables the SDK reads (NewClientFromEnv, KeyFromEnv,
+// NewWebhookSenderFromEnv).
 const (
 	EnvAgency          = "PAYGATE_AGENCY"
 	EnvAPIKey          = "PAYGATE_API_KEY"
@@ -28,40 +29,22 @@ const (
 	EnvWebhookAgencies = "PAYGATE_WEBHOOK_AGENCIES"
 )
 
-// Config is the SDK's configuration read once from the environment by
-// ConfigFromEnv, from which a deployment builds what it runs: a Client
-// (Config.Client), the key of a CallbackHandler (Config.Key) and a
-// WebhookSender (Config.WebhookSender). Every error about a setting names
-// its variable and what the variable must hold, never its value. A Config
-// holds credentials but never prints them (%v shows addresses, not
-// values); the zero Config has nothing set.
-type Config struct {
+// envConfig is what readEnv read: credentials it never prints (%v shows
+// addresses, not values).
+type envConfig struct {
 	agency, checkoutURL, reportsURL, payURL, webhookURL string
 	key                                                 Key
 	authToken, webhookPassword                          secret
 	rules                                               *WebhookValidator // PAYGATE_WEBHOOK_AGENCIES, when set
 }
 
-// ConfigFromEnv reads every variable the SDK knows: PAYGATE_AGENCY,
-// PAYGATE_API_KEY, PAYGATE_AUTH_TOKEN, PAYGATE_CHECKOUT_URL,
-// PAYGATE_REPORTS_URL, PAYGATE_PAY_URL, PAYGATE_WEBHOOK_URL,
-// PAYGATE_WEBHOOK_PASSWORD and PAYGATE_WEBHOOK_AGENCIES. Each is optional
-// here (an empty one counts as unset): what a use needs is required by
-// that use's method. A variable that is set but malformed is an error
-// naming it, and every malformed one is reported at once (errors.Join),
-// so that a misconfigured environment fails at start-up whole. If
-// PAYGATE_TOKEN, PAYGATE_USERNAME or PAYGATE_PASSWORD is set it refuses
-// with ErrDeprecatedAuth: the deprecated method must not be usable, not
-// even by accident.
-func ConfigFromEnv() (Config, error) { return readEnv(forAll) }
-
-// Client builds a Client from the configuration, then opts (which may add
+// client builds a Client from the configuration, then opts (which may add
 // or override settings; an option's own errors name the option). It
 // fails, wrapping ErrNoCredential, when neither PAYGATE_CHECKOUT_URL nor
 // PAYGATE_REPORTS_URL nor an option gives a host: a client with no host
 // can make no call. The client's later errors about a setting name the
 // variable ("PAYGATE_CHECKOUT_URL is not set: want ...").
-func (cfg Config) Client(opts ...Option) (*Client, error) {
+func (cfg envConfig) client(opts ...Option) (*Client, error) {
 	env := []Option{clientOption(func(c *Client) error {
 		c.fromEnv, c.agency, c.key, c.authToken = true, cfg.agency, cfg.key, cfg.authToken
 		return nil
@@ -84,25 +67,20 @@ func (cfg Config) Client(opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// Key is the API key of PAYGATE_API_KEY, for a CallbackHandler's Keys:
-//
-//	cfg, err := paygate.ConfigFromEnv()
-//	key, err := cfg.Key()
-//	h := &paygate.CallbackHandler{Keys: []paygate.Key{key}, ...}
-//
-// It fails, wrapping ErrNoCredential, when the variable is not set.
-func (cfg Config) Key() (Key, error) {
+// apiKey is the API key of PAYGATE_API_KEY; unset, an error wrapping
+// ErrNoCredential.
+func (cfg envConfig) apiKey() (Key, error) {
 	if !cfg.key.valid() {
 		return Key{}, unsetEnv(EnvAPIKey)
 	}
 	return cfg.key, nil
 }
 
-// WebhookSender builds a WebhookSender to PAYGATE_WEBHOOK_URL with
+// webhookSender builds a WebhookSender to PAYGATE_WEBHOOK_URL with
 // PAYGATE_WEBHOOK_PASSWORD (both required: an unset one fails wrapping
 // ErrNoCredential), checking the agency codes of PAYGATE_WEBHOOK_AGENCIES
 // when it is set (WithWebhookValidator), then opts.
-func (cfg Config) WebhookSender(opts ...SenderOption) (*WebhookSender, error) {
+func (cfg envConfig) webhookSender(opts ...SenderOption) (*WebhookSender, error) {
 	switch {
 	case cfg.webhookURL == "":
 		return nil, unsetEnv(EnvWebhookURL)
@@ -115,20 +93,22 @@ func (cfg Config) WebhookSender(opts ...SenderOption) (*WebhookSender, error) {
 	return NewWebhookSender(cfg.webhookURL, cfg.webhookPassword.reveal(), opts...)
 }
 
-// NewClientFromEnv is ConfigFromEnv's Client, reading only the client's
-// variables (PAYGATE_AGENCY, PAYGATE_API_KEY, PAYGATE_AUTH_TOKEN,
-// PAYGATE_CHECKOUT_URL, PAYGATE_REPORTS_URL, PAYGATE_PAY_URL): a malformed
-// webhook variable does not stop a merchant's client.
+// NewClientFromEnv builds a Client from the client's variables
+// (PAYGATE_AGENCY, PAYGATE_API_KEY, PAYGATE_AUTH_TOKEN, PAYGATE_*_URL),
+// then opts. Each is optional, but a host is required; every malformed
+// one is reported at once, naming the variable and what it must hold,
+// never its value. PAYGATE_TOKEN, PAYGATE_USERNAME or PAYGATE_PASSWORD
+// set is refused with ErrDeprecatedAuth.
 func NewClientFromEnv(opts ...Option) (*Client, error) {
 	cfg, err := readEnv(forClient)
 	if err != nil {
 		return nil, err
 	}
-	return cfg.Client(opts...)
+	return cfg.client(opts...)
 }
 
-// KeyFromEnv is ConfigFromEnv's Key, reading only PAYGATE_API_KEY
-// (EnvAPIKey): an unset variable is an error wrapping ErrNoCredential, a
+// KeyFromEnv is the API key of PAYGATE_API_KEY (EnvAPIKey), for a
+// CallbackHandler's Keys: an unset variable is an error wrapping ErrNoCredential, a
 // malformed key one wrapping ErrInvalidKey; both name the variable and
 // what it must hold, never its value.
 func KeyFromEnv() (Key, error) {
@@ -136,18 +116,19 @@ func KeyFromEnv() (Key, error) {
 	if err != nil {
 		return Key{}, err
 	}
-	return cfg.Key()
+	return cfg.apiKey()
 }
 
-// NewWebhookSenderFromEnv is ConfigFromEnv's WebhookSender, reading only
-// the webhook's variables (PAYGATE_WEBHOOK_URL, PAYGATE_WEBHOOK_PASSWORD,
-// PAYGATE_WEBHOOK_AGENCIES): a bank's sender needs no merchant setting.
+// NewWebhookSenderFromEnv builds a WebhookSender from the webhook's
+// variables (PAYGATE_WEBHOOK_URL and PAYGATE_WEBHOOK_PASSWORD, required;
+// PAYGATE_WEBHOOK_AGENCIES), then opts: a bank's sender needs no
+// merchant setting.
 func NewWebhookSenderFromEnv(opts ...SenderOption) (*WebhookSender, error) {
 	cfg, err := readEnv(forSender)
 	if err != nil {
 		return nil, err
 	}
-	return cfg.WebhookSender(opts...)
+	return cfg.webhookSender(opts...)
 }
 
 // Which constructors read a variable.
@@ -160,37 +141,40 @@ const (
 
 // envVar is one variable: what it must hold (said in every error about
 // it), the Go option its errors may name, and how a value is checked and
-// kept in a Config.
+// kept in an envConfig.
 type envVar struct {
 	name, option, holds string
 	use                 int
-	set                 func(cfg *Config, v string) error
+	set                 func(cfg *envConfig, v string) error
 }
 
 // urlHolds is what a service URL variable must hold, after what it is.
 const urlHolds = ", an absolute https URL (http only to a loopback host) without query, fragment or user information"
 
-// envVars are the variables the SDK reads, in the order ConfigFromEnv
+// envVars are the variables the SDK reads, in the order readEnv
 // reports them. Read-only.
 var envVars = [...]envVar{
 	{name: EnvAgency, option: "WithAgency", use: forClient, holds: "the agency identifier the API key belongs to",
-		set: func(cfg *Config, v string) error { cfg.agency = v; return nil }},
+		set: func(cfg *envConfig, v string) error { cfg.agency = v; return nil }},
 	{name: EnvAPIKey, option: "WithKey", use: forClient | forHandler, holds: "the agency's API key, a UUID (32 hex digits, dashes optional)",
-		set: func(cfg *Config, v string) (err error) { cfg.key, err = ParseKey(v); return err }},
+		set: func(cfg *envConfig, v string) (err error) { cfg.key, err = ParseKey(v); return err }},
 	{name: EnvAuthToken, option: "WithAuthToken", use: forClient, holds: "the Bearer AuthToken of the merchant dashboard, without white space",
-		set: func(cfg *Config, v string) error { cfg.authToken = newSecret(v); return applyTo(WithAuthToken(v)) }},
+		set: func(cfg *envConfig, v string) error { cfg.authToken = newSecret(v); return applyTo(WithAuthToken(v)) }},
 	{name: EnvCheckoutURL, option: "WithCheckoutURL", use: forClient, holds: "the checkout URL" + urlHolds,
-		set: func(cfg *Config, v string) error { cfg.checkoutURL = v; return applyTo(WithCheckoutURL(v)) }},
+		set: func(cfg *envConfig, v string) error { cfg.checkoutURL = v; return applyTo(WithCheckoutURL(v)) }},
 	{name: EnvReportsURL, option: "WithReportsURL", use: forClient, holds: "the reports host" + urlHolds,
-		set: func(cfg *Config, v string) error { cfg.reportsURL = v; return applyTo(WithReportsURL(v)) }},
+		set: func(cfg *envConfig, v string) error { cfg.reportsURL = v; return applyTo(WithReportsURL(v)) }},
 	{name: EnvPayURL, option: "WithPayURL", use: forClient, holds: "the host of pay links and QR image pages (unset: the checkout host)" + urlHolds,
-		set: func(cfg *Config, v string) error { cfg.payURL = v; return applyTo(WithPayURL(v)) }},
+		set: func(cfg *envConfig, v string) error { cfg.payURL = v; return applyTo(WithPayURL(v)) }},
 	{name: EnvWebhookURL, option: "webhook URL", use: forSender, holds: "the bank webhook's URL" + urlHolds,
-		set: func(cfg *Config, v string) error { cfg.webhookURL = v; _, err := webhookEndpoint(v); return err }},
+		set: func(cfg *envConfig, v string) error { cfg.webhookURL = v; _, err := webhookEndpoint(v); return err }},
 	{name: EnvWebhookPassword, option: "webhook password", use: forSender, holds: "the API password the operator issued (X-API-Password), on one line",
-		set: func(cfg *Config, v string) error { cfg.webhookPassword = newSecret(v); return checkWebhookPassword(v) }},
+		set: func(cfg *envConfig, v string) error {
+			cfg.webhookPassword = newSecret(v)
+			return checkWebhookPassword(v)
+		}},
 	{name: EnvWebhookAgencies, option: "webhook agency", use: forSender, holds: "agency codes separated by commas, e.g. ADBLZS,ADBPPZ,ADB",
-		set: func(cfg *Config, v string) error {
+		set: func(cfg *envConfig, v string) error {
 			rules, err := NewWebhookValidator(zakat.ParseAgencies(v)...)
 			cfg.rules = &rules
 			return err
@@ -211,11 +195,11 @@ func envVarNamed(name string) envVar {
 }
 
 // readEnv reads the variables of use; each error names its variable.
-func readEnv(use int) (Config, error) {
+func readEnv(use int) (envConfig, error) {
 	if err := refuseDeprecatedEnv(); err != nil {
-		return Config{}, err
+		return envConfig{}, err
 	}
-	var cfg Config
+	var cfg envConfig
 	var errs []error
 	for _, e := range envVars {
 		v := os.Getenv(e.name)
@@ -227,7 +211,7 @@ func readEnv(use int) (Config, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return Config{}, errors.Join(errs...)
+		return envConfig{}, errors.Join(errs...)
 	}
 	return cfg, nil
 }
@@ -238,7 +222,7 @@ func unsetEnv(name string) error {
 }
 
 // deprecatedEnv are the variables of the deprecated method; any of them set
-// makes ConfigFromEnv refuse.
+// makes every *FromEnv constructor refuse.
 var deprecatedEnv = [...]string{"PAYGATE_TOKEN", "PAYGATE_USERNAME", "PAYGATE_PASSWORD"}
 
 // refuseDeprecatedEnv fails with ErrDeprecatedAuth when a variable of the

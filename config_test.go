@@ -32,14 +32,14 @@ func fullEnv() map[string]string {
 	}
 }
 
-// One ConfigFromEnv configures the client, the handler's key and the
+// The environment configures the client, the handler's key and the
 // sender alike.
-func TestConfigFromEnvConfiguresAll(t *testing.T) {
+func TestEnvConfiguresAll(t *testing.T) {
 	setEnv(t, fullEnv())
-	cfg, err := ConfigFromEnv()
+	cfg, err := readEnv(forAll)
 	require.NoError(t, err)
 
-	c, err := cfg.Client()
+	c, err := cfg.client()
 	require.NoError(t, err)
 	require.Equal(t, testAgency, c.agency)
 	require.True(t, c.key.valid())
@@ -50,13 +50,13 @@ func TestConfigFromEnvConfiguresAll(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "https://snapnpay.my/pay/"+testAgency+"/fpx/INV-1/10.00", link)
 
-	key, err := cfg.Key()
+	key, err := cfg.apiKey()
 	require.NoError(t, err)
 	signed, err := SignCallback(key, map[string][]string{"refNo": {"INV-1"}})
 	require.NoError(t, err)
 	require.NoError(t, VerifyCallback(signed, mustKey(t, testKeyUUID)))
 
-	s, err := cfg.WebhookSender()
+	s, err := cfg.webhookSender()
 	require.NoError(t, err)
 	require.Equal(t, "https://pay.tulus.my/api/adb/webhook", s.endpoint)
 	require.Equal(t, testPassword, s.password.reveal())
@@ -75,9 +75,9 @@ func TestConfigFromEnvConfiguresAll(t *testing.T) {
 }
 
 // Every variable's malformed value is an error naming the variable and
-// what it must hold, never the value or a secret in it; ConfigFromEnv
+// what it must hold, never the value or a secret in it; the whole table
 // reports them all at once, and each constructor the ones it reads.
-func TestConfigFromEnvMalformed(t *testing.T) {
+func TestEnvMalformed(t *testing.T) {
 	for _, tc := range []struct {
 		name, value string
 		says        string
@@ -105,7 +105,7 @@ func TestConfigFromEnvMalformed(t *testing.T) {
 			env := fullEnv()
 			env[tc.name] = tc.value
 			setEnv(t, env)
-			_, err := ConfigFromEnv()
+			_, err := readEnv(forAll)
 			require.ErrorContains(t, err, tc.says)
 			for _, e := range []error{err, tc.build()} {
 				require.ErrorContains(t, e, tc.says)
@@ -118,12 +118,12 @@ func TestConfigFromEnvMalformed(t *testing.T) {
 	}
 }
 
-// ConfigFromEnv reports every malformed variable at once.
-func TestConfigFromEnvReportsAll(t *testing.T) {
-	setEnv(t, map[string]string{EnvAPIKey: "short", EnvCheckoutURL: "ftp://x", EnvWebhookPassword: "a\nb"})
-	_, err := ConfigFromEnv()
+// Every malformed variable a constructor reads is reported at once.
+func TestEnvReportsAll(t *testing.T) {
+	setEnv(t, map[string]string{EnvAPIKey: "short", EnvCheckoutURL: "ftp://x", EnvAuthToken: "a b"})
+	_, err := NewClientFromEnv()
 	require.ErrorIs(t, err, ErrInvalidKey)
-	for _, name := range []string{EnvAPIKey, EnvCheckoutURL, EnvWebhookPassword} {
+	for _, name := range []string{EnvAPIKey, EnvCheckoutURL, EnvAuthToken} {
 		require.ErrorContains(t, err, name+": ")
 	}
 	// Each constructor reads only its own variables.
@@ -141,42 +141,42 @@ func TestConfigUnsetVariables(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		env  map[string]string
-		use  func(cfg Config) error
+		use  func(cfg envConfig) error
 		says string
 	}{
-		{name: "API key for the handler", use: func(cfg Config) error { _, err := cfg.Key(); return err },
+		{name: "API key for the handler", use: func(cfg envConfig) error { _, err := cfg.apiKey(); return err },
 			says: "PAYGATE_API_KEY is not set: want the agency's API key, a UUID (32 hex digits, dashes optional)"},
-		{name: "a host for the client", use: func(cfg Config) error { _, err := cfg.Client(); return err },
+		{name: "a host for the client", use: func(cfg envConfig) error { _, err := cfg.client(); return err },
 			says: "neither PAYGATE_CHECKOUT_URL nor PAYGATE_REPORTS_URL is set: the client has no host to call (want the checkout URL, an absolute https URL"},
 		{name: "checkout URL for a pay link", env: map[string]string{EnvReportsURL: testReports, EnvAgency: testAgency},
-			use: func(cfg Config) error {
-				c, err := cfg.Client()
+			use: func(cfg envConfig) error {
+				c, err := cfg.client()
 				require.NoError(t, err)
 				_, err = c.PayURL(PayLink{Category: "fpx", RefNo: "R", Amount: 100})
 				return err
 			}, says: "PAYGATE_CHECKOUT_URL is not set: want the checkout URL"},
 		{name: "reports URL for a report", env: map[string]string{EnvCheckoutURL: testCheckout, EnvAuthToken: "tok"},
-			use: func(cfg Config) error {
-				c, err := cfg.Client()
+			use: func(cfg envConfig) error {
+				c, err := cfg.client()
 				require.NoError(t, err)
 				_, err = c.Echo(context.Background())
 				return err
 			}, says: "PAYGATE_REPORTS_URL is not set: want the reports host"},
 		{name: "API key for a signed call", env: map[string]string{EnvReportsURL: testReports},
-			use: func(cfg Config) error {
-				c, err := cfg.Client()
+			use: func(cfg envConfig) error {
+				c, err := cfg.client()
 				require.NoError(t, err)
 				_, err = c.LookupOrder(context.Background(), "S-1")
 				return err
 			}, says: "needs an API key (PAYGATE_API_KEY)"},
-		{name: "webhook URL", env: map[string]string{EnvWebhookPassword: testPassword}, use: func(cfg Config) error { _, err := cfg.WebhookSender(); return err },
+		{name: "webhook URL", env: map[string]string{EnvWebhookPassword: testPassword}, use: func(cfg envConfig) error { _, err := cfg.webhookSender(); return err },
 			says: "PAYGATE_WEBHOOK_URL is not set: want the bank webhook's URL"},
-		{name: "webhook password", env: map[string]string{EnvWebhookURL: testWebhookBase}, use: func(cfg Config) error { _, err := cfg.WebhookSender(); return err },
+		{name: "webhook password", env: map[string]string{EnvWebhookURL: testWebhookBase}, use: func(cfg envConfig) error { _, err := cfg.webhookSender(); return err },
 			says: "PAYGATE_WEBHOOK_PASSWORD is not set: want the API password the operator issued"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			setEnv(t, tc.env)
-			cfg, err := ConfigFromEnv()
+			cfg, err := readEnv(forAll)
 			require.NoError(t, err)
 			err = tc.use(cfg)
 			require.ErrorIs(t, err, ErrNoCredential)
@@ -185,14 +185,14 @@ func TestConfigUnsetVariables(t *testing.T) {
 	}
 }
 
-// The zero Config has nothing set: each use says what is missing.
-func TestZeroConfig(t *testing.T) {
-	var cfg Config
-	_, err := cfg.Key()
+// The zero envConfig has nothing set: each use says what is missing.
+func TestZeroEnvConfig(t *testing.T) {
+	var cfg envConfig
+	_, err := cfg.apiKey()
 	require.ErrorIs(t, err, ErrNoCredential)
-	_, err = cfg.WebhookSender()
+	_, err = cfg.webhookSender()
 	require.ErrorIs(t, err, ErrNoCredential)
-	c, err := cfg.Client(WithCheckoutURL(testCheckout))
+	c, err := cfg.client(WithCheckoutURL(testCheckout))
 	require.NoError(t, err, "an option may give what the environment does not")
 	require.Equal(t, testCheckout, c.checkoutURL.String())
 }

@@ -7,9 +7,8 @@
 // A merchant creates orders, mounts one http.Handler on its returnUrl and
 // reconciles:
 //
-//	cfg, err := paygate.ConfigFromEnv() // every PAYGATE_* variable, read once
-//	client, err := cfg.Client()         // PAYGATE_AGENCY, PAYGATE_API_KEY, PAYGATE_CHECKOUT_URL, ...
-//	key, err := cfg.Key()               // PAYGATE_API_KEY, for the handler
+//	client, err := paygate.NewClientFromEnv() // PAYGATE_AGENCY, PAYGATE_API_KEY, PAYGATE_CHECKOUT_URL, ...
+//	key, err := paygate.KeyFromEnv()          // PAYGATE_API_KEY, for the handler
 //
 //	// Stage 1: the buyer's browser posts a signed order to the hosted checkout.
 //	form, err := client.CheckoutForm(paygate.Order{RefNo: "INV-1001", Amount: 14990,
@@ -27,7 +26,7 @@
 //
 // A partner bank posts zakat transactions:
 //
-//	sender, err := paygate.NewWebhookSenderFromEnv() // ConfigFromEnv's WebhookSender: PAYGATE_WEBHOOK_URL, ...
+//	sender, err := paygate.NewWebhookSenderFromEnv() // PAYGATE_WEBHOOK_URL, PAYGATE_WEBHOOK_PASSWORD, ...
 //	report, err := sender.Send(ctx, txs)             // report.Outcomes(): each tx's status; err: a *SendError
 //
 // The values a transaction's agency, zakat_state and zakat_type take are

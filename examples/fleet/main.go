@@ -55,15 +55,11 @@ type config struct {
 }
 
 func run(ctx context.Context, cfg config) error {
-	env, err := paygate.ConfigFromEnv() // PAYGATE_*: the gateway's URLs and credentials
+	client, err := paygate.NewClientFromEnv() // PAYGATE_*: the gateway's URLs and credentials
 	if err != nil {
 		return err
 	}
-	client, err := env.Client()
-	if err != nil {
-		return err
-	}
-	key, err := env.Key()
+	key, err := paygate.KeyFromEnv()
 	if err != nil {
 		return err
 	}

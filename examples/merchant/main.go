@@ -33,13 +33,9 @@ func main() {
 		key = sb.Key()
 		fmt.Printf("sandbox %s\n", sb.URL)
 	} else {
-		var cfg paygate.Config
-		cfg, err = paygate.ConfigFromEnv() // every PAYGATE_* variable, read once
+		client, err = paygate.NewClientFromEnv() // PAYGATE_AGENCY, PAYGATE_API_KEY, PAYGATE_*_URL
 		if err == nil {
-			client, err = cfg.Client()
-		}
-		if err == nil {
-			key, err = cfg.Key()
+			key, err = paygate.KeyFromEnv() // PAYGATE_API_KEY, which signs the callbacks
 		}
 	}
 	if err != nil {
