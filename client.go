@@ -31,9 +31,10 @@ type Client struct {
 	// noCreateOrFind: CreateOrder does not look up an order whose answer
 	// was lost (WithoutCreateOrFind).
 	noCreateOrFind bool
-	// fromEnv is set by NewClientFromEnv: errors then name the
-	// environment variables (setting).
-	fromEnv bool
+	// fromEnv, set by NewClientFromEnv, names the environment variable
+	// of an option and the error of its being unset, so that errors name
+	// the variable (setting); "" for an option no variable sets.
+	fromEnv func(opt string) (variable string, unset error)
 }
 
 // Option configures a Client. The options that a Client and a
@@ -263,4 +264,27 @@ func (c *Client) payHost(path string) (string, error) {
 		return "", c.unset("WithCheckoutURL")
 	}
 	return c.checkoutURL.Scheme + "://" + c.checkoutURL.Host + path, nil
+}
+
+// setting names a client setting in an error: the Go option (opt), or for
+// a client built from the environment the variable that sets it.
+func (c *Client) setting(opt string) string {
+	if c.fromEnv != nil {
+		if name, _ := c.fromEnv(opt); name != "" {
+			return name
+		}
+	}
+	return opt
+}
+
+// unset is the error of a client setting (the option opt) a call needs and
+// the client lacks: it names the variable, and what it must hold, for a
+// client built from the environment.
+func (c *Client) unset(opt string) error {
+	if c.fromEnv != nil {
+		if name, err := c.fromEnv(opt); name != "" {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: %s is not set", ErrNoCredential, opt)
 }

@@ -46,7 +46,7 @@ type envConfig struct {
 // variable ("PAYGATE_CHECKOUT_URL is not set: want ...").
 func (cfg envConfig) client(opts ...Option) (*Client, error) {
 	env := []Option{clientOption(func(c *Client) error {
-		c.fromEnv, c.agency, c.key, c.authToken = true, cfg.agency, cfg.key, cfg.authToken
+		c.fromEnv, c.agency, c.key, c.authToken = envSetting, cfg.agency, cfg.key, cfg.authToken
 		return nil
 	})}
 	for _, u := range []struct {
@@ -236,27 +236,15 @@ func refuseDeprecatedEnv() error {
 	return nil
 }
 
-// setting names a client setting in an error: the Go option (opt), or for
-// a client built from the environment the variable that sets it.
-func (c *Client) setting(opt string) string {
-	if c.fromEnv {
-		for _, e := range envVars {
-			if e.option == opt {
-				return e.name
-			}
+// envSetting names the variable that sets the client option opt, and the
+// error of its being unset; "" when no variable does (Client.fromEnv).
+func envSetting(opt string) (string, error) {
+	for _, e := range envVars {
+		if e.option == opt {
+			return e.name, unsetEnv(e.name)
 		}
 	}
-	return opt
-}
-
-// unset is the error of a client setting (the option opt) a call needs and
-// the client lacks: it names the variable, and what it must hold, for a
-// client built from the environment.
-func (c *Client) unset(opt string) error {
-	if name := c.setting(opt); name != opt {
-		return unsetEnv(name)
-	}
-	return fmt.Errorf("%w: %s is not set", ErrNoCredential, opt)
+	return "", nil
 }
 
 // wrapEnv names the variable in an option's error, instead of the option

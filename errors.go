@@ -221,22 +221,6 @@ func (e *APIError) Error() string {
 	return msg
 }
 
-// CallID returns the ID of the call that failed with err, as its log
-// lines (call_id) name it: its requests failed, or its answer could not be
-// read or said the order was not found; "" for an error before any request
-// (invalid input, no credential).
-func CallID(err error) string {
-	var ae *attemptsError
-	if errors.As(err, &ae) {
-		return ae.callID
-	}
-	var re *readError
-	if errors.As(err, &re) {
-		return re.callID
-	}
-	return ""
-}
-
 // readError is an error found in an answer (one that did not parse, a
 // status that is not OK, no record), named by its call's ID.
 type readError struct {

@@ -118,7 +118,7 @@ func (v WebhookValidator) agencyRule() string {
 }
 
 // agencyRuleHow names every way to set the agency codes, for agencyRule.
-const agencyRuleHow = "set them with NewWebhookValidator, " + EnvWebhookAgencies + " or the CLI's -agencies"
+const agencyRuleHow = "set them with NewWebhookValidator, PAYGATE_WEBHOOK_AGENCIES or the CLI's -agencies"
 
 // joinAgencies lists codes, comma-separated.
 func joinAgencies(codes []zakat.Agency) string {
