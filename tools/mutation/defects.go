@@ -80,33 +80,21 @@ func parseCatalogue(text string) ([]defect, error) {
 	seen := map[string]bool{}
 	header := false
 	for n, line := range strings.Split(text, "\n") {
-		if line == "" || strings.HasPrefix(line, "#") {
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
 			continue
-		}
-		if !header {
-			if line != columns {
-				return nil, fmt.Errorf("defects.tsv:%d: want the header %q", n+1, columns)
-			}
+		case !header && line != columns:
+			return nil, fmt.Errorf("defects.tsv:%d: want the header %q", n+1, columns)
+		case !header:
 			header = true
 			continue
 		}
-		f := strings.Split(line, "\t")
-		if len(f) != 8 {
-			return nil, fmt.Errorf("defects.tsv:%d: want 8 tab-separated columns, got %d", n+1, len(f))
+		d, err := parseDefect(line)
+		if err == nil && seen[d.name] {
+			err = fmt.Errorf("a name, and one no other defect has: %q", d.name)
 		}
-		nth, err := strconv.Atoi(f[4])
-		if err != nil || nth < 1 {
-			return nil, fmt.Errorf("defects.tsv:%d: nth must be 1 or more: %q", n+1, f[4])
-		}
-		d := defect{name: f[0], issue: f[1] == "20", pkg: f[2], decl: f[3], nth: nth,
-			pattern: f[5], replacement: unescape(f[6]), tests: strings.Fields(f[7])}
-		switch {
-		case d.name == "" || seen[d.name]:
-			return nil, fmt.Errorf("defects.tsv:%d: a name, and one no other defect has: %q", n+1, d.name)
-		case f[1] != "20" && f[1] != "-":
-			return nil, fmt.Errorf("defects.tsv:%d: issue is 20 or -: %q", n+1, f[1])
-		case d.pkg == "" || d.decl == "" || strings.TrimSpace(d.pattern) == "" || len(d.tests) == 0:
-			return nil, fmt.Errorf("defects.tsv:%d: package, decl, pattern and tests are required", n+1)
+		if err != nil {
+			return nil, fmt.Errorf("defects.tsv:%d: %w", n+1, err)
 		}
 		seen[d.name] = true
 		all = append(all, d)
@@ -117,14 +105,32 @@ func parseCatalogue(text string) ([]defect, error) {
 	return all, nil
 }
 
+// parseDefect reads one line of the catalogue.
+func parseDefect(line string) (defect, error) {
+	f := strings.Split(line, "\t")
+	if len(f) != 8 {
+		return defect{}, fmt.Errorf("want 8 tab-separated columns, got %d", len(f))
+	}
+	nth, err := strconv.Atoi(f[4])
+	if err != nil || nth < 1 {
+		return defect{}, fmt.Errorf("nth must be 1 or more: %q", f[4])
+	}
+	d := defect{name: f[0], issue: f[1] == "20", pkg: f[2], decl: f[3], nth: nth,
+		pattern: f[5], replacement: unescape(f[6]), tests: strings.Fields(f[7])}
+	switch {
+	case d.name == "":
+		return defect{}, errors.New("a name, and one no other defect has: \"\"")
+	case f[1] != "20" && f[1] != "-":
+		return defect{}, fmt.Errorf("issue is 20 or -: %q", f[1])
+	case d.pkg == "" || d.decl == "" || strings.TrimSpace(d.pattern) == "" || len(d.tests) == 0:
+		return defect{}, errors.New("package, decl, pattern and tests are required")
+	}
+	return d, nil
+}
+
 // unescape reads \n, \t and \\ in a replacement.
 func unescape(s string) string {
 	return strings.NewReplacer(`\\`, `\`, `\n`, "\n", `\t`, "\t").Replace(s)
-}
-
-// escape is unescape's inverse.
-func escape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\t", `\t`).Replace(s)
 }
 
 // located is where a defect applies: a file (relative to the repository)
