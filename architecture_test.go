@@ -14,8 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// sides are the two audiences' files, matched by name: the merchant's
-// callback receiver and the bank's webhook sender. Everything else in the
+// sides are the two audiences' files, matched by the prefix of their
+// name (callback_claim.go, hook_claim.go, reconcile.go, fulfil.go...): the
+// merchant's callback receiver and the bank's webhook sender. Everything else in the
 // root package is shared vocabulary, and internal/ packages hold the
 // machinery (the compiler keeps their arrows one way). What imports cannot
 // express is that the two sides stand apart: neither may use a name that the

@@ -3,9 +3,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
+	_ "embed"
 	"fmt"
 	"io"
 	"os"
@@ -26,10 +25,16 @@ const (
 	equivalent    = "equivalent"     // survived, and listed in equivalent.tsv
 )
 
-// equivalentFile lists the survivors that change no behaviour: file, kind,
-// the source line (trimmed), the mutated code and why, tab-separated (the
-// verdicts file has the same columns after its first two).
-const equivalentFile = "scripts/mutation/equivalent.tsv"
+// equivalents lists the survivors that change no behaviour: package,
+// declaration, kind, the source line (trimmed), the mutated code and why,
+// tab-separated (the verdicts file has the same columns after its first
+// two).
+//
+//go:embed equivalent.tsv
+var equivalents string
+
+// equivalentFile names it in messages.
+const equivalentFile = "tools/mutation/equivalent.tsv"
 
 // mechanicalRun generates the mutants of the money path, builds their
 // schema in a scratch copy of the working tree, runs each against the tests
@@ -117,7 +122,7 @@ type mechanical struct {
 func (m *mechanical) judgeAll(w io.Writer, kept, refused []spot) (map[string]int, []string) {
 	counts := map[string]int{notApplicable: len(refused)}
 	for _, s := range refused {
-		fmt.Fprintf(w, "%s\t%s:%d\t%s\t%s\t%s\t\n", notApplicable, s.file, s.line, s.kind, s.orig, s.node)
+		fmt.Fprintf(w, "%s\t%s:%d\t%s\t\n", notApplicable, s.file, s.line, s.key())
 	}
 	var unexplained []string
 	for _, s := range kept {
@@ -130,7 +135,7 @@ func (m *mechanical) judgeAll(w io.Writer, kept, refused []spot) (map[string]int
 			}
 		}
 		counts[verdict]++
-		fmt.Fprintf(w, "%s\t%s:%d\t%s\t%s\t%s\t%s\n", verdict, s.file, s.line, s.kind, s.orig, s.node, detail)
+		fmt.Fprintf(w, "%s\t%s:%d\t%s\t%s\n", verdict, s.file, s.line, s.key(), detail)
 	}
 	return counts, unexplained
 }
@@ -223,29 +228,19 @@ func runSpot(dir, bin, pkg string, id int, tests []string, limit time.Duration) 
 	return survived, ""
 }
 
-// readEquivalents reads equivalentFile: the key of each survivor judged
+// readEquivalents reads equivalents: the key of each survivor judged
 // equivalent, with the reason.
 func readEquivalents() (map[string]string, error) {
-	f, err := os.Open(equivalentFile)
-	if errors.Is(err, os.ErrNotExist) {
-		return map[string]string{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	out := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
+	for n, line := range strings.Split(equivalents, "\n") {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
 		parts := strings.Split(line, "\t")
-		if len(parts) != 5 || parts[4] == "" {
-			return nil, fmt.Errorf("%s:%d: want file, kind, line, code and reason, tab-separated", equivalentFile, n)
+		if len(parts) != 6 || parts[5] == "" {
+			return nil, fmt.Errorf("%s:%d: want package, declaration, kind, line, code and reason, tab-separated", equivalentFile, n+1)
 		}
-		out[strings.Join(parts[:4], "\t")] = parts[4]
+		out[strings.Join(parts[:5], "\t")] = parts[5]
 	}
-	return out, sc.Err()
+	return out, nil
 }

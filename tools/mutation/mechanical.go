@@ -127,11 +127,12 @@ func mutantPick[T any](n int, orig, mut T) T {
 type spot struct {
 	id        int
 	pkg, file string // file relative to the repository
+	decl      string // the declaration it is in: f, (*T).m or T.m
 	line      int
 	anchor    int    // the line of the statement that evaluates it (for a case's expression, its switch)
 	kind      string // what the mutant does
 	orig      string // the source line, trimmed
-	node      string // the mutated code; with file, kind and orig, the mutant's key in equivalent.tsv
+	node      string // the mutated code; with pkg, decl, kind and orig, the mutant's key in equivalent.tsv
 	start     int    // byte offsets of the edit in the original file
 	end       int
 	text      string // the schema's text for [start, end): idMark for its number, origMark for the original text
@@ -143,8 +144,20 @@ const (
 	origMark = "\x00"
 )
 
-// key identifies a spot across runs and line moves.
-func (s spot) key() string { return s.file + "\t" + s.kind + "\t" + s.orig + "\t" + s.node }
+// key identifies a spot across runs, line moves and moves of its
+// declaration to another file of its package.
+func (s spot) key() string {
+	return strings.Join([]string{pkgName(s.pkg), s.decl, s.kind, s.orig, s.node}, "\t")
+}
+
+// pkgName is a package's directory as the catalogues write it: "." for the
+// root, "internal/signing" for ./internal/signing.
+func pkgName(pkg string) string {
+	if pkg == "." {
+		return pkg
+	}
+	return strings.TrimPrefix(pkg, "./")
+}
 
 // generate lists the spots of every money-path file in dir (the scratch
 // copy), numbering them from 1.
@@ -225,6 +238,7 @@ type generator struct {
 	rel     string
 	pkgPath string
 	spots   []spot
+	decl    string // the declaration being walked
 	// unread are constants no caller reads (see noteUnread).
 	unread map[ast.Node]bool
 }
@@ -245,6 +259,7 @@ func (g *generator) walk() {
 		if !ok || fn.Body == nil {
 			continue
 		}
+		g.decl = funcName(fn)
 		ast.Inspect(fn.Body, g.visit)
 	}
 	g.anchor()
@@ -531,6 +546,6 @@ func (g *generator) offset(p token.Pos) int { return g.fset.Position(p).Offset }
 func (g *generator) add(n ast.Node, kind, text string) {
 	pos := g.fset.Position(n.Pos())
 	line := strings.TrimSpace(strings.SplitN(string(g.src[pos.Offset-pos.Column+1:]), "\n", 2)[0])
-	g.spots = append(g.spots, spot{pkg: g.pkgPath, file: g.rel, line: pos.Line, kind: kind, orig: line,
+	g.spots = append(g.spots, spot{pkg: g.pkgPath, file: g.rel, decl: g.decl, line: pos.Line, kind: kind, orig: line,
 		node: strings.Join(strings.Fields(g.source(n)), " "), start: g.offset(n.Pos()), end: g.offset(n.End()), text: text})
 }
