@@ -171,6 +171,8 @@ func TestCallbackHandlerResponses(t *testing.T) {
 		{name: "smaller limit: 413", req: func() *http.Request { return signedRequest(t, key, success) }, edit: func(h *CallbackHandler) { h.BodyLimit = 100 }, code: 413, rejects: 1},
 		{name: "unsigned without refNo: 400, no browser page", req: func() *http.Request { return rawRequest(t, http.MethodPost, form, "status=success") }, code: 400, rejects: 1},
 		{name: "unparsable: 400", req: func() *http.Request { return rawRequest(t, http.MethodPost, form, "status=%zz&signature=00") }, code: 400, rejects: 1},
+		{name: "semicolon separator: 400", req: func() *http.Request { return rawRequest(t, http.MethodPost, form, signed.Encode()+";x=1") }, code: 400, rejects: 1},
+		{name: "bad escape in a name: 400", req: func() *http.Request { return rawRequest(t, http.MethodPost, form, signed.Encode()+"&%4=1") }, code: 400, rejects: 1},
 		{name: "verified with a malformed amount is fulfilled", req: func() *http.Request { r, _ := NewReturnRequest("/r", badAmount); return r }, code: 200, fulfils: 1},
 		{name: "verified without refNo: 400, the gateway retries", req: func() *http.Request {
 			f := callbackFields("INV-10", "GW10", StatusSuccess, "00")
