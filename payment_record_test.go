@@ -258,7 +258,9 @@ func FuzzPaymentRecord(f *testing.F) {
 // with the layout the shape picks (runs of spaces, a one-digit hour); zero
 // for anything else.
 func TestParseRecordTime(t *testing.T) {
-	myt := func(y int, mo time.Month, d, h, mi, s int) time.Time { return time.Date(y, mo, d, h, mi, s, 0, recordZone) }
+	myt := func(y int, mo time.Month, d, h, mi, s int) time.Time {
+		return time.Date(y, mo, d, h, mi, s, 0, recordZone)
+	}
 	for _, tt := range []struct {
 		in   string
 		want time.Time // zero: refused
