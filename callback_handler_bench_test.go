@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
 )
 
 // Per-request benchmarks over real loopback HTTP (BENCHMARKS.md "Per
@@ -86,4 +87,4 @@ func BenchmarkRequestCallbackHTTP(b *testing.B) {
 }
 
 // benchSign signs a callback as the gateway does.
-var benchSign = paygate.SignCallback
+var benchSign = gatewaytest.SignCallback

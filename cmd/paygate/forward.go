@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
 )
 
 // defaultForwardTimeout bounds one post of paygate listen and paygate
@@ -59,7 +60,7 @@ func (a answer) String() string {
 // the target. The error is the transport's (no answer); it and the
 // answer never hold the key or the signature.
 func (f forwarder) post(ctx context.Context, form url.Values) (answer, error) {
-	signed, err := paygate.SignCallback(f.key, form)
+	signed, err := gatewaytest.SignCallback(f.key, form)
 	if err != nil {
 		return answer{}, err
 	}
