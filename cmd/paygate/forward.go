@@ -56,7 +56,7 @@ func (a answer) String() string {
 	return s
 }
 
-// post signs form (paygate.SignCallback) and POSTs it, form-encoded, to
+// post signs form (gatewaytest.SignCallback) and POSTs it, form-encoded, to
 // the target. The error is the transport's (no answer); it and the
 // answer never hold the key or the signature.
 func (f forwarder) post(ctx context.Context, form url.Values) (answer, error) {
