@@ -73,7 +73,7 @@ func (s *replayShop) deliver(t *testing.T, ref, txnTime string) int {
 	if txnTime != "" {
 		f.Set("fpxTxnTime", txnTime)
 	}
-	r, err := NewCallbackRequest(s.key, "/return", f)
+	r, err := newCallbackRequest(s.key, "/return", f)
 	require.NoError(t, err)
 	w := httptest.NewRecorder()
 	s.h.ServeHTTP(w, r)

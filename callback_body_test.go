@@ -223,7 +223,7 @@ func TestCallbackHandlerLyingContentLength(t *testing.T) {
 // fulfilled. Nothing is fulfilled but from the whole signed body.
 func TestCallbackHandlerContentLengthOnTheWire(t *testing.T) {
 	key := mustKey(t, testKeyUUID)
-	signed, err := SignCallback(key, callbackFields("INV-W", "GWW", StatusSuccess, "00"))
+	signed, err := signCallback(key, callbackFields("INV-W", "GWW", StatusSuccess, "00"))
 	require.NoError(t, err)
 	body := signed.Encode()
 	chunked := func(chunk int) string {

@@ -20,6 +20,28 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// newCallbackRequest is gatewaytest.NewCallbackRequest, which this
+// package's tests cannot import: the direct callback, fields signed with
+// key, POSTed form-encoded to target.
+func newCallbackRequest(key Key, target string, fields url.Values) (*http.Request, error) {
+	signed, err := signCallback(key, fields)
+	if err != nil {
+		return nil, err
+	}
+	return newReturnRequest(target, signed)
+}
+
+// newReturnRequest is gatewaytest.NewReturnRequest: a form POST of fields
+// to target as they are (the browser's return, when unsigned).
+func newReturnRequest(target string, fields url.Values) (*http.Request, error) {
+	r, err := http.NewRequest(http.MethodPost, target, strings.NewReader(fields.Encode()))
+	if err != nil {
+		return nil, err
+	}
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return r, nil
+}
+
 // callbackFields is a direct callback of docs/protocol.md A2 for refNo with status.
 func callbackFields(refNo, orderNo string, status Status, code string) url.Values {
 	f := url.Values{
@@ -90,7 +112,7 @@ func serve(h http.Handler, r *http.Request) *httptest.ResponseRecorder {
 
 func signedRequest(t testing.TB, key Key, f url.Values) *http.Request {
 	t.Helper()
-	r, err := NewCallbackRequest(key, "/paygate/return", f)
+	r, err := newCallbackRequest(key, "/paygate/return", f)
 	require.NoError(t, err)
 	return r
 }
@@ -108,14 +130,14 @@ func TestCallbackHandlerResponses(t *testing.T) {
 	key := mustKey(t, testKeyUUID)
 	other := mustKey(t, "00000000-0000-0000-0000-000000000001")
 	success := callbackFields("INV-1~cart 7", "GW1", StatusSuccess, "00")
-	signed, err := SignCallback(key, success)
+	signed, err := signCallback(key, success)
 	require.NoError(t, err)
 	tampered := url.Values{}
 	for k, v := range signed {
 		tampered[k] = v
 	}
 	tampered.Set("amount", "1.00")
-	badAmount, _ := SignCallback(key, func() url.Values {
+	badAmount, _ := signCallback(key, func() url.Values {
 		f := callbackFields("INV-9", "GW9", StatusSuccess, "00")
 		f.Set("amount", "lots")
 		return f
@@ -152,10 +174,10 @@ func TestCallbackHandlerResponses(t *testing.T) {
 		{name: "pending without OnStatus: 200", req: func() *http.Request {
 			return signedRequest(t, key, callbackFields("INV-7", "GW7", StatusPending, "09"))
 		}, edit: func(h *CallbackHandler) { h.OnStatus = nil }, code: 200},
-		{name: "unsigned success: browser page, never fulfils", req: func() *http.Request { r, _ := NewReturnRequest("/r", success); return r }, code: 200, returns: 1, bodyHas: "being confirmed"},
-		{name: "unsigned without OnReturn: 403", req: func() *http.Request { r, _ := NewReturnRequest("/r", success); return r }, edit: func(h *CallbackHandler) { h.OnReturn = nil }, code: 403, rejects: 1},
+		{name: "unsigned success: browser page, never fulfils", req: func() *http.Request { r, _ := newReturnRequest("/r", success); return r }, code: 200, returns: 1, bodyHas: "being confirmed"},
+		{name: "unsigned without OnReturn: 403", req: func() *http.Request { r, _ := newReturnRequest("/r", success); return r }, edit: func(h *CallbackHandler) { h.OnReturn = nil }, code: 403, rejects: 1},
 		{name: "wrong key: 403", req: func() *http.Request { return signedRequest(t, other, success) }, code: 403, rejects: 1},
-		{name: "signed over a different amount: 403", req: func() *http.Request { r, _ := NewReturnRequest("/r", tampered); return r }, code: 403, rejects: 1},
+		{name: "signed over a different amount: 403", req: func() *http.Request { r, _ := newReturnRequest("/r", tampered); return r }, code: 403, rejects: 1},
 		{name: "GET: 405", req: func() *http.Request { return rawRequest(t, http.MethodGet, "", "") }, code: 405,
 			check: func(t *testing.T, w *httptest.ResponseRecorder) { require.Equal(t, "POST", w.Header().Get("Allow")) }},
 		{name: "JSON body: 415", req: func() *http.Request {
@@ -171,7 +193,9 @@ func TestCallbackHandlerResponses(t *testing.T) {
 		{name: "smaller limit: 413", req: func() *http.Request { return signedRequest(t, key, success) }, edit: func(h *CallbackHandler) { h.BodyLimit = 100 }, code: 413, rejects: 1},
 		{name: "unsigned without refNo: 400, no browser page", req: func() *http.Request { return rawRequest(t, http.MethodPost, form, "status=success") }, code: 400, rejects: 1},
 		{name: "unparsable: 400", req: func() *http.Request { return rawRequest(t, http.MethodPost, form, "status=%zz&signature=00") }, code: 400, rejects: 1},
-		{name: "verified with a malformed amount is fulfilled", req: func() *http.Request { r, _ := NewReturnRequest("/r", badAmount); return r }, code: 200, fulfils: 1},
+		{name: "semicolon separator: 400", req: func() *http.Request { return rawRequest(t, http.MethodPost, form, signed.Encode()+";x=1") }, code: 400, rejects: 1},
+		{name: "bad escape in a name: 400", req: func() *http.Request { return rawRequest(t, http.MethodPost, form, signed.Encode()+"&%4=1") }, code: 400, rejects: 1},
+		{name: "verified with a malformed amount is fulfilled", req: func() *http.Request { r, _ := newReturnRequest("/r", badAmount); return r }, code: 200, fulfils: 1},
 		{name: "verified without refNo: 400, the gateway retries", req: func() *http.Request {
 			f := callbackFields("INV-10", "GW10", StatusSuccess, "00")
 			f.Del("refNo")
@@ -342,7 +366,7 @@ func TestCallbackHandlerNeverPrintsKeys(t *testing.T) {
 // calls Fulfil without a valid signature.
 func FuzzCallbackHandler(f *testing.F) {
 	key := mustKey(f, testKeyUUID)
-	signed, _ := SignCallback(key, callbackFields("INV-1", "GW1", StatusSuccess, "00"))
+	signed, _ := signCallback(key, callbackFields("INV-1", "GW1", StatusSuccess, "00"))
 	f.Add(signed.Encode())
 	f.Add(callbackFields("INV-1", "GW1", StatusSuccess, "00").Encode())
 	f.Add("signature=0000000000000000&status=success&refNo=x")

@@ -100,7 +100,7 @@ func TestCallbackHandlerFormParsedByMiddleware(t *testing.T) {
 	require.Equal(t, []string{"INV-M"}, rec.fulfils)
 
 	// The browser's unsigned return parsed by middleware is still display only.
-	r, err := NewReturnRequest("/r", callbackFields("INV-M2", "GWM2", StatusSuccess, "00"))
+	r, err := newReturnRequest("/r", callbackFields("INV-M2", "GWM2", StatusSuccess, "00"))
 	require.NoError(t, err)
 	require.Equal(t, 200, serve(parseFirst, r).Code)
 	require.Equal(t, 1, rec.returns)

@@ -34,7 +34,7 @@ type Order struct {
 	ExtraData string
 	// Amount is at least MinOrderAmount (RM 1.00).
 	Amount Amount
-	// Email is the buyer's address, by ValidEmail's rule.
+	// Email is the buyer's address, a plain one (docs/assumptions.md A-email).
 	Email string
 	// ReturnURL receives the callbacks: an absolute http(s) URL
 	// (docs/assumptions.md A-return-url).
@@ -197,7 +197,7 @@ func (o Order) validate(defaultAgency, agencySetting string) (url.Values, error)
 	checkB2BAmount(&v, o.PrefMethod, o.Amount)
 	if o.Email == "" {
 		v.add("email", ruleRequired, "")
-	} else if !ValidEmail(o.Email) {
+	} else if !validEmail(o.Email) {
 		v.add("email", ruleEmail, o.Email)
 	}
 	if o.ReturnURL == "" {

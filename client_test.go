@@ -301,7 +301,7 @@ func TestKeyFromEnv(t *testing.T) {
 			key, err := KeyFromEnv()
 			if tc.want == nil {
 				require.NoError(t, err)
-				signed, err := SignCallback(key, url.Values{"refNo": {"INV-1"}})
+				signed, err := signCallback(key, url.Values{"refNo": {"INV-1"}})
 				require.NoError(t, err)
 				require.NoError(t, VerifyCallback(signed, mustKey(t, testKeyUUID)), "the key of the variable")
 				return

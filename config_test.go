@@ -52,7 +52,7 @@ func TestEnvConfiguresAll(t *testing.T) {
 
 	key, err := cfg.apiKey()
 	require.NoError(t, err)
-	signed, err := SignCallback(key, map[string][]string{"refNo": {"INV-1"}})
+	signed, err := signCallback(key, map[string][]string{"refNo": {"INV-1"}})
 	require.NoError(t, err)
 	require.NoError(t, VerifyCallback(signed, mustKey(t, testKeyUUID)))
 

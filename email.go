@@ -2,11 +2,11 @@ package paygate
 
 import "github.com/paygate-go/paygate/internal/email"
 
-// ruleEmail is the text of a broken ValidEmail rule, for every e-mail field
+// ruleEmail is the text of a broken validEmail rule, for every e-mail field
 // (orders, webhook records).
 const ruleEmail = "must be a plain e-mail address (name@example.com: no display name, quotes or [address] literal)"
 
-// ValidEmail is the SDK's one e-mail rule, for orders (docs/protocol.md A1
+// validEmail is the SDK's one e-mail rule, for orders (docs/protocol.md A1
 // `email`) and webhook records (B2 and B3 `email`), since the protocol says
 // only "valid e-mail format" (docs/assumptions.md A-email). It accepts a
 // bare addr-spec (RFC 5322 section 3.4.1) in its common
@@ -15,7 +15,7 @@ const ruleEmail = "must be a plain e-mail address (name@example.com: no display 
 // most. Quoted local parts, comments, display names and address literals are
 // refused: the records are read by people and systems that expect a plain
 // address.
-func ValidEmail(s string) bool { return email.Valid(s) }
+func validEmail(s string) bool { return email.Valid(s) }
 
 // isAlnum reports whether c is an ASCII letter or digit.
 func isAlnum(c byte) bool {

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// ValidEmail takes a plain addr-spec and nothing else, at every limit.
+// validEmail takes a plain addr-spec and nothing else, at every limit.
 func TestValidEmail(t *testing.T) {
 	local64, label63 := strings.Repeat("a", 64), strings.Repeat("b", 63)
 	long := local64 + "@" + strings.Repeat(label63+".", 2) + strings.Repeat("c", 254-64-1-64*2) // 254 bytes
@@ -52,6 +52,6 @@ func TestValidEmail(t *testing.T) {
 		{email: "é@b.co"},
 		{email: "a@bé.co"},
 	} {
-		require.Equal(t, tt.valid, ValidEmail(tt.email), "%q", tt.email)
+		require.Equal(t, tt.valid, validEmail(tt.email), "%q", tt.email)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
 	"github.com/paygate-go/paygate/zakat"
 )
 
@@ -40,8 +41,8 @@ func ExampleSignURL() {
 
 func ExampleVerifyCallback() {
 	key, _ := paygate.ParseKey("3f2504e0-4f89-11d3-9a0c-0305e82c3301")
-	// What the gateway POSTs to the returnUrl (here signed by the test helper).
-	form, _ := paygate.SignCallback(key, url.Values{"status": {"success"}, "refNo": {"INV-1~x"}, "amount": {"10.00"}})
+	// What the gateway POSTs to the returnUrl (here signed by the sandbox's helper).
+	form, _ := gatewaytest.SignCallback(key, url.Values{"status": {"success"}, "refNo": {"INV-1~x"}, "amount": {"10.00"}})
 
 	fmt.Println(paygate.VerifyCallback(form, key))
 	form.Set("amount", "1.00")

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/paygate-go/paygate/internal/rawkey"
 	"github.com/paygate-go/paygate/internal/signing"
 )
 
@@ -34,6 +35,15 @@ func ParseKey(uuid string) (Key, error) {
 		return Key{}, err
 	}
 	return Key{k: k}, nil
+}
+
+// init lets the SDK's own packages sign with a Key (gatewaytest's
+// SignCallback, as the gateway signs) through internal/rawkey.
+func init() {
+	rawkey.Of = func(v any) *signing.Key {
+		k, _ := v.(Key)
+		return k.k
+	}
 }
 
 // valid reports whether k came from ParseKey.

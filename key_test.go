@@ -44,8 +44,8 @@ func TestParseKey(t *testing.T) {
 			k, err := ParseKey(tt.in)
 			if tt.wantErr == "" {
 				require.NoError(t, err)
-				a, _ := SignCallback(k, url.Values{"a": {"1"}})
-				b, _ := SignCallback(want, url.Values{"a": {"1"}})
+				a, _ := signCallback(k, url.Values{"a": {"1"}})
+				b, _ := signCallback(want, url.Values{"a": {"1"}})
 				require.Equal(t, b, a, "same key bytes")
 				return
 			}

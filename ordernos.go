@@ -24,9 +24,29 @@ func newOrderNoSet(stream bool) *ordernoset.Set {
 	return ordernoset.New(ordernoset.Config{Budget: orderNoBudget, Spill: spill, ValueBytes: maxErrorValue + 1})
 }
 
+// orderNoSet holds the ordernos of a batch: Add records that transaction
+// i carries no, and returns the transaction that first carried it and
+// true when it was seen before and the set can tell at once.
+type orderNoSet interface {
+	Add(no string, i int) (first int, dup bool)
+}
+
+// orderNoMap is the orderno set of transactions already in memory
+// (ValidateTransactions): it always tells at once.
+type orderNoMap map[string]int
+
+// Add records no for transaction i, unless it was seen before.
+func (m orderNoMap) Add(no string, i int) (int, bool) {
+	if first, ok := m[no]; ok {
+		return first, true
+	}
+	m[no] = i
+	return i, false
+}
+
 // checkUnique reports an orderno seen before in the batch, when the set
 // can tell at once (else reportLateRepeats does).
-func checkUnique(v *ValidationError, i int, orderNo string, seen *ordernoset.Set) {
+func checkUnique(v *ValidationError, i int, orderNo string, seen orderNoSet) {
 	if first, dup := seen.Add(orderNo, i); dup {
 		v.add(txPointer(i, "orderno"), uniqueRule(first), orderNo)
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate/internal/jsonscan"
-	"github.com/paygate-go/paygate/internal/webhooktime"
 )
 
 // PaymentRecord is one payment as the payment report (ReportRow.Payment)
@@ -301,9 +300,6 @@ func (p *PaymentRecord) status(s recordSlot) {
 // 2006-01-02; zero when none fits. The layout is chosen by the text's
 // shape, so a row costs one parse, not a failed one per layout.
 func parseRecordTime(s string) time.Time {
-	if t, ok := webhooktime.DateTime(s, recordZone); ok {
-		return t // the gateway's own form, read without time.Parse
-	}
 	var layout string
 	switch {
 	case len(s) == 14 && nonDigit(s) < 0:

@@ -252,3 +252,41 @@ func FuzzPaymentRecord(f *testing.F) {
 		}
 	})
 }
+
+// parseRecordTime reads a callback's fpxTxnTime and a record's time in the
+// gateway's zone: dates that exist, fields in range, the forms time takes
+// with the layout the shape picks (runs of spaces, a one-digit hour); zero
+// for anything else.
+func TestParseRecordTime(t *testing.T) {
+	myt := func(y int, mo time.Month, d, h, mi, s int) time.Time {
+		return time.Date(y, mo, d, h, mi, s, 0, recordZone)
+	}
+	for _, tt := range []struct {
+		in   string
+		want time.Time // zero: refused
+	}{
+		{in: "2026-11-26 02:09:27", want: myt(2026, 11, 26, 2, 9, 27)},
+		{in: "2026-11-26T02:09:27", want: myt(2026, 11, 26, 2, 9, 27)},
+		{in: "2024-02-29 23:59:59", want: myt(2024, 2, 29, 23, 59, 59)},
+		{in: "0000-01-01 00:00:00", want: myt(0, 1, 1, 0, 0, 0)},
+		{in: "2026-11-26  2:09:27", want: myt(2026, 11, 26, 2, 9, 27)},
+		{in: "20261126020927", want: myt(2026, 11, 26, 2, 9, 27)},
+		{in: "2026-11-26", want: myt(2026, 11, 26, 0, 0, 0)},
+		{in: "2026-11-26T02:09:27Z", want: time.Date(2026, 11, 26, 2, 9, 27, 0, time.UTC)},
+		{in: "2026-11-26T02:09:27.5+08:00", want: myt(2026, 11, 26, 2, 9, 27).Add(500 * time.Millisecond)},
+		{in: "2023-02-29 10:00:00"}, {in: "2026-13-01 10:00:00"}, {in: "2026-00-01 10:00:00"},
+		{in: "2026-11-00 10:00:00"}, {in: "2026-11-31 10:00:00"}, {in: "2026-11-26 24:00:00"},
+		{in: "2026-11-26 23:60:00"}, {in: "2026-11-26 23:59:60"}, {in: "2026-11-26 2:09:27x"},
+		{in: "2026-11-26 02:09:2x"}, {in: "2026/11/26 02:09:27"}, {in: "2026-11-26_02:09:27"},
+		{in: "2026-11-26 02-09-27"}, {in: "+026-11-26 02:09:27"}, {in: "2026-11-26 02:09:27Z"}, {in: ""},
+		{in: "2026112602092x"}, {in: "26-11-2026"},
+	} {
+		got := parseRecordTime(tt.in)
+		require.True(t, tt.want.Equal(got), "%q: %v, want %v", tt.in, got, tt.want)
+		if !tt.want.IsZero() {
+			_, off := got.Zone()
+			_, wantOff := tt.want.Zone()
+			require.Equal(t, wantOff, off, "%q: offset", tt.in)
+		}
+	}
+}

@@ -47,20 +47,6 @@ func SignForm(key Key, form url.Values, now time.Time) (url.Values, error) {
 	return signing.SignForm(key.k, "", form, now)
 }
 
-// SignCallback signs a callback form the way the gateway does
-// (docs/protocol.md "Signature algorithm", callback, from the sender's
-// side): every field but signature, sorted, form-encoded with space as +,
-// no exp. It returns a copy of form with the signature set. It is for
-// tests that play the gateway, such as a merchant's handler tests
-// (NewCallbackRequest builds a whole request); merchants verify with
-// VerifyCallback.
-func SignCallback(key Key, form url.Values) (url.Values, error) {
-	if !key.valid() {
-		return nil, errZeroKey
-	}
-	return signing.SignCallback(key.k, form)
-}
-
 // VerifyCallback checks the signature of a callback the gateway POSTed to
 // the merchant's returnUrl (docs/protocol.md "Signature algorithm") under
 // any of keys, in constant time, allocating nothing. It returns nil when

@@ -39,7 +39,7 @@ func benchCallback(b *testing.B, key Key) url.Values {
 		"amount": {"149.90"}, "addCharge": {"0.00"}, "fpxTxnId": {"2611221030150987"},
 		"fpxTxnTime": {time.Now().In(MalaysiaTime()).Format(time.DateTime)}, "agency": {"AGENCY01"}, "extraData": {"cart 88"}, "fpx": {fpx},
 	}
-	signed, err := SignCallback(key, form)
+	signed, err := signCallback(key, form)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func (h *TransactionHistory) Decode(v any) error { return json.Unmarshal(h.Raw, 
 // GET {reports_url}/api/user/v1/transactions?email=... (Endpoints.Transactions),
 // the public PHP client's GetTransactionHistory (docs/assumptions.md
 // A-transactions), authenticated like the reports (Bearer AuthToken, else
-// signed with the API key and agency). The e-mail must pass ValidEmail; an
+// signed with the API key and agency). The e-mail must pass validEmail; an
 // answer that is not JSON, or a JSON object whose status is present (not
 // null) and not the string "OK", is an error (the latter matching
 // ErrReportStatus).
@@ -32,7 +32,7 @@ func (c *Client) Transactions(ctx context.Context, email string) (*TransactionHi
 	switch {
 	case email == "":
 		return nil, &ValidationError{Problems: []FieldError{newFieldError("email", ruleRequired, "")}}
-	case !ValidEmail(email):
+	case !validEmail(email):
 		return nil, &ValidationError{Problems: []FieldError{newFieldError("email", ruleEmail, email)}}
 	}
 	resp, err := c.reportGET(ctx, c.endpoints.Transactions, url.Values{"email": {email}})

@@ -23,7 +23,7 @@ type Transaction struct {
 	OrderNo string       `json:"orderno"` // unique per transaction
 	Amount  Amount       `json:"amount"`  // RM as a JSON number, >= 0
 	Name    string       `json:"name"`    // the customer's name
-	Email   string       `json:"email"`   // the customer's e-mail address (ValidEmail)
+	Email   string       `json:"email"`   // the customer's e-mail address (docs/assumptions.md A-email)
 	// Time is sent as RFC 3339 with its own offset ("2026-11-22T10:30:00+08:00");
 	// ValidateBatchJSON reads the other ISO 8601 forms too
 	// (docs/assumptions.md A-webhook-time).
@@ -35,7 +35,7 @@ type Transaction struct {
 // ZakatData is the transaction `data` object (docs/protocol.md B3): all fields optional
 // strings; an empty field is left out of the JSON.
 type ZakatData struct {
-	Email      string      `json:"email,omitempty"`           // an e-mail address (ValidEmail)
+	Email      string      `json:"email,omitempty"`           // an e-mail address (docs/assumptions.md A-email)
 	Name       string      `json:"zakat_name,omitempty"`      // the name the zakat is paid for
 	ICNo       string      `json:"zakat_ic_no,omitempty"`     // 12 digits
 	State      zakat.State `json:"zakat_state,omitempty"`     // the payer's state

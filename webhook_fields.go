@@ -118,7 +118,7 @@ var txFields = [...]txField{
 		store:  func(tx *Transaction, s string) { tx.Email = s },
 		absent: func(tx *Transaction) bool { return tx.Email == "" },
 		check: func(tx *Transaction, _ WebhookValidator) (string, string) {
-			return ruleIf(!ValidEmail(tx.Email), ruleEmail), tx.Email
+			return ruleIf(!validEmail(tx.Email), ruleEmail), tx.Email
 		},
 	},
 	{
@@ -183,7 +183,7 @@ type zakatField struct {
 // of a data mask is zakatFields[i]. Read-only. After a change, `go
 // generate` rewrites zakatIndex.
 var zakatFields = [...]zakatField{
-	{name: "email", ptr: func(d *ZakatData) *string { return &d.Email }, valid: ValidEmail, rule: ruleEmail},
+	{name: "email", ptr: func(d *ZakatData) *string { return &d.Email }, valid: validEmail, rule: ruleEmail},
 	{name: "zakat_name", ptr: func(d *ZakatData) *string { return &d.Name }},
 	{name: "zakat_ic_no", ptr: func(d *ZakatData) *string { return &d.ICNo }, valid: digits(12, 12), rule: "must be 12 digits"},
 	{name: "zakat_state", ptr: func(d *ZakatData) *string { return (*string)(&d.State) }, valid: func(s string) bool { return zakat.State(s).Valid() },

@@ -6,8 +6,6 @@ import (
 	"math/bits"
 	"strconv"
 	"unicode/utf8"
-
-	"github.com/paygate-go/paygate/internal/ordernoset"
 )
 
 // ValidateTransactions checks typed transactions against every rule of docs/protocol.md
@@ -44,7 +42,7 @@ type txProblems struct {
 func checkTyped(txs []Transaction, rules WebhookValidator) ([]txProblems, error) {
 	var v ValidationError
 	var byTx []txProblems
-	seen := ordernoset.New(ordernoset.Config{}) // never spills: the batch is in memory
+	seen := make(orderNoMap, len(txs))
 	for i := range txs {
 		start := len(v.Problems)
 		m := typedMasks(&txs[i])
@@ -111,7 +109,7 @@ type txMasks struct {
 // m reports are skipped. The fitrah product is a rule of the record, not
 // advice (docs/protocol.md B3 says "should equal"; docs/assumptions.md
 // A-webhook-fitrah).
-func checkTransaction(v *ValidationError, i int, tx *Transaction, m txMasks, seen *ordernoset.Set, rules WebhookValidator) {
+func checkTransaction(v *ValidationError, i int, tx *Transaction, m txMasks, seen orderNoSet, rules WebhookValidator) {
 	checkTxFields(v, i, tx, m, rules)
 	if tx.OrderNo != "" && m.present&txOrderNo != 0 {
 		checkUnique(v, i, tx.OrderNo, seen)

@@ -138,12 +138,14 @@ func TestValidateTransactionsRules(t *testing.T) {
 func TestValidateTransactionsDuplicatesAndAll(t *testing.T) {
 	a, b, c := validTx(0), validTx(1), validTx(0)
 	b.Email = "bad"
-	probs := problemsOf(t, ValidateTransactions([]Transaction{a, b, c}))
-	require.Len(t, probs, 2)
+	probs := problemsOf(t, ValidateTransactions([]Transaction{a, b, c, c}))
+	require.Len(t, probs, 3)
 	require.Equal(t, "/transactions/1/email", probs[0].Field)
 	require.Equal(t, "/transactions/2/orderno", probs[1].Field)
 	require.Equal(t, ruleUnique+" (also at /transactions/0/orderno)", probs[1].Rule)
 	require.Equal(t, "ORD-000000", probs[1].Value)
+	require.Equal(t, "/transactions/3/orderno", probs[2].Field)
+	require.Equal(t, ruleUnique+" (also at /transactions/0/orderno)", probs[2].Rule, "a repeat names the first, not the last")
 	require.NoError(t, ValidateTransactions(nil))
 }
 

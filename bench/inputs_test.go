@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
 )
 
 // The API key of docs/protocol.md's examples: a UUID, 16 raw bytes.
@@ -63,7 +64,7 @@ func callback(b testing.TB, key paygate.Key, refNo string) url.Values {
 		"amount": {"149.90"}, "addCharge": {"0.00"}, "fpxTxnId": {"2611221030150987"},
 		"fpxTxnTime": {time.Now().In(paygate.MalaysiaTime()).Format(time.DateTime)}, "agency": {"AGENCY01"}, "extraData": {"cart 88"}, "fpx": {fpxField()},
 	}
-	signed, err := paygate.SignCallback(key, form)
+	signed, err := gatewaytest.SignCallback(key, form)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
 )
 
 // Run runs every check, each on a fresh Deduper from newDeduper.
@@ -179,7 +180,7 @@ func slowHookRenewed(t *testing.T, d paygate.Deduper) {
 	for i := range orders {
 		fields := url.Values{"status": {"success"}, "refNo": {fmt.Sprintf("SLOW-%d", i)}, "orderNo": {fmt.Sprintf("GW-%d", i)}}
 		for j := range deliveries {
-			r, err := paygate.NewCallbackRequest(key, "/return", fields)
+			r, err := gatewaytest.NewCallbackRequest(key, "/return", fields)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -290,7 +291,7 @@ func (r *marginRace) secondHook(_ context.Context, cb *paygate.Callback) error {
 
 // deliver sends the callback of fields to h and returns the status.
 func (r *marginRace) deliver(h http.Handler, fields url.Values) int {
-	req, err := paygate.NewCallbackRequest(r.key, "/return", fields)
+	req, err := gatewaytest.NewCallbackRequest(r.key, "/return", fields)
 	if err != nil {
 		r.t.Error(err)
 		return 0

@@ -55,7 +55,7 @@ func (s *Server) Submit(form *paygate.CheckoutForm) (*Checkout, error) {
 // BrowserReturn returns what the buyer's browser posts back to the order's
 // returnUrl once the order is decided (docs/protocol.md "Payment flow",
 // stage 3): the unsigned fields, display only, and the URL. Post them with
-// paygate.NewReturnRequest or http.PostForm.
+// NewReturnRequest or http.PostForm.
 func (s *Server) BrowserReturn(orderNo string) (returnURL string, fields url.Values, err error) {
 	o, ok := s.order(orderNo)
 	switch {

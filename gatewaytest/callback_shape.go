@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate/internal/signing"
-
-	"github.com/paygate-go/paygate"
 )
 
 // RefNoForm is how the sandbox's callbacks carry the merchant's extra
@@ -158,7 +156,7 @@ func WithUpperCaseSignature() Option { return func(c *config) { c.upperHex = tru
 // configured encoder, the signature in the configured case.
 func (s *Server) signCallback(f url.Values) (url.Values, error) {
 	if s.cfg.encoding == EncodingForm && !s.cfg.upperHex {
-		return paygate.SignCallback(s.key, f)
+		return SignCallback(s.key, f)
 	}
 	// Computed here, not with the SDK's own candidate list, so that the
 	// sandbox tests the verifier rather than agree with it. In Go's

@@ -49,7 +49,7 @@ func TestCallbackSignedInRFC3986(t *testing.T) {
 
 	fields, err := sb.signCallback(url.Values{"refNo": {"INV 7"}, "status": {"success"}})
 	require.NoError(t, err)
-	formSigned, err := paygate.SignCallback(sb.Key(), url.Values{"refNo": {"INV 7"}, "status": {"success"}})
+	formSigned, err := SignCallback(sb.Key(), url.Values{"refNo": {"INV 7"}, "status": {"success"}})
 	require.NoError(t, err)
 	require.NotEqual(t, formSigned.Get("signature"), fields.Get("signature"))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/paygate-go/paygate/internal/signing"
 
 	"github.com/paygate-go/paygate"
+	emailrule "github.com/paygate-go/paygate/internal/email"
 )
 
 // Order is an order the sandbox holds (docs/protocol.md A1 fields plus the gateway's
@@ -139,7 +140,7 @@ func (s *Server) validateOrder(agency, refNo, amount, email, returnURL string) (
 		{field: "refNo", rule: "required", broken: refNo == ""},
 		{field: "refNo", rule: "at most one ~ (refNo~extraData; WithRefNoTildes accepts more)", broken: strings.Count(refNo, "~") > 1 && !s.cfg.refNoTildes},
 		{field: "amount", rule: amountRule, broken: amountRule != ""},
-		{field: "email", rule: "a valid e-mail address", broken: email != "" && !paygate.ValidEmail(email)},
+		{field: "email", rule: "a valid e-mail address", broken: email != "" && !emailrule.Valid(email)},
 		{field: "returnUrl", rule: "an absolute http(s) URL", broken: returnURL != "" && !absoluteHTTP(returnURL)},
 	}
 	var ps []problem

@@ -5,9 +5,8 @@ import (
 	"net/url"
 	"strings"
 
+	emailrule "github.com/paygate-go/paygate/internal/email"
 	"github.com/paygate-go/paygate/internal/paths"
-
-	"github.com/paygate-go/paygate"
 )
 
 // Version is what the sandbox answers at /api/version.
@@ -33,7 +32,7 @@ func (s *Server) transactions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	email := r.URL.Query().Get("email")
-	if !paygate.ValidEmail(email) {
+	if !emailrule.Valid(email) {
 		jsonError(w, http.StatusBadRequest, "email: a valid e-mail address")
 		return
 	}

@@ -62,7 +62,7 @@ func BenchmarkCallback(b *testing.B) {
 			for b.Loop() {
 				i++
 				ref := "INV-" + strconv.Itoa(i)
-				r, err := paygate.NewCallbackRequest(key, "/paygate/return", url.Values{"status": {"success"}, "refNo": {ref},
+				r, err := gatewaytest.NewCallbackRequest(key, "/paygate/return", url.Values{"status": {"success"}, "refNo": {ref},
 					"orderNo": {"GW" + ref}, "amount": {"10.00"}})
 				if err != nil {
 					b.Fatal(err)

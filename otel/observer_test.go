@@ -224,7 +224,7 @@ func TestCallbackOutcomes(t *testing.T) {
 	s.checkout(t, "INV-7732", "", 5000)
 	other, err := paygate.ParseKey("00000000-0000-4000-8000-000000000001")
 	require.NoError(t, err)
-	forged, err := paygate.NewCallbackRequest(other, s.server.URL+"/paygate/return", url.Values{
+	forged, err := gatewaytest.NewCallbackRequest(other, s.server.URL+"/paygate/return", url.Values{
 		"status": {"success"}, "refNo": {"INV-7732"}, "orderNo": {"GW-FORGED"}, "amount": {"50.00"}})
 	require.NoError(t, err)
 	forged.RequestURI = ""
@@ -338,7 +338,7 @@ func TestNoAttributeCarriesASecret(t *testing.T) {
 	}
 	_, err := s.handler.Reconcile(ctx, s.client, []string{"INV-9001~cart-42"})
 	require.NoError(t, err)
-	forged, err := paygate.NewCallbackRequest(s.sb.Key(), s.server.URL+"/paygate/return", url.Values{
+	forged, err := gatewaytest.NewCallbackRequest(s.sb.Key(), s.server.URL+"/paygate/return", url.Values{
 		"status": {"success"}, "refNo": {"INV-9001"}, "orderNo": {"GW-FORGED-77"}, "amount": {"149.90"}})
 	require.NoError(t, err)
 	require.NoError(t, forged.ParseForm())

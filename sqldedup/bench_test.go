@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
 )
 
 // BenchmarkHandlerOnPostgres runs CallbackHandler on this Deduper for a
@@ -271,7 +272,7 @@ func (pb *pathsBench) report(b *testing.B, p int, body func(path string) string)
 func benchCallbackBody(b *testing.B, key paygate.Key, ref string) string {
 	f := url.Values{"status": {"success"}, "refNo": {ref}, "orderNo": {"GW-" + ref}, "amount": {"149.90"},
 		"fpx": {`{"fpx_debit_auth_code":"00","fpx_buyer_name":"SITI NUR AISYAH"}`}}
-	signed, err := paygate.SignCallback(key, f)
+	signed, err := gatewaytest.SignCallback(key, f)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
 )
 
 // crashReplicaEnv carries a crashConfig to a replica process: the test
@@ -127,7 +128,7 @@ func TestCrashFulfilTxAcrossProcesses(t *testing.T) {
 	deliverOrder := func(n int) {
 		ref, orderNo := fmt.Sprintf("C-%d", n), fmt.Sprintf("GW-%d", n)
 		for _, status := range crashOrderKind(n).statuses {
-			signed, err := paygate.SignCallback(key, url.Values{"status": {status}, "refNo": {ref + "~cart"}, "orderNo": {orderNo},
+			signed, err := gatewaytest.SignCallback(key, url.Values{"status": {status}, "refNo": {ref + "~cart"}, "orderNo": {orderNo},
 				"amount": {"10.00"}, "fpx": {`{"fpx_debit_auth_code":"00"}`}})
 			require.NoError(t, err)
 			body := signed.Encode()

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
 )
 
 // hookFault is what a Fulfil does on its first call for an order.
@@ -126,7 +127,7 @@ func TestFaultsAcrossReplicas(t *testing.T) {
 	for i := range orders {
 		fields := url.Values{"status": {"success"}, "refNo": {fmt.Sprintf("F-%d~cart", i)}, "orderNo": {fmt.Sprintf("GW-%d", i)},
 			"amount": {"10.00"}, "fpx": {`{"fpx_debit_auth_code":"00"}`}}
-		signed, err := paygate.SignCallback(key, fields)
+		signed, err := gatewaytest.SignCallback(key, fields)
 		require.NoError(t, err)
 		body := signed.Encode()
 		for range 3 {

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
 )
 
 // fulfilPath is one way to wire the transactional path, as the tests
@@ -399,7 +400,7 @@ func (s *txShop) deliverStatus(t testing.TB, h http.Handler, ref, status string)
 // post posts the signed callback of fields to h and returns the status.
 func (s *txShop) post(t testing.TB, h http.Handler, fields url.Values) int {
 	t.Helper()
-	r, err := paygate.NewCallbackRequest(s.key, "/return", fields)
+	r, err := gatewaytest.NewCallbackRequest(s.key, "/return", fields)
 	require.NoError(t, err)
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)

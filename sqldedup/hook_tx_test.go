@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
 )
 
 // txShop is a merchant whose fulfilment adds a ledger row, in a table with
@@ -400,7 +401,7 @@ func TestHookTxRefusesAnotherDeduper(t *testing.T) {
 					return nil
 				})),
 			}
-			req, err := paygate.NewCallbackRequest(key, "/paygate/return", url.Values{
+			req, err := gatewaytest.NewCallbackRequest(key, "/paygate/return", url.Values{
 				"status": {"success"}, "refNo": {"INV-1"}, "orderNo": {"GW1"}, "amount": {"10.00"},
 			})
 			require.NoError(t, err)

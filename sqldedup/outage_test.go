@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
 )
 
 // pgBinVar names the directory of PostgreSQL's programs (initdb, pg_ctl)
@@ -161,7 +162,7 @@ func (o *outageShop) run(t *testing.T, between func(n int)) []outage {
 			outages = append(outages, outage{name: name, start: start, end: time.Now()})
 		}
 		ref := fmt.Sprintf("O-%d", n)
-		signed, err := paygate.SignCallback(o.key, url.Values{"status": {"success"}, "refNo": {ref}, "orderNo": {"GW-" + ref},
+		signed, err := gatewaytest.SignCallback(o.key, url.Values{"status": {"success"}, "refNo": {ref}, "orderNo": {"GW-" + ref},
 			"amount": {"10.00"}, "fpx": {`{"fpx_debit_auth_code":"00"}`}})
 		require.NoError(t, err)
 		mu.Lock()

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
 )
 
 // A fulfilled callback replayed after the 30 days a completed key used to
@@ -72,7 +73,7 @@ func TestReplayNeverFulfilsTwice(t *testing.T) {
 					fields.Set("fpxTxnTime", h.Now().In(paygate.MalaysiaTime()).Format(time.DateTime))
 				}
 				deliver := func() int {
-					r, err := paygate.NewCallbackRequest(s.key, "/return", fields)
+					r, err := gatewaytest.NewCallbackRequest(s.key, "/return", fields)
 					require.NoError(t, err)
 					w := httptest.NewRecorder()
 					h.ServeHTTP(w, r)

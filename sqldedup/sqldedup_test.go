@@ -19,6 +19,7 @@ import (
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/dedupetest"
+	"github.com/paygate-go/paygate/gatewaytest"
 )
 
 // dsnVar names the environment variable with the test server's DSN.
@@ -297,7 +298,7 @@ func TestTwoReplicasOneFulfilment(t *testing.T) {
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range codes {
-		r, err := paygate.NewCallbackRequest(key, "/return", fields)
+		r, err := gatewaytest.NewCallbackRequest(key, "/return", fields)
 		require.NoError(t, err)
 		wg.Add(1)
 		go func() {
@@ -332,7 +333,7 @@ func TestCrashedReplicaLeaseExpires(t *testing.T) {
 	})}
 	fields := url.Values{"status": {"success"}, "refNo": {"INV-200"}, "orderNo": {"GW200"}}
 	deliver := func() int {
-		r, err := paygate.NewCallbackRequest(key, "/return", fields)
+		r, err := gatewaytest.NewCallbackRequest(key, "/return", fields)
 		require.NoError(t, err)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
 )
 
 // runCallback dispatches the callback subcommands.
@@ -57,13 +58,13 @@ func runCallbackSend(e env, args []string) int {
 	}
 	var req *http.Request
 	if *unsigned {
-		req, err = paygate.NewReturnRequest(*target, fields)
+		req, err = gatewaytest.NewReturnRequest(*target, fields)
 	} else {
 		key, ok := keyFromEnv(e)
 		if !ok {
 			return exitUsage
 		}
-		req, err = paygate.NewCallbackRequest(key, *target, fields)
+		req, err = gatewaytest.NewCallbackRequest(key, *target, fields)
 	}
 	if err != nil {
 		return fail(e, "%v", err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
 )
 
 // defaultForwardTimeout bounds one post of paygate listen and paygate
@@ -55,11 +56,11 @@ func (a answer) String() string {
 	return s
 }
 
-// post signs form (paygate.SignCallback) and POSTs it, form-encoded, to
+// post signs form (gatewaytest.SignCallback) and POSTs it, form-encoded, to
 // the target. The error is the transport's (no answer); it and the
 // answer never hold the key or the signature.
 func (f forwarder) post(ctx context.Context, form url.Values) (answer, error) {
-	signed, err := paygate.SignCallback(f.key, form)
+	signed, err := gatewaytest.SignCallback(f.key, form)
 	if err != nil {
 		return answer{}, err
 	}

@@ -446,7 +446,7 @@ func TestForwardScrubsTheSignature(t *testing.T) {
 	}))
 	defer echo.Close()
 	form := url.Values{"status": {"success"}, "refNo": {"INV-1"}}
-	signed, err := paygate.SignCallback(key, form)
+	signed, err := gatewaytest.SignCallback(key, form)
 	require.NoError(t, err)
 	ans, err := newForwarder(key, echo.URL, time.Minute).post(context.Background(), form)
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/gatewaytest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -56,8 +57,8 @@ func TestVerify(t *testing.T) {
 	t.Setenv("PAYGATE_API_KEY", testKey)
 	key, _ := paygate.ParseKey(testKey)
 	fields := url.Values{"status": {"success"}, "refNo": {"INV-1~x"}, "amount": {"10.00"}}
-	signed, _ := paygate.SignCallback(key, fields)
-	noAmount, _ := paygate.SignCallback(key, url.Values{"status": {"success"}, "refNo": {"INV-1~x"}})
+	signed, _ := gatewaytest.SignCallback(key, fields)
+	noAmount, _ := gatewaytest.SignCallback(key, url.Values{"status": {"success"}, "refNo": {"INV-1~x"}})
 	tampered, _ := url.ParseQuery(signed.Encode())
 	tampered.Set("amount", "1.00")
 	// The expected signatures, computed here with crypto/hmac, not the SDK.

@@ -144,7 +144,7 @@ func TestCallbackHandler(t *testing.T) {
 	sb.Settle()
 
 	// The same callback again: answered 200, not fulfilled twice.
-	req, err := paygate.NewCallbackRequest(sb.Key(), merchant.URL+"/paygate/return", url.Values{
+	req, err := gatewaytest.NewCallbackRequest(sb.Key(), merchant.URL+"/paygate/return", url.Values{
 		"refNo": {"INV-1"}, "orderNo": {sb.Orders()[0].OrderNo}, "status": {"success"}, "amount": {"10.00"}})
 	require.NoError(t, err)
 	resp, err := http.DefaultClient.Do(req)
@@ -157,7 +157,7 @@ func TestCallbackHandler(t *testing.T) {
 	require.Equal(t, []string{"INV-2 pending stale=false"}, shop.statuses)
 	shop.mu.Unlock()
 
-	back, err := paygate.NewReturnRequest("/paygate/return", url.Values{"refNo": {"INV-1"}, "status": {"success"}})
+	back, err := gatewaytest.NewReturnRequest("/paygate/return", url.Values{"refNo": {"INV-1"}, "status": {"success"}})
 	require.NoError(t, err)
 	rec := httptest.NewRecorder()
 	srv.Handler.ServeHTTP(rec, back)

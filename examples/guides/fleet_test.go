@@ -148,7 +148,7 @@ func TestFleetHandler(t *testing.T) {
 	require.NoError(t, sb.Pay("INV-1", paygate.StatusSuccess))
 	sb.Settle()
 	for i := range 6 {
-		req, err := paygate.NewCallbackRequest(sb.Key(), replicas[i%2].URL+"/paygate/return", url.Values{
+		req, err := gatewaytest.NewCallbackRequest(sb.Key(), replicas[i%2].URL+"/paygate/return", url.Values{
 			"refNo": {"INV-1"}, "orderNo": {sb.Orders()[0].OrderNo}, "status": {"success"}, "amount": {"10.00"}})
 		require.NoError(t, err)
 		resp, err := http.DefaultClient.Do(req)
@@ -182,7 +182,7 @@ func TestFleetHandlerPgx(t *testing.T) {
 	_, err = db.Exec(`INSERT INTO orders (ref_no) VALUES ('INV-1')`)
 	require.NoError(t, err)
 	for i := range 6 {
-		req, err := paygate.NewCallbackRequest(key, "/paygate/return", url.Values{
+		req, err := gatewaytest.NewCallbackRequest(key, "/paygate/return", url.Values{
 			"refNo": {"INV-1"}, "orderNo": {"GW-1"}, "status": {"success"}, "amount": {"10.00"}})
 		require.NoError(t, err)
 		w := httptest.NewRecorder()

@@ -1,10 +1,10 @@
 // Package email holds the root package's one e-mail rule
-// (paygate.ValidEmail: a plain addr-spec), its parts checked one by one.
+// (paygate's validEmail: a plain addr-spec, docs/assumptions.md A-email), its parts checked one by one.
 package email
 
 import "strings"
 
-// Valid reports whether s is a plain addr-spec as paygate.ValidEmail
+// Valid reports whether s is a plain addr-spec as paygate's validEmail
 // documents it: a dot-atom local part of 1 to 64 characters, @, and a
 // domain of dot-separated labels of letters, digits and inner hyphens; 254
 // characters at most.

@@ -8,7 +8,7 @@ import (
 )
 
 // TestValid takes a plain addr-spec at its limits and refuses the rest
-// (the root's TestValidEmail holds the public rule in full).
+// (the root's TestValidEmail holds the rule in full).
 func TestValid(t *testing.T) {
 	tests := []struct {
 		in string

@@ -22,7 +22,7 @@ func Parse(s string) (time.Time, bool) {
 	if len(s) < 17 {
 		return time.Time{}, false
 	}
-	year, month, day, hour, minute, ok := webhookDateTime(s[:16], 'T')
+	year, month, day, hour, minute, ok := webhookDateTime(s[:16])
 	if !ok {
 		return time.Time{}, false
 	}
@@ -37,10 +37,10 @@ func Parse(s string) (time.Time, bool) {
 	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, loc), true
 }
 
-// webhookDateTime reads the 16 bytes YYYY-MM-DD<sep>hh:mm: a date that
+// webhookDateTime reads the 16 bytes YYYY-MM-DDThh:mm: a date that
 // exists, hours 00-23, minutes 00-59.
-func webhookDateTime(s string, sep byte) (year, month, day, hour, minute int, ok bool) {
-	if s[4] != '-' || s[7] != '-' || s[10] != sep || s[13] != ':' {
+func webhookDateTime(s string) (year, month, day, hour, minute int, ok bool) {
+	if s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' {
 		return 0, 0, 0, 0, 0, false
 	}
 	year, ok1 := num(s[0:4])
@@ -136,23 +136,4 @@ func num(s string) (int, bool) {
 // daysIn is the number of days of month m in year y (proleptic Gregorian).
 func daysIn(m time.Month, y int) int {
 	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
-}
-
-// DateTime reads the gateway's local date and time YYYY-MM-DD hh:mm:ss, or
-// YYYY-MM-DDThh:mm:ss (a record's fpxTxnTime), in loc, by the rules of Parse
-// (a date that exists, hours 00-23, minutes and seconds 00-59), at a
-// fraction of time.ParseInLocation's cost, for it runs on every verified
-// success. What it accepts, time.ParseInLocation accepts with the same
-// layout, at the same instant; it refuses the looser forms time also takes
-// (runs of spaces, a one-digit hour), which a caller leaves to time.
-func DateTime(s string, loc *time.Location) (time.Time, bool) {
-	if len(s) != 19 || s[10] != ' ' && s[10] != 'T' || s[16] != ':' {
-		return time.Time{}, false
-	}
-	year, month, day, hour, minute, ok := webhookDateTime(s[:16], s[10])
-	sec, ok2 := num(s[17:])
-	if !ok || !ok2 || sec > 59 {
-		return time.Time{}, false
-	}
-	return time.Date(year, time.Month(month), day, hour, minute, sec, 0, loc), true
 }
