@@ -529,39 +529,41 @@ func TestStoreCallsHaveTheirOwnLimitAndOutliveTheRequest(t *testing.T) {
 // a success that comes while a long OnStatus runs is answered 503 every
 // time, and fulfilled only after.
 func TestCallbackStatusHoldOutlivesItsLease(t *testing.T) {
-	key := mustKey(t, testKeyUUID)
-	const lease = 150 * time.Millisecond
-	started, release := make(chan struct{}), make(chan struct{})
-	var fulfilled atomic.Bool
-	h := &CallbackHandler{Keys: []Key{key}, Lease: lease, Logger: slog.New(slog.DiscardHandler),
-		Fulfil: func(context.Context, *Callback) error {
-			fulfilled.Store(true)
-			return nil
-		},
-		OnStatus: func(context.Context, *Callback) error {
-			close(started)
-			<-release // runs until the test has tried the success for several leases
-			return nil
-		}}
-	pending := make(chan int, 1)
-	go func() {
-		pending <- serve(h, signedRequest(t, key, callbackFields("INV-HOLD", "GW1", StatusPending, "09"))).Code
-	}()
-	<-started
-	tried := 0
-	for start := time.Now(); time.Since(start) < 4*lease; time.Sleep(10 * time.Millisecond) {
-		code := serve(h, signedRequest(t, key, callbackFields("INV-HOLD", "GW1", StatusSuccess, "00"))).Code
-		if code == http.StatusOK {
-			require.True(t, fulfilled.Load())
-			require.Fail(t, "a success was fulfilled while OnStatus still ran", "after %d tries", tried)
+	bubble(t, func(t *testing.T) {
+		key := mustKey(t, testKeyUUID)
+		const lease = 150 * time.Millisecond
+		started, release := make(chan struct{}), make(chan struct{})
+		var fulfilled atomic.Bool
+		h := &CallbackHandler{Keys: []Key{key}, Lease: lease, Logger: slog.New(slog.DiscardHandler),
+			Fulfil: func(context.Context, *Callback) error {
+				fulfilled.Store(true)
+				return nil
+			},
+			OnStatus: func(context.Context, *Callback) error {
+				close(started)
+				<-release // runs until the test has tried the success for several leases
+				return nil
+			}}
+		pending := make(chan int, 1)
+		go func() {
+			pending <- serve(h, signedRequest(t, key, callbackFields("INV-HOLD", "GW1", StatusPending, "09"))).Code
+		}()
+		<-started
+		tried := 0
+		for start := time.Now(); time.Since(start) < 4*lease; time.Sleep(10 * time.Millisecond) {
+			code := serve(h, signedRequest(t, key, callbackFields("INV-HOLD", "GW1", StatusSuccess, "00"))).Code
+			if code == http.StatusOK {
+				require.True(t, fulfilled.Load())
+				require.Fail(t, "a success was fulfilled while OnStatus still ran", "after %d tries", tried)
+			}
+			tried++
 		}
-		tried++
-	}
-	close(release)
-	require.Equal(t, http.StatusOK, <-pending)
-	require.False(t, fulfilled.Load(), "nothing fulfilled while OnStatus ran")
-	require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, callbackFields("INV-HOLD", "GW1", StatusSuccess, "00"))).Code)
-	require.True(t, fulfilled.Load(), "fulfilled once OnStatus returned")
+		close(release)
+		require.Equal(t, http.StatusOK, <-pending)
+		require.False(t, fulfilled.Load(), "nothing fulfilled while OnStatus ran")
+		require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, callbackFields("INV-HOLD", "GW1", StatusSuccess, "00"))).Code)
+		require.True(t, fulfilled.Load(), "fulfilled once OnStatus returned")
+	})
 }
 
 // fakeTx is a TxFulfiller that answers as told, recording what it was

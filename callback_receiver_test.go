@@ -212,23 +212,25 @@ func TestCallbackHandlerRenewalFailureCancelsHook(t *testing.T) {
 		{name: "store down", err: errors.New("connection refused"), cause: "not renewed before its lease's safety margin", after: 100 * time.Millisecond},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			d := &losingDeduper{renewErr: tt.err}
-			var cause error
-			h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: 150 * time.Millisecond, Logger: slog.New(slog.DiscardHandler),
-				Fulfil: func(ctx context.Context, _ *Callback) error {
-					start := time.Now()
-					select {
-					case <-ctx.Done():
-						cause = context.Cause(ctx)
-						require.GreaterOrEqual(t, time.Since(start), tt.after)
-						return ctx.Err()
-					case <-time.After(2 * time.Second): // a bound: the cancellation is due within the lease
-						return errors.New("the hook's context was not cancelled within 2 s of a failing renewal")
-					}
-				}}
-			require.Equal(t, 500, serve(h, signedRequest(t, key, callbackFields("INV-R", "GWR", StatusSuccess, "00"))).Code)
-			require.ErrorContains(t, cause, tt.cause)
-			require.ErrorIs(t, cause, tt.err)
+			bubble(t, func(t *testing.T) {
+				d := &losingDeduper{renewErr: tt.err}
+				var cause error
+				h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: 150 * time.Millisecond, Logger: slog.New(slog.DiscardHandler),
+					Fulfil: func(ctx context.Context, _ *Callback) error {
+						start := time.Now()
+						select {
+						case <-ctx.Done():
+							cause = context.Cause(ctx)
+							require.GreaterOrEqual(t, time.Since(start), tt.after)
+							return ctx.Err()
+						case <-time.After(2 * time.Second): // a bound: the cancellation is due within the lease
+							return errors.New("the hook's context was not cancelled within 2 s of a failing renewal")
+						}
+					}}
+				require.Equal(t, 500, serve(h, signedRequest(t, key, callbackFields("INV-R", "GWR", StatusSuccess, "00"))).Code)
+				require.ErrorContains(t, cause, tt.cause)
+				require.ErrorIs(t, cause, tt.err)
+			})
 		})
 	}
 }
