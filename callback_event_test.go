@@ -145,34 +145,36 @@ func (d *slowStatusClaims) Claim(ctx context.Context, key string, lease time.Dur
 // success gets 503 and comes back), so OnStatus is never told "current"
 // about an order already fulfilled.
 func TestCallbackStatusRacingSuccessIsNeverCurrentAfterFulfil(t *testing.T) {
-	key := mustKey(t, testKeyUUID)
-	var mu sync.Mutex
-	var order []string
-	h := &CallbackHandler{Keys: []Key{key}, Deduper: &slowStatusClaims{}, Logger: slog.New(slog.DiscardHandler),
-		Fulfil: func(context.Context, *Callback) error {
-			mu.Lock()
-			defer mu.Unlock()
-			order = append(order, "Fulfil")
-			return nil
-		},
-		OnStatus: func(_ context.Context, cb *Callback) error {
-			mu.Lock()
-			defer mu.Unlock()
-			order = append(order, fmt.Sprintf("OnStatus(stale=%t)", cb.Stale))
-			return nil
-		}}
-	pending := make(chan int, 1)
-	go func() {
-		pending <- serve(h, signedRequest(t, key, callbackFields("INV-RACE", "GW1", StatusPending, "09"))).Code
-	}()
-	time.Sleep(20 * time.Millisecond) // the pending is past its staleness check, claiming its event
-	deadline := time.Now().Add(5 * time.Second)
-	for serve(h, signedRequest(t, key, callbackFields("INV-RACE", "GW1", StatusSuccess, "00"))).Code != http.StatusOK {
-		require.True(t, time.Now().Before(deadline), "the success was never taken within 5 s")
-		time.Sleep(5 * time.Millisecond)
-	}
-	require.Equal(t, http.StatusOK, <-pending)
-	require.Equal(t, []string{"OnStatus(stale=false)", "Fulfil"}, order)
+	bubble(t, func(t *testing.T) {
+		key := mustKey(t, testKeyUUID)
+		var mu sync.Mutex
+		var order []string
+		h := &CallbackHandler{Keys: []Key{key}, Deduper: &slowStatusClaims{}, Logger: slog.New(slog.DiscardHandler),
+			Fulfil: func(context.Context, *Callback) error {
+				mu.Lock()
+				defer mu.Unlock()
+				order = append(order, "Fulfil")
+				return nil
+			},
+			OnStatus: func(_ context.Context, cb *Callback) error {
+				mu.Lock()
+				defer mu.Unlock()
+				order = append(order, fmt.Sprintf("OnStatus(stale=%t)", cb.Stale))
+				return nil
+			}}
+		pending := make(chan int, 1)
+		go func() {
+			pending <- serve(h, signedRequest(t, key, callbackFields("INV-RACE", "GW1", StatusPending, "09"))).Code
+		}()
+		time.Sleep(20 * time.Millisecond) // the pending is past its staleness check, claiming its event
+		deadline := time.Now().Add(5 * time.Second)
+		for serve(h, signedRequest(t, key, callbackFields("INV-RACE", "GW1", StatusSuccess, "00"))).Code != http.StatusOK {
+			require.True(t, time.Now().Before(deadline), "the success was never taken within 5 s")
+			time.Sleep(5 * time.Millisecond)
+		}
+		require.Equal(t, http.StatusOK, <-pending)
+		require.Equal(t, []string{"OnStatus(stale=false)", "Fulfil"}, order)
+	})
 }
 
 // The handler reads a callback's fpx only once it acts on the event, yet

@@ -252,16 +252,18 @@ func (d *slowClaimDeduper) Claim(ctx context.Context, key string, lease time.Dur
 // overlaps the next claimant. (It used to start uncancelled, until the
 // first renewal, a third of the lease later.)
 func TestCallbackHandlerLateClaimStartsHookCancelled(t *testing.T) {
-	key := mustKey(t, testKeyUUID)
-	cause := errors.New("the hook did not run")
-	h := &CallbackHandler{Keys: []Key{key}, Deduper: &slowClaimDeduper{delay: 80 * time.Millisecond}, Lease: 100 * time.Millisecond,
-		Logger: slog.New(slog.DiscardHandler),
-		Fulfil: func(ctx context.Context, _ *Callback) error {
-			cause = context.Cause(ctx)
-			return ctx.Err()
-		}}
-	require.Equal(t, 500, serve(h, signedRequest(t, key, callbackFields("INV-L", "GWL", StatusSuccess, "00"))).Code)
-	require.ErrorIs(t, cause, errLeaseMargin, "a claim answered 80 ms into a 100 ms lease is past its 25 ms margin")
+	bubble(t, func(t *testing.T) {
+		key := mustKey(t, testKeyUUID)
+		cause := errors.New("the hook did not run")
+		h := &CallbackHandler{Keys: []Key{key}, Deduper: &slowClaimDeduper{delay: 80 * time.Millisecond}, Lease: 100 * time.Millisecond,
+			Logger: slog.New(slog.DiscardHandler),
+			Fulfil: func(ctx context.Context, _ *Callback) error {
+				cause = context.Cause(ctx)
+				return ctx.Err()
+			}}
+		require.Equal(t, 500, serve(h, signedRequest(t, key, callbackFields("INV-L", "GWL", StatusSuccess, "00"))).Code)
+		require.ErrorIs(t, cause, errLeaseMargin, "a claim answered 80 ms into a 100 ms lease is past its 25 ms margin")
+	})
 }
 
 // The hook's time limit is HookTimeout, not the lease.
