@@ -625,10 +625,12 @@ func TestCallbackHandlerMixedStorm(t *testing.T) {
 // not for an empty body (its read for the next request is under way before
 // the handler runs): there a deadline left set would cancel the request
 // under a slow OnReject. OnReject waits up to eight ReadTimeouts for a
-// cancellation that must not come.
+// cancellation that must not come (a real connection: no synctest; in
+// parallel with the others, as it only waits).
 func TestCallbackReadDeadlineClearedOnceRead(t *testing.T) {
+	t.Parallel()
 	key := mustKey(t, testKeyUUID)
-	const readTimeout = 250 * time.Millisecond
+	const readTimeout = 100 * time.Millisecond
 	var cancelled atomic.Bool
 	h := &CallbackHandler{Keys: []Key{key}, ReadTimeout: readTimeout, Logger: slog.New(slog.DiscardHandler),
 		OnReturn: func(http.ResponseWriter, *http.Request, *Callback) {},

@@ -9,9 +9,10 @@ import (
 	"github.com/paygate-go/paygate/dedupetest"
 )
 
-// MemoryDeduper keeps the contract CallbackHandler relies on.
+// MemoryDeduper keeps the contract CallbackHandler relies on, its leases
+// on synctest's clock.
 func TestMemoryDeduperContract(t *testing.T) {
-	dedupetest.Run(t, func(*testing.T) paygate.Deduper { return &paygate.MemoryDeduper{} })
+	dedupetest.RunInBubble(t, func(*testing.T) paygate.Deduper { return &paygate.MemoryDeduper{} })
 }
 
 // A completed key of MemoryDeduper is never acquired again within its

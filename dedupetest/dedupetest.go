@@ -10,29 +10,63 @@ import (
 	"net/url"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/gatewaytest"
 )
 
-// Run runs every check, each on a fresh Deduper from newDeduper.
+// checks are the contract's checks, in the order they run.
+var checks = []struct {
+	name string
+	fn   func(*testing.T, paygate.Deduper)
+}{
+	{name: "Lifecycle", fn: lifecycle},
+	{name: "LapsedLease", fn: lapsedLease},
+	{name: "RenewExtends", fn: renewExtends},
+	{name: "ConcurrentClaims", fn: concurrentClaims},
+	{name: "SlowHookRenewed", fn: slowHookRenewed},
+	{name: "UnrenewedHookNeverOverlaps", fn: unrenewedHookNeverOverlaps},
+}
+
+// Run runs every check, each on a fresh Deduper from newDeduper, in real
+// time: its leases lapse and renew on the wall clock.
 func Run(t *testing.T, newDeduper func(t *testing.T) paygate.Deduper) {
 	t.Helper()
-	for _, c := range []struct {
-		name string
-		fn   func(*testing.T, paygate.Deduper)
-	}{
-		{name: "Lifecycle", fn: lifecycle},
-		{name: "LapsedLease", fn: lapsedLease},
-		{name: "RenewExtends", fn: renewExtends},
-		{name: "ConcurrentClaims", fn: concurrentClaims},
-		{name: "SlowHookRenewed", fn: slowHookRenewed},
-		{name: "UnrenewedHookNeverOverlaps", fn: unrenewedHookNeverOverlaps},
-	} {
+	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newDeduper(t)) })
 	}
 }
+
+// RunInBubble runs every check as Run does, each inside a testing/synctest
+// bubble, with newDeduper called in it: the leases lapse and renew on the
+// bubble's fake clock, at once and exactly. It is for a Deduper that keeps
+// time with the time package and waits on nothing outside the process
+// (MemoryDeduper); one over a network keeps to Run.
+func RunInBubble(t *testing.T, newDeduper func(t *testing.T) paygate.Deduper) {
+	t.Helper()
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				synctest.Test(t, func(t *testing.T) { c.fn(t, newDeduper(t)) })
+			}()
+			select {
+			case <-done:
+			case <-time.After(bubbleBound): // a bound, not a measure
+				t.Fatalf("the synctest bubble did not end within %v: a goroutine is stuck outside its clock (a mutex kept, or a wait outside the process)", bubbleBound)
+			}
+		})
+	}
+}
+
+// bubbleBound is how long, in real time, a check may take in a bubble:
+// its work takes milliseconds; a goroutine blocked on a mutex is not
+// durably blocked, so a bubble whose other goroutines wait on its clock
+// would stand still forever.
+const bubbleBound = 10 * time.Second
 
 // claim claims key and fails the test on an error or an unexpected state.
 func claim(t *testing.T, d paygate.Deduper, key string, lease time.Duration, want paygate.ClaimState) paygate.ClaimResult {

@@ -14,6 +14,7 @@
 // backdated), that a completed key is never acquired again however late
 // its callback is replayed within the store's retention, purges included.
 //
-// MemoryDeduper and sqldedup.Deduper pass both. The lease checks sleep for a
-// few hundred milliseconds in all, on the deduper's own clock.
+// MemoryDeduper and sqldedup.Deduper pass both. Run's lease checks take
+// about four seconds of real time; RunInBubble runs them on synctest's
+// fake clock, for a Deduper that waits on nothing outside the process.
 package dedupetest

@@ -11,22 +11,24 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/internal/testbound"
 )
 
-// TestWebhookReportMatchesStore sends 10,000 transactions (2,000 with
-// -short) to a sandbox that injects every fault a bank meets: 500s, 503 with
+// TestWebhookReportMatchesStore sends 2,000 transactions (10,000 as a
+// soak, testbound.SoakVar) to a sandbox that injects every fault a bank meets: 500s, 503 with
 // Retry-After, connections dropped before and after storing, answers slower
 // than the sender's timeout, and repeats of a stored orderno answered 409 or
 // 422. Whatever happened, the report tells the truth: every Accepted
 // transaction is stored, no Rejected one is, everything else is
 // Unconfirmed, none is missing, and the request count is the server's.
 func TestWebhookReportMatchesStore(t *testing.T) {
-	n := 10_000
-	if testing.Short() {
-		n = 2_000
+	n := 2_000
+	if testbound.Soaking() {
+		n = 10_000
 	}
 	for _, dup := range []DuplicateAnswer{DuplicateConflict, DuplicateUnprocessable, DuplicateStoredOnce} {
 		t.Run(fmt.Sprint("duplicates=", dup), func(t *testing.T) {
+			t.Parallel() // each on a sandbox of its own
 			var mu sync.Mutex
 			rng := rand.New(rand.NewPCG(uint64(dup), 42))
 			sb := newSandbox(t, WithWebhookDuplicates(dup), WithWebhookFaults(WebhookFaults{

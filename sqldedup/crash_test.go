@@ -25,6 +25,7 @@ import (
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/gatewaytest"
+	"github.com/paygate-go/paygate/internal/testbound"
 )
 
 // crashReplicaEnv carries a crashConfig to a replica process: the test
@@ -94,8 +95,9 @@ const (
 // none, every status event exactly one status row, and every delivery of a
 // plain success got its 200 within crashRecover of the last failed
 // connection to any of its deliveries: no lease (5 s here) is waited out on
-// the transactional path.
+// the transactional path. A soak (testbound.SoakVar).
 func TestCrashFulfilTxAcrossProcesses(t *testing.T) {
+	testbound.Soak(t, "the FulfilTx, FulfilPgx and HookTx tests (a rollback, a takeover, a panic after the INSERT) and TestCrashedReplicaLeaseExpires")
 	if os.Getenv(dsnVar) == "" && os.Getenv("CI") != "true" {
 		t.Skipf("%s is not set: skipping the crash test; run it with %s=postgres://user@host/db?sslmode=disable go test -run TestCrashFulfilTxAcrossProcesses ./sqldedup (bash .ci/run starts a server and sets it)", dsnVar, dsnVar)
 	}

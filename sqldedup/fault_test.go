@@ -51,11 +51,12 @@ const (
 // the process could not run: an order fulfilled twice fails the test unless
 // its trace shows the takeover came only after a call that kept the claim
 // was answered past the margin, and that call was sent no later than the
-// keeper's schedule plus the process's stall at the time. Then the test
-// skips, naming the orders and the evidence: on that machine it proved
-// nothing either way. A claim taken over while kept in time, a key claimed
-// again after its completion, or a renewal late while the process ran fail
-// it, loaded or not.
+// keeper's schedule plus the process's stall at the time. Such an order
+// is outside the promise, so the test asserts only what the lease path
+// promises: it logs the order and its evidence, and never skips. A claim
+// taken over while kept in time, a key claimed again after its
+// completion, or a renewal late while the process ran fail it, loaded or
+// not; on an unloaded machine no order runs twice.
 func TestFaultsAcrossReplicas(t *testing.T) {
 	dsn := testDSN(t)
 	orders := 60
@@ -174,7 +175,7 @@ func TestFaultsAcrossReplicas(t *testing.T) {
 	}
 	if len(starved) > 0 {
 		slices.Sort(starved)
-		t.Skipf("starved: the machine could not keep a %v lease, so the lease path's promise did not apply (CallbackHandler, docs/callbacks.md \"The lease path\"); nothing proved either way:\n%s",
+		t.Logf("outside the lease path's promise: the machine could not keep a %v lease for these orders (CallbackHandler, docs/callbacks.md \"The lease path\"), each run twice only after a call that kept its claim was answered past the margin:\n%s",
 			lease, strings.Join(starved, "\n"))
 	}
 }

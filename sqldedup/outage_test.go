@@ -24,6 +24,7 @@ import (
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/gatewaytest"
+	"github.com/paygate-go/paygate/internal/testbound"
 )
 
 // pgBinVar names the directory of PostgreSQL's programs (initdb, pg_ctl)
@@ -54,7 +55,9 @@ const (
 // answer was lost lapses with its lease (2 s here, 30 s by default). Here
 // both recover about as fast: what only the transactional path survives
 // without a wait, a replica killed holding a claim, is the crash test's.
+// A soak (testbound.SoakVar).
 func TestOutageRecovery(t *testing.T) {
+	testbound.Soak(t, "TestUnreachableDatabaseFailsEveryCall, TestFulfilTxRollbackLeavesTheEventFree, TestHookTxCommitOutcomeUnknown (and the root's TestFailedReleaseIsRetried)")
 	srv := startOwnPostgres(t)
 	for _, path := range []struct {
 		name  string

@@ -16,6 +16,7 @@ import (
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/gatewaytest"
+	"github.com/paygate-go/paygate/internal/testbound"
 	"github.com/paygate-go/paygate/watch"
 )
 
@@ -58,11 +59,10 @@ func (f *watchFleet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // 5% failed and 5% never paid; one of the three replicas dies an hour in,
 // holding orders it took. Every paid order is fulfilled exactly once,
 // nothing failed or unpaid is, the watchFleet's lookups stay within the one
-// budget, and the unpaid orders are given up at their maximum age.
+// budget, and the unpaid orders are given up at their maximum age. A soak
+// (testbound.SoakVar).
 func TestWatchFleetSettlesEveryOrderOnce(t *testing.T) {
-	if testing.Short() {
-		t.Skip("eight days of a watchFleet on the test clock: not in -short")
-	}
+	testbound.Soak(t, "TestWatchStoreContract")
 	db := openDB(t, testDSN(t))
 	dedupe, _ := testDeduperOn(t, db)
 	store := testWatchStore(t)

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/paygate-go/paygate/internal/testbound"
 )
 
 // bigTx is one valid transaction of about 500 bytes, its orderno cut out.
@@ -68,11 +70,9 @@ func writeBigBatch(w io.Writer, n int, repeat [2]int) (int64, error) {
 // is one of an otherwise idle machine: under the race detector's run of
 // every package at once, the collector's CPU limiter lets the heap past
 // its soft limit (97 MB was seen), so that run skips it and .ci/run runs it
-// alone.
+// alone. A soak (testbound.SoakVar): it writes and checks 1 GB.
 func TestWebhookValidateBigBatch(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes and checks a 1 GB batch")
-	}
+	testbound.Soak(t, "TestWebhookValidate (and the root's ValidateBatchReader tests, on a small scale)")
 	if raceDetector() {
 		t.Skip("peak memory is measured alone, without the race detector's run of every package (.ci/run)")
 	}

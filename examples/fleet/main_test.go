@@ -23,6 +23,7 @@ import (
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/gatewaytest"
+	"github.com/paygate-go/paygate/internal/testbound"
 )
 
 // The fleet at work, in scaled time: three replica processes on one
@@ -34,15 +35,13 @@ import (
 // order has exactly one ledger row, nothing else has one, every unpaid
 // order is in the review table and no longer awaited, and the lookups of
 // the whole fleet (counted at a proxy in front of the gateway) keep within
-// the one budget.
+// the one budget. A soak (testbound.SoakVar).
 func TestFleet(t *testing.T) {
 	dsn := os.Getenv("PAYGATE_TEST_POSTGRES_DSN")
 	if dsn == "" {
 		t.Skip("no PostgreSQL: set PAYGATE_TEST_POSTGRES_DSN (bash -c 'source .ci/postgres.sh && go test ./examples/fleet') to run three replicas on it")
 	}
-	if testing.Short() {
-		t.Skip("three replica processes for about 20 s: not in -short")
-	}
+	testbound.Soak(t, "TestFleetHandler and TestFleetHandlerPgx (examples/guides)")
 	dbURL, db := freshDatabase(t, dsn)
 	bin := filepath.Join(t.TempDir(), "fleet")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()

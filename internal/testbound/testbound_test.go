@@ -76,3 +76,32 @@ func TestMockGuard(t *testing.T) {
 	require.Equal(t, 400, resp.StatusCode)
 	require.Equal(t, []string{"request 3 is past the fake server's bound of 2: retries end"}, rec.errs)
 }
+
+// Soak skips unless PAYGATE_SOAK=1, and says how to switch it on.
+func TestSoakSwitch(t *testing.T) {
+	for _, tc := range []struct {
+		value   string
+		skipped bool
+	}{{"", true}, {"0", true}, {"yes", true}, {"1", false}} {
+		t.Run("PAYGATE_SOAK="+tc.value, func(t *testing.T) {
+			t.Setenv(SoakVar, tc.value)
+			require.Equal(t, !tc.skipped, Soaking())
+			skipped := true
+			done := make(chan struct{})
+			r := &recorder{TB: t}
+			go func() { // Skip ends its goroutine
+				defer close(done)
+				Soak(skipRecorder{r}, "TestFast")
+				skipped = false
+			}()
+			<-done
+			require.Equal(t, tc.skipped, skipped)
+		})
+	}
+}
+
+// skipRecorder is a testing.TB whose Skipf ends the goroutine without
+// skipping the test, as Skipf does, so that a test can see it called.
+type skipRecorder struct{ *recorder }
+
+func (skipRecorder) Skipf(string, ...any) { runtime.Goexit() }
