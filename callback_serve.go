@@ -4,6 +4,7 @@ package paygate
 // handled (callback_event.go), and the gateway answered.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/paygate-go/paygate/internal/observing"
@@ -33,11 +35,12 @@ func (h *CallbackHandler) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	if !isFormContentType(r.Header.Get("Content-Type")) {
-		h.reject(w, r, http.StatusUnsupportedMediaType, errors.New("paygate: callback body is not application/x-www-form-urlencoded"))
+	kind := callbackContentKind(r.Header.Get("Content-Type"))
+	if kind == contentNotForm {
+		h.reject(w, r, http.StatusUnsupportedMediaType, errNotForm)
 		return
 	}
-	form, status, err := h.readForm(w, r)
+	form, status, err := h.readForm(w, r, kind)
 	if err != nil {
 		h.reject(w, r, status, err)
 		return
@@ -88,14 +91,17 @@ func (h *CallbackHandler) answer(w http.ResponseWriter, v verdict) {
 }
 
 // readForm returns the callback's fields, read under BodyLimit and
-// ReadTimeout. A form a middleware parsed already (r.PostForm) is used as
-// it is, but still held to BodyLimit: 413 when its Content-Length, or the
-// size of its parsed fields, is over the limit. When the read deadline
+// ReadTimeout. A form a middleware parsed already (r.PostForm, for a
+// request whose Content-Type is the form's) is used as it is, but still held
+// to BodyLimit: 413 when its Content-Length, or the size of its parsed
+// fields, is over the limit. A body under another or no Content-Type
+// (contentMaybeForm) is read as a form unless it is clearly not one: 415
+// (docs/assumptions.md A-callback-content-type). When the read deadline
 // cannot be set (a ResponseWriter wrapper without Unwrap), the body is read
 // all the same and the handler logs a warning once, naming the cure.
-func (h *CallbackHandler) readForm(w http.ResponseWriter, r *http.Request) (url.Values, int, error) {
+func (h *CallbackHandler) readForm(w http.ResponseWriter, r *http.Request, kind contentKind) (url.Values, int, error) {
 	limit := h.bodyLimit()
-	if r.PostForm != nil {
+	if r.PostForm != nil && kind == contentForm {
 		if err := parsedFormOverLimit(r, limit); err != nil {
 			return nil, http.StatusRequestEntityTooLarge, err
 		}
@@ -118,6 +124,9 @@ func (h *CallbackHandler) readForm(w http.ResponseWriter, r *http.Request) (url.
 		// Cleared once read: the hook may run longer, and an expired
 		// deadline would cancel the request's context.
 		_ = rc.SetReadDeadline(time.Time{})
+	}
+	if kind == contentMaybeForm && !bodyMayBeForm(body) {
+		return nil, http.StatusUnsupportedMediaType, errNotForm
 	}
 	form, err := url.ParseQuery(string(body))
 	if err != nil {
@@ -189,16 +198,52 @@ func (h *CallbackHandler) note(r *http.Request) *observing.Note {
 // formContentType is the media type of a callback body.
 const formContentType = "application/x-www-form-urlencoded"
 
-// isFormContentType reports whether a Content-Type header names
-// formContentType, with any parameters (a charset). The header as the
-// gateway sends it is matched as it is; any other goes through
-// mime.ParseMediaType.
-func isFormContentType(header string) bool {
+// errNotForm refuses a callback body that is clearly not a form.
+var errNotForm = errors.New("paygate: callback body is not a form (application/x-www-form-urlencoded)")
+
+// contentKind is what a callback's Content-Type says of its body.
+type contentKind int
+
+const (
+	// contentForm: the form's media type, with any parameters.
+	contentForm contentKind = iota
+	// contentMaybeForm: no, another or a malformed Content-Type: the body is
+	// read as a form, and acted on only if its signature verifies.
+	contentMaybeForm
+	// contentNotForm: JSON or multipart, refused (415) unread.
+	contentNotForm
+)
+
+// callbackContentKind classifies a Content-Type header
+// (docs/assumptions.md A-callback-content-type): a verified payment is never
+// dropped for a header, so only a media type that names another encoding
+// (JSON, multipart) is refused before the body is read.
+func callbackContentKind(header string) contentKind {
 	if header == formContentType {
-		return true
+		return contentForm
 	}
 	mt, _, err := mime.ParseMediaType(header)
-	return err == nil && mt == formContentType
+	switch {
+	case err == nil && mt == formContentType:
+		return contentForm
+	case mt == "application/json" || strings.HasSuffix(mt, "+json") || strings.HasPrefix(mt, "multipart/"):
+		// mt is set even when only a parameter is malformed.
+		return contentNotForm
+	}
+	return contentMaybeForm
+}
+
+// bodyMayBeForm reports whether a body read under no or another media type
+// can be a form: not a JSON object or array (its first byte past white
+// space is { or [) and not a multipart body (its first line a boundary,
+// "--" and no "=").
+func bodyMayBeForm(body []byte) bool {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
+		return false
+	}
+	line, _, _ := bytes.Cut(body, []byte("\n"))
+	return !bytes.HasPrefix(line, []byte("--")) || bytes.ContainsRune(line, '=')
 }
 
 // maxBodyPrealloc caps the buffer a size hint makes before any byte has
