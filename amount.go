@@ -20,11 +20,11 @@ type Amount int64
 const MinOrderAmount Amount = 100
 
 // MinB2BAmount is the smallest amount FPX B2B (corporate online banking)
-// takes, RM 2.00, from the gateway's developer pages and PayNet: an Order
-// whose PrefMethod is FPX B2B ("fpx/b2b1": "fpx/b2b" and anything after it, in any case) with a smaller
-// amount is refused before any request. Where the channel is the buyer's
-// choice on the hosted page it is not known, and only MinOrderAmount is
-// checked (docs/assumptions.md A-b2b-minimum).
+// takes, RM 2.00, from the gateway's developer pages and PayNet. The SDK
+// does not refuse a smaller order that preselects B2B (PrefMethod
+// "fpx/b2b1"): the gateway is said to hide the method below it and offer
+// the buyer the others, so every order is checked against MinOrderAmount
+// only (docs/assumptions.md A-b2b-minimum).
 const MinB2BAmount Amount = 200
 
 // ParseAmount parses a non-negative decimal with at most two decimals: "10",

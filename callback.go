@@ -164,6 +164,7 @@ func parseCallbackFields(form url.Values) (*Callback, error) {
 	base, joined, isJoined := strings.Cut(refNo, "~")
 	switch {
 	case refNo != "" && base == "":
+		// Nothing to key fulfilment by (docs/assumptions.md A-refno-leading-tilde).
 		routing.add("refNo", "must have a reference before ~", refNo)
 	case !isJoined:
 		cb.RefNo, cb.ExtraData = refNo, extra

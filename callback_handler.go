@@ -132,7 +132,8 @@ const (
 	// otherwise. A genuine callback is a few kilobytes; no size is
 	// published (docs/assumptions.md A-callback-body-limit).
 	DefaultCallbackBodyLimit = 64 << 10
-	// DefaultCallbackReadTimeout bounds reading a callback body unless
+	// DefaultCallbackReadTimeout (docs/assumptions.md
+	// A-callback-read-timeout) bounds reading a callback body unless
 	// ReadTimeout says otherwise: a client sending a byte a second does not
 	// hold a connection for ever.
 	DefaultCallbackReadTimeout = 5 * time.Second

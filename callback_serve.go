@@ -77,7 +77,8 @@ func (h *CallbackHandler) serve(w http.ResponseWriter, r *http.Request) {
 // answer writes the gateway's answer for a verdict of the callback path:
 // 200, 503 with Retry-After (another delivery holds the event, or the
 // Deduper is unreachable), or 500 (a hook failed or the handler is
-// misconfigured: the gateway's next retry tries again).
+// misconfigured: the gateway's next retry tries again, as it retries until
+// a 2xx: docs/assumptions.md A-callback-retries).
 func (h *CallbackHandler) answer(w http.ResponseWriter, v verdict) {
 	switch v.code {
 	case http.StatusOK:
@@ -145,7 +146,9 @@ func bodyReadError(err error, limit int64) (int, error) {
 	return http.StatusBadRequest, fmt.Errorf("paygate: reading callback body: %w", err)
 }
 
-// browserReturn serves the unsigned POST of the buyer's browser: display only.
+// browserReturn serves the unsigned POST of the buyer's browser (no
+// signature, or an empty one): display only, never fulfilled
+// (docs/assumptions.md A-browser-return, A-empty-signature).
 func (h *CallbackHandler) browserReturn(w http.ResponseWriter, r *http.Request, form url.Values) {
 	if h.OnReturn == nil {
 		h.reject(w, r, http.StatusForbidden, ErrSignatureMissing)

@@ -55,9 +55,10 @@ type Order struct {
 	// developer pages mark it alpha and give one example, "fpx/b2b1" (FPX
 	// for businesses). The SDK sends the value as given, checked only as
 	// every order field is (ASCII, at most 255 bytes), and the gateway
-	// decides what it accepts (docs/calling-the-gateway.md); an FPX B2B
-	// value ("fpx/b2b" and anything after it) also needs Amount of at
-	// least MinB2BAmount.
+	// decides what it accepts (docs/calling-the-gateway.md). An FPX B2B
+	// value under MinB2BAmount is sent all the same: the gateway is said to
+	// hide B2B then and let the buyer choose another method
+	// (docs/assumptions.md A-b2b-minimum).
 	PrefMethod string
 	// PrefBank (pref_bank) asks the hosted checkout to preselect a bank by
 	// its FPX bank code; the buyer can still choose another. The protocol
@@ -142,23 +143,6 @@ func checkOrderAmount(v *ValidationError, a Amount) {
 	}
 }
 
-// checkB2BAmount records the FPX B2B minimum, RM 2.00, for an order whose
-// preselected method (pref_method) is FPX B2B: the one place the channel
-// is known before the buyer chooses (docs/assumptions.md A-b2b-minimum).
-// An amount under 1.00 breaks checkOrderAmount's rule already.
-func checkB2BAmount(v *ValidationError, prefMethod string, a Amount) {
-	if isB2BMethod(prefMethod) && a >= MinOrderAmount && a < MinB2BAmount {
-		v.add("amount", "must be at least 2.00 for FPX B2B (pref_method "+prefMethod+")", a.String())
-	}
-}
-
-// isB2BMethod reports whether a payment method (Order.PrefMethod) is FPX
-// B2B, corporate online banking: "fpx/b2b" followed by anything, in any
-// case ("fpx/b2b1").
-func isB2BMethod(method string) bool {
-	return len(method) >= len("fpx/b2b") && strings.EqualFold(method[:len("fpx/b2b")], "fpx/b2b")
-}
-
 // checkWireFields records the A1 limits on the composed fields: ASCII, at
 // most 255 bytes.
 func checkWireFields(v *ValidationError, form url.Values) {
@@ -194,7 +178,6 @@ func (o Order) validate(defaultAgency, agencySetting string) (url.Values, error)
 	}
 	checkRef(&v, o.RefNo, o.ExtraData)
 	checkOrderAmount(&v, o.Amount)
-	checkB2BAmount(&v, o.PrefMethod, o.Amount)
 	if o.Email == "" {
 		v.add("email", ruleRequired, "")
 	} else if !validEmail(o.Email) {
@@ -406,7 +389,8 @@ const rulePathSegment = `must not be "." or ".." (a segment of the pay URL's pat
 // checkPathSegments records the fields, name and value, that would be a
 // dot segment of a PayURL's path: url.PathEscape keeps "." and "..", and
 // the browser would resolve them (/pay/AG/fpx/../1.00 is /pay/AG/1.00),
-// sending the buyer to another page than the order's.
+// sending the buyer to another page than the order's (docs/assumptions.md
+// A-pay-link-segments).
 func checkPathSegments(v *ValidationError, fields [][2]string) {
 	for _, f := range fields {
 		if f[1] == "." || f[1] == ".." {

@@ -115,9 +115,7 @@ func TestOrderValidation(t *testing.T) {
 		{name: "pref_bank over 255 bytes", edit: func(o *Order) { o.PrefBank = strings.Repeat("B", 256) }, field: "pref_bank", rule: "must be at most 255 bytes"},
 		{name: "pref_method non-ASCII", edit: func(o *Order) { o.PrefMethod = "fpx/b2b1é" }, field: "pref_method", rule: "must be ASCII"},
 		{name: "extra_data non-ASCII", edit: func(o *Order) { o.DebugData = "ü" }, field: "extra_data", rule: "must be ASCII"},
-		{name: "FPX B2B under 2.00", edit: func(o *Order) { o.PrefMethod, o.Amount = "fpx/b2b1", 199 }, field: "amount", rule: "must be at least 2.00 for FPX B2B (pref_method fpx/b2b1)"},
-		{name: "FPX B2B in upper case", edit: func(o *Order) { o.PrefMethod, o.Amount = "FPX/B2B", 100 }, field: "amount", rule: "must be at least 2.00 for FPX B2B"},
-		{name: "FPX B2B under 1.00: one problem", edit: func(o *Order) { o.PrefMethod, o.Amount = "fpx/b2b1", 99 }, field: "amount", rule: "must be at least 1.00"},
+		{name: "FPX B2B under 1.00", edit: func(o *Order) { o.PrefMethod, o.Amount = "fpx/b2b1", 99 }, field: "amount", rule: "must be at least 1.00"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,16 +146,16 @@ func TestOrderValidation(t *testing.T) {
 	require.Len(t, ve.Problems, 4)
 }
 
-// The FPX B2B minimum applies only where the order preselects B2B: RM 2.00
-// is enough, and B2C, no method or a pay link take RM 1.00
+// Every order takes RM 1.00, one that preselects FPX B2B too: the gateway
+// hides B2B under RM 2.00 and offers the buyer another method
 // (docs/assumptions.md A-b2b-minimum).
-func TestB2BMinimumOnlyWhereKnown(t *testing.T) {
+func TestB2BUnderMinimumSent(t *testing.T) {
 	f := newTestClient(t)
 	for _, tc := range []struct {
 		method string
 		amount Amount
 	}{
-		{"fpx/b2b1", MinB2BAmount}, {"fpx/b2c", MinOrderAmount}, {"", MinOrderAmount}, {"fpx", MinOrderAmount}, {"duitnow/b2b1", MinOrderAmount},
+		{"fpx/b2b1", MinOrderAmount}, {"FPX/B2B", MinB2BAmount - 1}, {"fpx/b2b1", MinB2BAmount}, {"fpx/b2c", MinOrderAmount}, {"", MinOrderAmount}, {"fpx", MinOrderAmount}, {"duitnow/b2b1", MinOrderAmount},
 	} {
 		t.Run(tc.method, func(t *testing.T) {
 			o := testOrder()

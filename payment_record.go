@@ -228,8 +228,9 @@ func (s *recordSlot) take(key string, n recordName, v string, p *PaymentRecord) 
 }
 
 // recordRef splits the reference slot into the merchant's base reference
-// and the extra part; none, two different ones or an empty base is an
-// error: the payment cannot be attributed to one order.
+// and the extra part; none, two different ones or an empty base (a
+// reference starting with ~, docs/assumptions.md A-refno-leading-tilde) is
+// an error: the payment cannot be attributed to one order.
 func recordRef(ref recordSlot, what string) (base, extra string, err error) {
 	if ref.conflicted {
 		return "", "", &ValidationError{Problems: []FieldError{newFieldError(ref.name,
@@ -297,7 +298,8 @@ func (p *PaymentRecord) status(s recordSlot) {
 
 // parseRecordTime reads a time in RFC 3339, or a Malaysian
 // 2006-01-02 15:04:05, 2006-01-02T15:04:05, FPX 20060102150405 or
-// 2006-01-02; zero when none fits. The layout is chosen by the text's
+// 2006-01-02 (docs/assumptions.md A-payment-record, and A-replay-bound for
+// a callback's fpxTxnTime); zero when none fits. The layout is chosen by the text's
 // shape, so a row costs one parse, not a failed one per layout.
 func parseRecordTime(s string) time.Time {
 	var layout string

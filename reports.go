@@ -104,6 +104,7 @@ func (q ReportQuery) check(page int) (items int, err error) {
 	if page < 0 {
 		v.add("page", "must be >= 0 (the first page is 0)", strconv.Itoa(page))
 	}
+	// An empty range would read as no payments (docs/assumptions.md A-report-date-order).
 	if !q.Start.IsZero() && !q.End.IsZero() && q.End.Format(time.DateOnly) < q.Start.Format(time.DateOnly) {
 		v.add("end", "must not be before start (Malaysia time)", q.End.Format(time.DateOnly))
 	}
@@ -195,7 +196,7 @@ func parseReport(body string, p *ReportPage) (status string, err error) {
 // readRows reads data into p.Rows: an array of rows (docs/protocol.md A3),
 // or null (none). Anything else is an error, not a page of no rows, which
 // would end a walk as complete (a PHP server encodes an array whose keys
-// have gaps as an object).
+// have gaps as an object; docs/assumptions.md A-report-data-shape).
 func readRows(sc *jsonscan.Scanner[string], p *ReportPage) error {
 	switch sc.Peek() {
 	case '[':

@@ -91,11 +91,20 @@ func (s *Server) payLink(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, page, http.StatusSeeOther)
 }
 
-// WithoutB2BMinimum makes the sandbox take an order whose pref_method is
-// FPX B2B ("fpx/b2b1") for less than RM 2.00, as a service that hides the
-// method instead of refusing the order would (docs/assumptions.md
-// A-b2b-minimum). By default such an order is refused (400, field amount).
-func WithoutB2BMinimum() Option { return func(c *config) { c.noB2BMinimum = true } }
+// WithB2BMinimumRefused makes the sandbox refuse (400, field amount) an
+// order whose pref_method is FPX B2B ("fpx/b2b1") for less than RM 2.00,
+// the other reading of docs/assumptions.md A-b2b-minimum. By default the
+// sandbox takes it, as the gateway is said to (it hides B2B and offers the
+// buyer the other methods).
+func WithB2BMinimumRefused() Option { return func(c *config) { c.refuseB2BUnderMinimum = true } }
+
+// WithoutB2BMinimum takes an FPX B2B order under RM 2.00, which the sandbox
+// now does by default.
+//
+// Deprecated: the default since the SDK stopped refusing such orders
+// (docs/assumptions.md A-b2b-minimum); WithB2BMinimumRefused plays a
+// service that refuses them.
+func WithoutB2BMinimum() Option { return func(c *config) { c.refuseB2BUnderMinimum = false } }
 
 // WithRefNoTildes makes the sandbox accept an order whose refNo holds
 // several ~, as the public developer pages' sample does
@@ -205,12 +214,13 @@ func cloneValues(v url.Values) url.Values {
 var optionalOrderFields = [...]string{"pref_method", "pref_bank", "utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content", "extra_data"}
 
 // orderOptions checks and keeps an order's optional fields: cancelUrl an
-// absolute http(s) URL, every field ASCII and at most 255 bytes, and an
-// amount of at least 2.00 for a pref_method of FPX B2B.
+// absolute http(s) URL, every field ASCII and at most 255 bytes, and, with
+// WithB2BMinimumRefused, an amount of at least 2.00 for a pref_method of
+// FPX B2B.
 func (s *Server) orderOptions(o *Order, form url.Values) []problem {
 	var ps []problem
-	if m := strings.ToLower(form.Get("pref_method")); strings.HasPrefix(m, "fpx/b2b") && o.Amount < paygate.MinB2BAmount && !s.cfg.noB2BMinimum {
-		ps = append(ps, problem{"amount", "at least 2.00 for FPX B2B (WithoutB2BMinimum accepts less)"})
+	if m := strings.ToLower(form.Get("pref_method")); strings.HasPrefix(m, "fpx/b2b") && o.Amount < paygate.MinB2BAmount && s.cfg.refuseB2BUnderMinimum {
+		ps = append(ps, problem{"amount", "at least 2.00 for FPX B2B (WithB2BMinimumRefused)"})
 	}
 	if c := form.Get("cancelUrl"); c != "" {
 		if !absoluteHTTP(c) {

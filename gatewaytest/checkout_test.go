@@ -183,9 +183,10 @@ func TestUnsignedOrders(t *testing.T) {
 	}
 }
 
-// An order preselecting FPX B2B under RM 2.00 is refused, unless the
-// sandbox plays a service that takes it (WithoutB2BMinimum); the SDK
-// refuses it before sending either way (docs/assumptions.md A-b2b-minimum).
+// An order preselecting FPX B2B under RM 2.00 is taken, as the gateway is
+// said to (it hides the method), and the SDK sends it; the sandbox refuses
+// it when it plays the other reading (WithB2BMinimumRefused)
+// (docs/assumptions.md A-b2b-minimum).
 func TestB2BMinimum(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -194,11 +195,12 @@ func TestB2BMinimum(t *testing.T) {
 		amount string
 		want   int
 	}{
-		{name: "B2B under 2.00", method: "fpx/b2b1", amount: "1.99", want: http.StatusBadRequest},
-		{name: "B2B in upper case", method: "FPX/B2B1", amount: "1.00", want: http.StatusBadRequest},
-		{name: "B2B at 2.00", method: "fpx/b2b1", amount: "2.00", want: http.StatusSeeOther},
-		{name: "B2C at 1.00", method: "fpx/b2c", amount: "1.00", want: http.StatusSeeOther},
-		{name: "B2B under 2.00, taken", opts: []Option{WithoutB2BMinimum()}, method: "fpx/b2b1", amount: "1.50", want: http.StatusSeeOther},
+		{name: "B2B under 2.00, taken", method: "fpx/b2b1", amount: "1.50", want: http.StatusSeeOther},
+		{name: "B2B under 2.00, refused", opts: []Option{WithB2BMinimumRefused()}, method: "fpx/b2b1", amount: "1.99", want: http.StatusBadRequest},
+		{name: "B2B in upper case, refused", opts: []Option{WithB2BMinimumRefused()}, method: "FPX/B2B1", amount: "1.00", want: http.StatusBadRequest},
+		{name: "B2B at 2.00", opts: []Option{WithB2BMinimumRefused()}, method: "fpx/b2b1", amount: "2.00", want: http.StatusSeeOther},
+		{name: "B2C at 1.00", opts: []Option{WithB2BMinimumRefused()}, method: "fpx/b2c", amount: "1.00", want: http.StatusSeeOther},
+		{name: "deprecated WithoutB2BMinimum", opts: []Option{WithB2BMinimumRefused(), WithoutB2BMinimum()}, method: "fpx/b2b1", amount: "1.50", want: http.StatusSeeOther},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sb := newSandbox(t, tc.opts...)
@@ -215,15 +217,14 @@ func TestB2BMinimum(t *testing.T) {
 			resp.Body.Close()
 			require.Equal(t, tc.want, resp.StatusCode)
 			if tc.want == http.StatusBadRequest {
-				require.Equal(t, []problem{{"amount", "at least 2.00 for FPX B2B (WithoutB2BMinimum accepts less)"}}, body.Errors)
+				require.Equal(t, []problem{{"amount", "at least 2.00 for FPX B2B (WithB2BMinimumRefused)"}}, body.Errors)
 			}
 		})
 	}
-	sb := newSandbox(t, WithoutB2BMinimum())
+	sb := newSandbox(t)
 	client, err := sb.Client()
 	require.NoError(t, err)
 	_, err = client.CreateOrder(context.Background(), paygate.Order{RefNo: "B2B-2", Amount: 150, Email: "a@example.com", ReturnURL: "https://shop.example/r", PrefMethod: "fpx/b2b1"})
-	var ve *paygate.ValidationError
-	require.ErrorAs(t, err, &ve, "the SDK refuses it before the sandbox sees it")
-	require.Empty(t, sb.Orders())
+	require.NoError(t, err, "the SDK sends it")
+	require.Len(t, sb.Orders(), 1)
 }

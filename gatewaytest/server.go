@@ -62,31 +62,31 @@ type Server struct {
 
 // config holds the options.
 type config struct {
-	retryInterval  time.Duration
-	maxAttempts    int
-	now            func() time.Time
-	testClock      *TestClock // WithTestClock's, else nil: real time
-	dupCallbacks   dupCallbacks
-	faults         WebhookFaults
-	duplicates     DuplicateAnswer
-	addr           string
-	refNoForm      RefNoForm
-	fpxShape       FPXShape
-	postWithPath   bool
-	maxItems       int
-	unsignedOrders bool
-	rowShape       RowShape
-	totalPages     TotalPages
-	encoding       CallbackEncoding
-	upperHex       bool
-	refNoTildes    bool
-	webhookPath    string
-	webhookRules   paygate.WebhookValidator
-	recovery       recovery
-	payHost        bool
-	noB2BMinimum   bool
-	loseCreate     func(refNo string) CreateLoss
-	repeatedRefNos bool
+	retryInterval         time.Duration
+	maxAttempts           int
+	now                   func() time.Time
+	testClock             *TestClock // WithTestClock's, else nil: real time
+	dupCallbacks          dupCallbacks
+	faults                WebhookFaults
+	duplicates            DuplicateAnswer
+	addr                  string
+	refNoForm             RefNoForm
+	fpxShape              FPXShape
+	postWithPath          bool
+	maxItems              int
+	unsignedOrders        bool
+	rowShape              RowShape
+	totalPages            TotalPages
+	encoding              CallbackEncoding
+	upperHex              bool
+	refNoTildes           bool
+	webhookPath           string
+	webhookRules          paygate.WebhookValidator
+	recovery              recovery
+	payHost               bool
+	refuseB2BUnderMinimum bool
+	loseCreate            func(refNo string) CreateLoss
+	repeatedRefNos        bool
 }
 
 // Option configures a Server.

@@ -226,7 +226,8 @@ func (l *listener) report(res pollResult, unreadable int) {
 }
 
 // handle forwards record p when it is a change: new, or another status
-// than the one last forwarded.
+// than the one last forwarded, as a callback rebuilt from the record and
+// signed only when Reconcile would act on it (docs/assumptions.md A-listen).
 func (l *listener) handle(ctx context.Context, p *paygate.PaymentRecord, res *pollResult) {
 	id := orderID{ref: fullRef(p), orderNo: p.OrderNo}
 	if last, ok := l.state.forwarded[id]; ok && last == p.Status {

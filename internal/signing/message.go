@@ -30,8 +30,9 @@ func newField(key, value string) field {
 // memory would while the garbage collector marks.
 type fieldSpace [32]field
 
-// collect returns, sorted byte-wise by key, the fields of form that take
-// part in the message (docs/protocol.md "Signature algorithm", steps 1-3):
+// collect returns, sorted byte-wise by key (the interface's "alphabetically",
+// docs/assumptions.md A-sort-order), the fields of form that take part in
+// the message (docs/protocol.md "Signature algorithm", steps 1-3):
 // all but signature, keys with no value left out, and, when exp is not
 // empty (outbound), exp with that value in place of any exp of form. It
 // appends to dst and uses its spare capacity first (see fieldSpace). A key

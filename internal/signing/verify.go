@@ -90,6 +90,7 @@ func received(form url.Values, keys []*Key) (Signature, error) {
 		}
 	}
 	sigs := form[FieldSignature]
+	// An empty signature is none (docs/assumptions.md A-empty-signature).
 	if len(sigs) == 0 || sigs[0] == "" {
 		return Signature{}, ErrSignatureMissing
 	}
