@@ -1,0 +1,86 @@
+// Package probeaccess lets package probe send the odd requests a
+// conformance probe needs (a signature tampered with, a POST signed over its
+// path, a request with no credential) through a paygate.Client's own
+// transport, which refuses redirects and dates signatures on the service's
+// clock, without a method in paygate's API that would hand a credential to
+// anyone. The root package sets the functions when it is initialised (they
+// take any: this package cannot name paygate.Client).
+package probeaccess
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Host names the host a Request goes to.
+type Host int
+
+const (
+	// Reports is the reports host (WithReportsURL).
+	Reports Host = iota
+	// Checkout is the checkout host (WithCheckoutURL); Path "" is the
+	// checkout target itself.
+	Checkout
+	// Pay is the pay-link host (WithPayURL, else the checkout host).
+	Pay
+)
+
+// Auth is the credential a Request carries.
+type Auth int
+
+const (
+	// AuthNone sends no credential.
+	AuthNone Auth = iota
+	// AuthSigned signs with the API key (GET: the URL, agency added;
+	// POST: the form).
+	AuthSigned
+	// AuthBearer sends the AuthToken.
+	AuthBearer
+)
+
+// Request is one probe request: one attempt, never retried.
+type Request struct {
+	Method string // GET when empty, or POST (a form)
+	Host   Host
+	Path   string
+	Query  url.Values // the GET query or the POST form
+	Auth   Auth
+	// SignAt dates the signature (zero: the client's clock, corrected by
+	// the service's Date).
+	SignAt time.Time
+	// Tamper, when set, rewrites the 16-hex signature before sending.
+	Tamper func(signature string) string
+	// SignPath signs a POST over <path>?<query> (A-post-path's other reading).
+	SignPath bool
+}
+
+// Answer is the service's answer: any status (a 3xx is not followed), its
+// headers, and its body's start.
+type Answer struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Info is what a probe may know of a client: no credential.
+type Info struct {
+	Agency           string
+	HasKey, HasToken bool
+	// URLs of the hosts ("" when unset) and the endpoint paths.
+	ReportsURL, CheckoutTarget, PayBase    string
+	Report, Lookup, Transactions, BankList string
+	Version, Echo                          string
+}
+
+var (
+	// Describe returns what a *paygate.Client is configured with; false for
+	// any other value.
+	Describe func(client any) (Info, bool)
+	// Do sends r with the client's transport, once.
+	Do func(ctx context.Context, client any, r Request) (*Answer, error)
+	// Wrapped returns a copy of the client whose HTTP round trips all go
+	// through wrap (the probe's pacing), or nil for any other value.
+	Wrapped func(client any, wrap func(http.RoundTripper) http.RoundTripper) any
+)
