@@ -60,7 +60,7 @@ func checkHealth(ctx context.Context, s *session) Result {
 	if err != nil {
 		return differs("echo answered; version: %s", errText(err))
 	}
-	return holds("echo and version answered without credential (version %q)", firstLine(v))
+	return holds("echo and version answered without credential (version: %s)", firstLine(v))
 }
 
 func checkClockSkew(ctx context.Context, s *session) Result {

@@ -88,18 +88,24 @@ type Result struct {
 // Report is a run's outcome, one Result per assumption ID, in the order of
 // docs/assumptions.md.
 type Report struct {
-	SDKVersion string    `json:"sdk_version"`
-	Started    time.Time `json:"started"`
-	// Service is the reports host's URL, Agency the client's agency.
+	// SDKVersion is paygate.Version.
+	SDKVersion string `json:"sdk_version"`
+	// Started is when the run started, UTC.
+	Started time.Time `json:"started"`
+	// Service is the reports host's URL.
 	Service string `json:"service"`
-	Agency  string `json:"agency,omitempty"`
+	// Agency is the client's agency.
+	Agency string `json:"agency,omitempty"`
 	// RunID names the run; created references are RefPrefix+RunID+"-"+n.
-	RunID   string   `json:"run_id"`
-	Create  bool     `json:"create"`
+	RunID string `json:"run_id"`
+	// Create is Options.Create.
+	Create bool `json:"create"`
+	// Created lists the references of the orders the run created (unpaid).
 	Created []string `json:"created,omitempty"`
 	// Requests counts the HTTP requests sent.
-	Requests int      `json:"requests"`
-	Results  []Result `json:"results"`
+	Requests int `json:"requests"`
+	// Results holds one Result per assumption ID.
+	Results []Result `json:"results"`
 }
 
 // Differs reports whether any assumption differs.

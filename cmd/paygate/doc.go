@@ -30,6 +30,10 @@
 //	                         record, never writing it, to say already fulfilled)
 //	ping                     check that the service answers (its echo and version) and show its clock offset, no credential sent
 //	banks                    the FPX bank list as CSV (-b2b: the corporate channel)
+//	probe                    check each documented assumption against the service, moving no
+//	                         money, at most 2 requests a second; a report file per assumption
+//	                         ID (holds, differs, cannot be checked); exit 1 when one differs
+//	                         (-create: also unpaid orders at RM 1.00; -json; -o FILE)
 //	webhook validate FILE... check webhook batch files against docs/protocol.md B1-B3
 //	                         (-agencies or PAYGATE_WEBHOOK_AGENCIES: the agency codes;
 //	                         -brand ADB: the real service's, ADBLZS, ADBPPZ and ADB)

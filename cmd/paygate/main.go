@@ -72,6 +72,7 @@ func commands() []command {
 		{"reconcile", "dry run: each awaited order's gateway state and what Reconcile would do", runReconcile},
 		{"awaited", "the orders the pending watch awaits, with their next lookup (reads " + envDedupeDSN + ")", runAwaited},
 		{"ping", "check that the service answers (its echo and version)", runPing},
+		{"probe", "check the SDK's assumptions against the service, moving no money (-create: unpaid RM 1.00 orders)", runProbe},
 		{"banks", "the FPX bank list (-b2b: the corporate channel), as CSV", runBanks},
 		{"webhook", "bank webhook batches: validate, send", runWebhook},
 		{"version", "print the SDK's version", runVersion},

@@ -42,11 +42,16 @@ const (
 
 // Request is one probe request: one attempt, never retried.
 type Request struct {
-	Method string // GET when empty, or POST (a form)
-	Host   Host
-	Path   string
-	Query  url.Values // the GET query or the POST form
-	Auth   Auth
+	// Method is GET when empty, or POST (a form).
+	Method string
+	// Host is the host the request goes to.
+	Host Host
+	// Path follows the host's URL (for Checkout, "" is the checkout target).
+	Path string
+	// Query is the GET query or the POST form.
+	Query url.Values
+	// Auth is the credential sent.
+	Auth Auth
 	// SignAt dates the signature (zero: the client's clock, corrected by
 	// the service's Date).
 	SignAt time.Time
@@ -59,19 +64,40 @@ type Request struct {
 // Answer is the service's answer: any status (a 3xx is not followed), its
 // headers, and its body's start.
 type Answer struct {
+	// Status is the HTTP status.
 	Status int
+	// Header is the answer's header (for a non-2xx, only Location).
 	Header http.Header
-	Body   []byte
+	// Body is the start of the body (for a non-2xx, its first 4 KiB, scrubbed).
+	Body []byte
 }
 
 // Info is what a probe may know of a client: no credential.
 type Info struct {
-	Agency           string
-	HasKey, HasToken bool
-	// URLs of the hosts ("" when unset) and the endpoint paths.
-	ReportsURL, CheckoutTarget, PayBase    string
-	Report, Lookup, Transactions, BankList string
-	Version, Echo                          string
+	// Agency is the client's agency (WithAgency).
+	Agency string
+	// HasKey tells whether the client has an API key.
+	HasKey bool
+	// HasToken tells whether the client has an AuthToken.
+	HasToken bool
+	// ReportsURL is the reports host ("" when unset).
+	ReportsURL string
+	// CheckoutTarget is where orders are POSTed ("" when unset).
+	CheckoutTarget string
+	// PayBase is the pay links' URL up to and with /pay/ ("" when unset).
+	PayBase string
+	// Report is the payment report's path.
+	Report string
+	// Lookup is the order lookup's path.
+	Lookup string
+	// Transactions is the transaction history's path.
+	Transactions string
+	// BankList is the bank list's path prefix.
+	BankList string
+	// Version is the version's path.
+	Version string
+	// Echo is the echo's path.
+	Echo string
 }
 
 var (
