@@ -167,11 +167,11 @@ func checkAuthChoice(ctx context.Context, s *session) Result {
 
 func checkDataShape(ctx context.Context, s *session) Result {
 	p, err := s.firstPage(ctx)
-	if err != nil {
-		if isAnswerErr(err) && !strings.Contains(err.Error(), "data") {
-			return cannot("the report did not answer: %s", errText(err))
-		}
+	switch {
+	case err != nil && !isAnswerErr(err) && strings.Contains(err.Error(), "data"):
 		return differs("%s", errText(err))
+	case err != nil:
+		return cannot("the report page did not read, for another reason than data: %s", errText(err))
 	}
 	return holds("data is an array (%d rows on page 0)", len(p.Rows))
 }
@@ -212,7 +212,10 @@ func checkPaging(ctx context.Context, s *session) Result {
 
 func checkAllItems(ctx context.Context, s *session) Result {
 	all, err := s.client.PaymentReportPage(ctx, s.query(paygate.AllItems), 0)
-	if err != nil {
+	switch {
+	case err != nil && strings.Contains(err.Error(), "total_pages"):
+		return cannot("the report page did not read: %s (A-report-paging)", errText(err))
+	case err != nil:
 		return differs("items=-1: %s", errText(err))
 	}
 	m := len(all.Rows)
@@ -350,8 +353,8 @@ func checkSortOrder(ctx context.Context, s *session) Result {
 }
 
 func checkPostPath(ctx context.Context, s *session) Result {
-	if !s.info.HasKey {
-		return cannot("needs the API key (the client has %s)", credentials(s.info))
+	if r, ok := s.cannotCreate(); ok {
+		return r
 	}
 	ref, a, err := s.create(ctx, false)
 	if err != nil {
@@ -368,16 +371,17 @@ func checkPostPath(ctx context.Context, s *session) Result {
 		return noAnswer(err)
 	}
 	if accepted(b.Status) {
+		s.signPath = true // the later orders are signed so, to check the rest
 		return differs("order %s signed over its query: %s; order %s signed over path and query: %d: use WithPOSTSignedWithPath", ref, answerText(a), ref2, b.Status)
 	}
 	return differs("orders refused under both signatures: %s; %s", answerText(a), answerText(b))
 }
 
 func checkCheckoutAnswer(ctx context.Context, s *session) Result {
-	if !s.info.HasKey {
-		return cannot("needs the API key (the client has %s)", credentials(s.info))
+	if r, ok := s.cannotCreate(); ok {
+		return r
 	}
-	ref, a, err := s.create(ctx, false)
+	ref, a, err := s.create(ctx, s.signPath)
 	if err != nil {
 		return noAnswer(err)
 	}
@@ -391,17 +395,17 @@ func checkCheckoutAnswer(ctx context.Context, s *session) Result {
 }
 
 func checkRepeatedRef(ctx context.Context, s *session) Result {
-	if !s.info.HasKey {
-		return cannot("needs the API key (the client has %s)", credentials(s.info))
+	if r, ok := s.cannotCreate(); ok {
+		return r
 	}
-	ref, a, err := s.create(ctx, false)
+	ref, a, err := s.create(ctx, s.signPath)
 	if err != nil {
 		return noAnswer(err)
 	}
 	if !accepted(a.Status) {
 		return cannot("the first order %s was refused: %s", ref, answerText(a))
 	}
-	b, err := s.do(ctx, probeaccess.Request{Method: http.MethodPost, Host: probeaccess.Checkout, Query: s.order(ref), Auth: probeaccess.AuthSigned})
+	b, err := s.do(ctx, probeaccess.Request{Method: http.MethodPost, Host: probeaccess.Checkout, Query: s.order(ref), Auth: probeaccess.AuthSigned, SignPath: s.signPath})
 	if err != nil {
 		return noAnswer(err)
 	}
@@ -412,48 +416,54 @@ func checkRepeatedRef(ctx context.Context, s *session) Result {
 }
 
 func checkB2BMinimum(ctx context.Context, s *session) Result {
-	if !s.info.HasKey {
-		return cannot("needs the API key (the client has %s)", credentials(s.info))
+	if r, ok := s.cannotCreate(); ok {
+		return r
 	}
-	ref, a, err := s.create(ctx, false, "pref_method", "fpx/b2b1")
+	ref, a, err := s.create(ctx, s.signPath, "pref_method", "fpx/b2b1")
 	if err != nil {
 		return noAnswer(err)
 	}
 	if accepted(a.Status) {
 		return holds("order %s at RM 1.00 preselecting fpx/b2b1 taken: %d", ref, a.Status)
 	}
-	return differs("order %s at RM 1.00 preselecting fpx/b2b1 refused: %s", ref, answerText(a))
+	if !s.plainAccepted {
+		return cannot("order %s at RM 1.00 preselecting fpx/b2b1 refused (%s), but no plain order at RM 1.00 was taken to compare", ref, answerText(a))
+	}
+	return differs("order %s at RM 1.00 preselecting fpx/b2b1 refused, while a plain one was taken: %s", ref, answerText(a))
 }
 
 func checkPostBody(ctx context.Context, s *session) Result {
-	if !s.info.HasKey {
-		return cannot("needs the API key (the client has %s)", credentials(s.info))
+	if r, ok := s.cannotCreate(); ok {
+		return r
 	}
-	ref, a, err := s.create(ctx, false, "utm_campaign", "paygate probe")
+	ref, a, err := s.create(ctx, s.signPath, "utm_campaign", "paygate probe")
 	if err != nil {
 		return noAnswer(err)
 	}
 	switch {
 	case accepted(a.Status):
 		return holds("order %s with a space in utm_campaign taken: %d", ref, a.Status)
-	case unauthorized(a.Status):
+	case unauthorized(a.Status) && s.plainAccepted:
 		return differs("order %s with a space in utm_campaign refused: %s: the service compares the body's bytes with the signed message", ref, answerText(a))
 	}
 	return cannot("order %s with a space in utm_campaign refused for another reason than its signature: %s", ref, answerText(a))
 }
 
 func checkOrderFields(ctx context.Context, s *session) Result {
-	if !s.info.HasKey {
-		return cannot("needs the API key (the client has %s)", credentials(s.info))
+	if r, ok := s.cannotCreate(); ok {
+		return r
 	}
-	ref, a, err := s.create(ctx, false, "cancelUrl", s.opts.ReturnURL, "utm_source", "paygate-probe", "pref_method", "fpx")
+	ref, a, err := s.create(ctx, s.signPath, "cancelUrl", s.opts.ReturnURL, "utm_source", "paygate-probe", "pref_method", "fpx")
 	if err != nil {
 		return noAnswer(err)
 	}
 	if accepted(a.Status) {
 		return holds("order %s with cancelUrl, utm_source and pref_method taken: %d", ref, a.Status)
 	}
-	return differs("order %s with cancelUrl, utm_source and pref_method refused: %s", ref, answerText(a))
+	if !s.plainAccepted {
+		return cannot("order %s with cancelUrl, utm_source and pref_method refused (%s), but no plain order was taken to compare", ref, answerText(a))
+	}
+	return differs("order %s with cancelUrl, utm_source and pref_method refused, while a plain one was taken: %s", ref, answerText(a))
 }
 
 func checkPayLinkHost(ctx context.Context, s *session) Result {

@@ -144,6 +144,11 @@ func TestProbeVerdictFollowsSandboxSwitch(t *testing.T) {
 				require.Equal(t, probe.Differs, res.Verdict, "%+v", res)
 				require.Contains(t, res.Saw, tt.saw)
 				require.True(t, rep.Differs())
+				for _, other := range rep.Results {
+					if other.ID != tt.id {
+						require.NotEqual(t, probe.Differs, other.Verdict, "the switch flips %s alone: %+v", tt.id, other)
+					}
+				}
 			})
 		}
 	}

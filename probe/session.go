@@ -24,6 +24,10 @@ type session struct {
 	// created lists the references of orders the run created.
 	created []string
 	n       int // the last reference number used
+	// signPath: orders are taken only signed over their path (A-post-path).
+	signPath bool
+	// plainAccepted: a plain order (no optional field) was taken.
+	plainAccepted bool
 	// page0 is the report's first page at PageSize, read once.
 	page0     *paygate.ReportPage
 	page0Err  error
@@ -88,8 +92,23 @@ func (s *session) create(ctx context.Context, signPath bool, extra ...string) (s
 		Auth: probeaccess.AuthSigned, SignPath: signPath})
 	if err == nil && accepted(a.Status) {
 		s.created = append(s.created, ref)
+		s.plainAccepted = s.plainAccepted || len(extra) == 0
 	}
 	return ref, a, err
+}
+
+// cannotCreate is the Result of a creating check when the client cannot
+// create orders: no API key, or no agency.
+func (s *session) cannotCreate() (Result, bool) {
+	switch {
+	case !s.info.HasKey:
+		return cannot("creating an order needs the API key (the client has %s)", credentials(s.info)), true
+	case s.info.Agency == "":
+		return cannot("creating an order needs the agency (WithAgency, PAYGATE_AGENCY)"), true
+	case s.info.CheckoutTarget == "":
+		return cannot("creating an order needs the checkout URL (WithCheckoutURL, PAYGATE_CHECKOUT_URL)"), true
+	}
+	return Result{}, false
 }
 
 // accepted reports whether an order's answer took it: 2xx or a redirect
