@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/paygate-go/paygate/internal/probeaccess"
 	"github.com/paygate-go/paygate/internal/signing"
@@ -119,45 +120,9 @@ func (c *Client) probeRequest(ctx context.Context, method, target string, r prob
 	var req *http.Request
 	var err error
 	if method == http.MethodPost {
-		body := vals.Encode()
-		if r.Auth == probeaccess.AuthSigned {
-			prefix := ""
-			if r.SignPath {
-				u, _ := url.Parse(target)
-				prefix = u.EscapedPath() + "?"
-			}
-			signed, err := signing.SignForm(c.key.k, prefix, vals, now)
-			if err != nil {
-				return nil, err
-			}
-			if r.Tamper != nil {
-				signed.Set("signature", r.Tamper(signed.Get("signature")))
-			}
-			body = signed.Encode()
-		}
-		req, err = http.NewRequestWithContext(ctx, method, target, strings.NewReader(body))
-		if err == nil {
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		}
+		req, err = c.probePost(ctx, target, vals, now, r)
 	} else {
-		raw := target
-		if r.Auth == probeaccess.AuthSigned && c.agency != "" && vals.Get("agency") == "" {
-			vals.Set("agency", c.agency)
-		}
-		if len(vals) > 0 {
-			raw += "?" + vals.Encode()
-		}
-		if r.Auth == probeaccess.AuthSigned {
-			if raw, err = signing.SignURL(c.key.k, raw, now); err != nil {
-				return nil, err
-			}
-			if r.Tamper != nil {
-				// SignURL appends the signature last (docs/protocol.md "Signature algorithm").
-				i := strings.LastIndex(raw, "signature=") + len("signature=")
-				raw = raw[:i] + url.QueryEscape(r.Tamper(raw[i:]))
-			}
-		}
-		req, err = http.NewRequestWithContext(ctx, method, raw, nil)
+		req, err = c.probeGet(ctx, method, target, vals, now, r)
 	}
 	if err != nil {
 		return nil, err
@@ -168,4 +133,59 @@ func (c *Client) probeRequest(ctx context.Context, method, target string, r prob
 		req.Header.Set("Authorization", "Bearer "+c.authToken.reveal())
 	}
 	return req, nil
+}
+
+// probePost is a form POST of vals to target, signed (over the query, or
+// the path and query) when r asks for it.
+func (c *Client) probePost(ctx context.Context, target string, vals url.Values, now time.Time, r probeaccess.Request) (*http.Request, error) {
+	body := vals.Encode()
+	if r.Auth == probeaccess.AuthSigned {
+		prefix := ""
+		if r.SignPath {
+			u, err := url.Parse(target)
+			if err != nil {
+				return nil, err
+			}
+			prefix = u.EscapedPath() + "?"
+		}
+		signed, err := signing.SignForm(c.key.k, prefix, vals, now)
+		if err != nil {
+			return nil, err
+		}
+		if r.Tamper != nil {
+			signed.Set("signature", r.Tamper(signed.Get("signature")))
+		}
+		body = signed.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return req, nil
+}
+
+// probeGet is a GET of target with the query vals, signed with agency
+// added when r asks for it.
+func (c *Client) probeGet(ctx context.Context, method, target string, vals url.Values, now time.Time, r probeaccess.Request) (*http.Request, error) {
+	raw := target
+	signed := r.Auth == probeaccess.AuthSigned
+	if signed && c.agency != "" && vals.Get("agency") == "" {
+		vals.Set("agency", c.agency)
+	}
+	if len(vals) > 0 {
+		raw += "?" + vals.Encode()
+	}
+	if signed {
+		var err error
+		if raw, err = signing.SignURL(c.key.k, raw, now); err != nil {
+			return nil, err
+		}
+		if r.Tamper != nil {
+			// SignURL appends the signature last (docs/protocol.md "Signature algorithm").
+			i := strings.LastIndex(raw, "signature=") + len("signature=")
+			raw = raw[:i] + url.QueryEscape(r.Tamper(raw[i:]))
+		}
+	}
+	return http.NewRequestWithContext(ctx, method, raw, nil)
 }

@@ -147,20 +147,9 @@ var ErrPlainHTTP = errors.New("probe: plain http to a host that is not loopback"
 // returns the report. An error means the run could not start (a nil or
 // misconfigured client); what the service answers is in the report.
 func Run(ctx context.Context, client *paygate.Client, opts Options) (*Report, error) {
-	info, ok := probeaccess.Describe(client)
-	if !ok {
-		return nil, errors.New("probe: a *paygate.Client is required")
-	}
-	for _, u := range []string{info.ReportsURL, info.CheckoutTarget, info.PayBase} {
-		if err := checkScheme(u); err != nil {
-			return nil, err
-		}
-	}
-	if info.ReportsURL == "" {
-		return nil, fmt.Errorf("probe: the client has no reports URL (%w)", paygate.ErrNoCredential)
-	}
-	if !info.HasKey && !info.HasToken {
-		return nil, fmt.Errorf("probe: the client has neither an API key nor an AuthToken: %w", paygate.ErrNoCredential)
+	info, err := usable(client)
+	if err != nil {
+		return nil, err
 	}
 	opts = opts.withDefaults()
 	p := &pacer{interval: opts.Interval}
@@ -168,24 +157,7 @@ func Run(ctx context.Context, client *paygate.Client, opts Options) (*Report, er
 	s := &session{client: paced, info: info, opts: opts, runID: runID(opts.Now())}
 	rep := &Report{SDKVersion: paygate.Version, Started: opts.Now().UTC(), Service: info.ReportsURL, Agency: info.Agency,
 		RunID: s.runID, Create: opts.Create}
-	results := map[string]Result{}
-	for _, c := range checks() {
-		if ctx.Err() != nil {
-			break
-		}
-		var res Result
-		switch {
-		case c.create && !opts.Create:
-			res = Result{Verdict: Unchecked, Reason: "creates an order: run with -create (Options.Create) to check it"}
-		default:
-			res = c.run(ctx, s)
-		}
-		res.ID = c.id
-		if res.Sent == "" && res.Verdict != Unchecked {
-			res.Sent = c.sends
-		}
-		results[c.id] = res
-	}
+	results := s.runChecks(ctx)
 	for _, id := range AssumptionIDs() {
 		res, ok := results[id]
 		if !ok {
@@ -200,6 +172,50 @@ func Run(ctx context.Context, client *paygate.Client, opts Options) (*Report, er
 	rep.Created = s.created
 	rep.Requests = p.count()
 	return rep, ctx.Err()
+}
+
+// usable returns what client is configured with, or why the probe cannot
+// use it: not a client, a host in clear, no reports URL, no credential.
+func usable(client *paygate.Client) (probeaccess.Info, error) {
+	info, ok := probeaccess.Describe(client)
+	if !ok {
+		return info, errors.New("probe: a *paygate.Client is required")
+	}
+	for _, u := range []string{info.ReportsURL, info.CheckoutTarget, info.PayBase} {
+		if err := checkScheme(u); err != nil {
+			return info, err
+		}
+	}
+	if info.ReportsURL == "" {
+		return info, fmt.Errorf("probe: the client has no reports URL (%w)", paygate.ErrNoCredential)
+	}
+	if !info.HasKey && !info.HasToken {
+		return info, fmt.Errorf("probe: the client has neither an API key nor an AuthToken: %w", paygate.ErrNoCredential)
+	}
+	return info, nil
+}
+
+// runChecks runs every check in order, until ctx is done, and returns
+// their results by ID.
+func (s *session) runChecks(ctx context.Context) map[string]Result {
+	results := map[string]Result{}
+	for _, c := range checks() {
+		if ctx.Err() != nil {
+			break
+		}
+		var res Result
+		if c.create && !s.opts.Create {
+			res = Result{Verdict: Unchecked, Reason: "creates an order: run with -create (Options.Create) to check it"}
+		} else {
+			res = c.run(ctx, s)
+		}
+		res.ID = c.id
+		if res.Sent == "" && res.Verdict != Unchecked {
+			res.Sent = c.sends
+		}
+		results[c.id] = res
+	}
+	return results
 }
 
 // withDefaults fills the zero fields of o.
