@@ -18,32 +18,14 @@ import (
 )
 
 // CallbackHandler is the http.Handler for the merchant's returnUrl
-// (docs/protocol.md "Payment callback" and "Receiver rules").
-//
-// It promises:
-//   - 403 for a signature that does not verify under Keys (nothing runs
-//     but OnReject), and for a POST without one unless OnReturn is set: the
-//     buyer's browser, which OnReturn renders, display only, never fulfilled.
-//   - Fulfil only for a verified success, at most once per base refNo
-//     under the gateway's retries, duplicates, replays and replicas sharing
-//     one Deduper, as long as the Deduper keeps the completed event
-//     (DefaultRetention); a success whose fpxTxnTime is older than
-//     MaxTxnAge is held back (OnHeldBack), never fulfilled; OnStatus once per other verified event; OnDoublePayment once
-//     per second payment for a fulfilled refNo, never a second Fulfil.
-//   - 5xx whenever a retry can help, so that the gateway retries: 500 when
-//     a hook fails, 503 with Retry-After when the Deduper is unreachable or
-//     another replica or delivery holds the event's claim; 200 once handled.
-//
-// The caller must set Keys and Fulfil, give several replicas
-// one shared Deduper (e.g. sqldedup), and make each hook idempotent on
-// cb.RefNo or write its effect in the Deduper's transaction (a
-// TxFulfiller such as sqldedup.Deduper.FulfilTx): a
-// crash between a hook's effect and the record of its completion runs the
-// hook again.
-//
-// docs/callbacks.md tells each rule in full (stale and unknown statuses,
-// second payments, 400, 405, 413, 415), the lease and transactional paths,
-// and what a crash costs.
+// (docs/protocol.md "Receiver rules"). It answers 403 to a signature that
+// does not verify under Keys (an unsigned POST goes to OnReturn, display
+// only); calls Fulfil for a verified success at most once per base refNo
+// across retries, duplicates, replays and replicas sharing one Deduper,
+// never for a success older than MaxTxnAge (OnHeldBack); calls OnStatus
+// once per other verified event; and answers 5xx whenever a retry can
+// help. Keys and Fulfil are required. docs/callbacks.md tells each rule,
+// the lease and transactional paths, and what a crash costs.
 type CallbackHandler struct {
 	// Keys verify the signature; several allow key rotation. Required.
 	Keys []Key
