@@ -195,9 +195,35 @@ func (h *CallbackHandler) init() {
 			h.misconfigured = fmt.Errorf("paygate: CallbackHandler.Fulfil records in another Deduper than CallbackHandler.Deduper (%T): give both the same one; no event handled: %w", d, err)
 		}
 	}
+	if h.misconfigured == nil {
+		h.misconfigured = h.checkRetention(d)
+	}
 	if h.misconfigured != nil {
 		h.logger().Error(h.misconfigured.Error())
 	}
+}
+
+// checkRetention refuses a Deduper that forgets a completed event before
+// the replay bound stops honouring its callback (MaxTxnAge, plus the day a
+// fpxTxnTime may run ahead): a replay in between would be fulfilled again
+// (docs/assumptions.md A-replay-bound). A Deduper that does not say its
+// retention (RetentionReporter) is warned of once.
+func (h *CallbackHandler) checkRetention(d Deduper) error {
+	bound := h.maxTxnAge()
+	if bound == 0 {
+		return nil // no replay bound: the record alone answers replays
+	}
+	r, ok := d.(RetentionReporter)
+	if !ok {
+		h.logger().Warn("paygate: the CallbackHandler's Deduper does not say how long it keeps completed events (paygate.RetentionReporter): keep it above MaxTxnAge plus a day, or a late replay is fulfilled again",
+			"deduper", fmt.Sprintf("%T", d), "maxTxnAge", bound.String())
+		return nil
+	}
+	if kept := r.CompletedRetention(); kept < bound+maxTxnAhead {
+		return fmt.Errorf("paygate: the Deduper (%T) keeps completed events for %v, less than CallbackHandler.MaxTxnAge (%v) plus a day: a replay could be fulfilled twice; raise the Deduper's retention (MemoryDeduper.Retention, sqldedup.WithRetention) or lower CallbackHandler.MaxTxnAge; no event handled",
+			d, kept, bound)
+	}
+	return nil
 }
 
 // DefaultMaxTxnAge is how old a success's transaction time (fpxTxnTime)

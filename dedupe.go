@@ -88,6 +88,15 @@ type Deduper interface {
 // a replay just past it be fulfilled again.
 const DefaultRetention = 400 * 24 * time.Hour
 
+// RetentionReporter is implemented by a Deduper that says how long it keeps
+// a completed key. A CallbackHandler then refuses a MaxTxnAge its
+// retention cannot cover (docs/assumptions.md A-replay-bound); of a Deduper
+// that does not say, it warns once.
+type RetentionReporter interface {
+	// CompletedRetention is how long a completed key is kept, at least.
+	CompletedRetention() time.Duration
+}
+
 // MemoryDeduper is the in-process Deduper, the default of CallbackHandler,
 // for one replica (a fleet shares one on a database: sqldedup). The zero
 // value is ready and safe for concurrent use. It keeps Deduper's promises
@@ -133,6 +142,14 @@ func (m *MemoryDeduper) now() time.Time {
 // tooLong is the error of a key or result longer than maxDedupeField.
 func tooLong(what string, n int) error {
 	return fmt.Errorf("paygate: MemoryDeduper: %s of %d bytes: want at most %d", what, n, maxDedupeField)
+}
+
+// CompletedRetention is Retention, or DefaultRetention when unset.
+func (m *MemoryDeduper) CompletedRetention() time.Duration {
+	if m.Retention > 0 {
+		return m.Retention
+	}
+	return DefaultRetention
 }
 
 // Claim implements Deduper.
