@@ -339,6 +339,9 @@ func (e event) onceTx(ctx context.Context, a action, tf TxFulfiller) (how onceOu
 	}, e.cb)
 	e.n.Claimed(nil, res.State == ClaimDone, err != nil || res.State == ClaimAcquired)
 	switch {
+	case errors.Is(err, ErrStoreUnavailable): // nothing ran: the store's outage, as on the lease path
+		e.n.Claimed(err, false, false)
+		return notDone, "", e.storeFailed(ctx, "dedupe store unreachable; nothing written", err)
 	case err != nil:
 		e.n.Hooked(err, errors.Is(err, ErrClaimLost), true, began)
 		return notDone, "", e.hookFailed(ctx, err)
