@@ -113,6 +113,8 @@ var crossCutting = map[string]string{
 	"docs_test.go":              "the citations of docs/",
 	"example_client_test.go":    "runnable examples of the Client",
 	"example_test.go":           "runnable examples of the package",
+	"guard_internal_test.go":    "issue 42's guards: browser signatures' clock, the stream's long values",
+	"guard_test.go":             "issue 42's guards: old reconciliations, create-or-find after a 503",
 	"outbound_safety_test.go":   "no secret leaves by redirect or error, every outbound path",
 	"reconcile_hold_test.go":    "reconcile.go's held-back records, with the callback path",
 	"recovery_test.go":          "missed callbacks recovered against the sandbox",
