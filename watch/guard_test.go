@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -58,6 +60,23 @@ func shapedClient(t *testing.T, s *shop) (*paygate.Client, *lookupShaper) {
 	return c, l
 }
 
+// completing is a Deduper whose first Complete waits until release is
+// closed, having closed entered: a delivery held there has run Fulfil and
+// still holds the event's claim, as one whose fulfilment is under way.
+type completing struct {
+	paygate.Deduper
+	entered, release chan struct{}
+	once             sync.Once
+}
+
+func (d *completing) Complete(ctx context.Context, key, token, result string) error {
+	d.once.Do(func() {
+		close(d.entered)
+		<-d.release
+	})
+	return d.Deduper.Complete(ctx, key, token, result)
+}
+
 // An order whose own callback is being fulfilled at the moment of its
 // last lookup (at its maximum age) is not given up: the lookup meets the
 // claim in flight, the watch waits as its doc promises, and its next
@@ -65,20 +84,28 @@ func shapedClient(t *testing.T, s *shop) (*paygate.Client, *lookupShaper) {
 // not taken as transient (the order given up at its maximum age, or
 // counted as settled).
 func TestWatchWaitsForACallbackInFlightAtMaxAge(t *testing.T) {
-	s := newShop(t, gatewaytest.WithCallbackLoss(func(string) bool { return true }))
-	entered, release := make(chan struct{}), make(chan struct{})
-	fulfilled := s.handler.Fulfil
-	s.handler.Fulfil = func(ctx context.Context, cb *paygate.Callback) error {
-		if cb.Source == paygate.SourceCallback {
-			close(entered)
-			<-release
+	s := newShop(t)
+	gate := &completing{Deduper: &paygate.MemoryDeduper{}, entered: make(chan struct{}), release: make(chan struct{})}
+	s.handler.Deduper = gate
+	// The sandbox's signed callback goes to a sink that keeps it, for the
+	// test to deliver to the shop when it chooses.
+	sent := make(chan url.Values, 1)
+	sink := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		if r.ParseForm() == nil && r.PostForm.Get("signature") != "" {
+			select {
+			case sent <- r.PostForm:
+			default: // a retry: the first is kept
+			}
 		}
-		return fulfilled(ctx, cb)
-	}
+	}))
+	t.Cleanup(sink.Close)
 	w := s.watch(&watch.MemoryStore{})
 	w.MaxAge, w.Schedule = time.Hour, []time.Duration{30 * time.Minute}
-	s.order(t, w, "INV-1", "")
 	ctx := context.Background()
+	o := paygate.Order{RefNo: "INV-1", Amount: 1000, Email: "a@example.com", ReturnURL: sink.URL}
+	require.NoError(t, w.AwaitOrder(ctx, o))
+	_, err := s.client.CreateOrder(ctx, o)
+	require.NoError(t, err)
 	step := func(d time.Duration) watch.Pass {
 		t.Helper()
 		s.clock.Advance(d)
@@ -88,31 +115,26 @@ func TestWatchWaitsForACallbackInFlightAtMaxAge(t *testing.T) {
 	}
 	require.Equal(t, watch.Pass{Checked: 1, Rescheduled: 1}, step(30*time.Minute), "pending at 30 minutes")
 
-	require.NoError(t, s.sb.Pay("INV-1", paygate.StatusSuccess)) // its callbacks lost...
-	orders := s.sb.Orders()
-	require.Len(t, orders, 1)
-	// ...but one reaches the shop, and is being fulfilled at the last lookup.
+	require.NoError(t, s.sb.Pay("INV-1", paygate.StatusSuccess))
+	s.sb.Settle()
+	form := <-sent
+	// Its callback reaches the shop, and is being fulfilled at the last lookup.
 	delivered := make(chan int, 1)
 	go func() {
-		r, err := paygate.NewCallbackRequest(s.sb.Key(), "/return", url.Values{"status": {"success"}, "refNo": {"INV-1"},
-			"orderNo": {orders[0].OrderNo}, "amount": {"10.00"}})
-		if err != nil {
-			delivered <- 0
-			close(entered)
-			return
-		}
+		r := httptest.NewRequest(http.MethodPost, "/return", strings.NewReader(form.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		rec := httptest.NewRecorder()
 		s.handler.ServeHTTP(rec, r)
 		delivered <- rec.Code
 	}()
-	<-entered
+	<-gate.entered
 	p := step(30 * time.Minute)
 	require.Equal(t, watch.Pass{Checked: 1, Rescheduled: 1}, p, "at its maximum age, its callback in flight: kept")
 	left, err := w.List(ctx, 10)
 	require.NoError(t, err)
 	require.Len(t, left, 1, "still awaited")
 
-	close(release)
+	close(gate.release)
 	require.Equal(t, http.StatusOK, <-delivered)
 	p = step(30 * time.Minute)
 	require.Equal(t, watch.Pass{Checked: 1, Settled: 1}, p, "the next lookup finds it fulfilled")
