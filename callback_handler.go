@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/paygate-go/paygate/internal/formbody"
 	"github.com/paygate-go/paygate/observe"
 )
 
@@ -224,7 +225,7 @@ func (h *CallbackHandler) readForm(w http.ResponseWriter, r *http.Request) (url.
 		// deadline would cancel the request's context.
 		_ = rc.SetReadDeadline(time.Time{})
 	}
-	form, err := url.ParseQuery(string(body))
+	form, err := formbody.Parse(string(body))
 	if err != nil {
 		return nil, http.StatusBadRequest, fmt.Errorf("paygate: callback body: %w", err)
 	}
