@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/paygate-go/paygate/internal/formbody"
 	"github.com/paygate-go/paygate/internal/observing"
 	"github.com/paygate-go/paygate/observe"
 )
@@ -119,7 +120,7 @@ func (h *CallbackHandler) readForm(w http.ResponseWriter, r *http.Request) (url.
 		// deadline would cancel the request's context.
 		_ = rc.SetReadDeadline(time.Time{})
 	}
-	form, err := url.ParseQuery(string(body))
+	form, err := formbody.Parse(string(body))
 	if err != nil {
 		return nil, http.StatusBadRequest, fmt.Errorf("paygate: callback body: %w", err)
 	}
