@@ -165,6 +165,14 @@ func bubble(t *testing.T, f func(t *testing.T)) {
 	}
 }
 
+// inBubble is f as a subtest's function, run in a bubble.
+func inBubble(f func(t *testing.T)) func(t *testing.T) {
+	return func(t *testing.T) {
+		t.Helper()
+		bubble(t, f)
+	}
+}
+
 // The lease path's schedule, on synctest's clock (exact, whatever the
 // machine's load): a claim is renewed every lease/3, 3 ms at least, counted
 // from the last renewal's answer; a failed renewal is retried lease/30
@@ -269,40 +277,38 @@ func TestCallbackLeaseRenewalTiming(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			bubble(t, func(t *testing.T) {
-				d := &renewSchedule{claimDelay: tt.claimDelay, steps: tt.steps, after: tt.after, finishAfter: tt.finishAfter, used: make(chan struct{})}
-				var cancelled bool
-				var cause error
-				var rival ClaimResult
-				h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: tt.lease, Logger: slog.New(slog.DiscardHandler),
-					Fulfil: FulfilFunc(func(ctx context.Context, cb *Callback) error {
-						select {
-						case <-ctx.Done():
-							// At the cancellation the store must still hold the
-							// claim: another delivery's claim is refused.
-							cancelled, cause = true, context.Cause(ctx)
-							var err error
-							rival, err = d.MemoryDeduper.Claim(context.Background(), fulfilKey(cb.RefNo), tt.lease)
-							require.NoError(t, err)
-							return ctx.Err()
-						case <-d.used:
-							return nil
-						case <-time.After(10 * tt.lease): // a bound, not a measure
-							return errors.New("the hook was neither cancelled nor done within ten leases")
-						}
-					})}
-				code := serveWithin(t, h, signedRequest(t, key, callbackFields("INV-L", "GWL", StatusSuccess, "00")))
-				require.Equal(t, tt.wantCancelled, cancelled, "cause: %v", cause)
-				if !tt.wantCancelled {
-					require.Equal(t, http.StatusOK, code)
-					return
-				}
-				require.Equal(t, http.StatusInternalServerError, code)
-				require.ErrorIs(t, cause, errLeaseMargin)
-				require.NotEqual(t, ClaimAcquired, rival.State, "the hook was cancelled only after its claim had lapsed in the store")
-			})
-		})
+		t.Run(tt.name, inBubble(func(t *testing.T) {
+			d := &renewSchedule{claimDelay: tt.claimDelay, steps: tt.steps, after: tt.after, finishAfter: tt.finishAfter, used: make(chan struct{})}
+			var cancelled bool
+			var cause error
+			var rival ClaimResult
+			h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: tt.lease, Logger: slog.New(slog.DiscardHandler),
+				Fulfil: FulfilFunc(func(ctx context.Context, cb *Callback) error {
+					select {
+					case <-ctx.Done():
+						// At the cancellation the store must still hold the
+						// claim: another delivery's claim is refused.
+						cancelled, cause = true, context.Cause(ctx)
+						var err error
+						rival, err = d.MemoryDeduper.Claim(context.Background(), fulfilKey(cb.RefNo), tt.lease)
+						require.NoError(t, err)
+						return ctx.Err()
+					case <-d.used:
+						return nil
+					case <-time.After(10 * tt.lease): // a bound, not a measure
+						return errors.New("the hook was neither cancelled nor done within ten leases")
+					}
+				})}
+			code := serveWithin(t, h, signedRequest(t, key, callbackFields("INV-L", "GWL", StatusSuccess, "00")))
+			require.Equal(t, tt.wantCancelled, cancelled, "cause: %v", cause)
+			if !tt.wantCancelled {
+				require.Equal(t, http.StatusOK, code)
+				return
+			}
+			require.Equal(t, http.StatusInternalServerError, code)
+			require.ErrorIs(t, cause, errLeaseMargin)
+			require.NotEqual(t, ClaimAcquired, rival.State, "the hook was cancelled only after its claim had lapsed in the store")
+		}))
 	}
 }
 
@@ -330,39 +336,39 @@ func (d *flakyRelease) Release(ctx context.Context, key, token string) error {
 // succeeds, so the next delivery of the event is served once the store is
 // back, not a whole lease later (here a lease of a minute: without the
 // retries every delivery within the test's bound gets 503).
-func TestFailedReleaseIsRetried(t *testing.T) {
-	bubble(t, func(t *testing.T) {
-		key := mustKey(t, testKeyUUID)
-		d := &flakyRelease{failures: 3}
-		var calls int
-		var mu sync.Mutex
-		var logs strings.Builder
-		h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: time.Minute, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-			Fulfil: FulfilFunc(func(context.Context, *Callback) error {
-				mu.Lock()
-				defer mu.Unlock()
-				calls++
-				if calls == 1 {
-					return errors.New("the merchant's database hiccuped")
-				}
-				return nil
-			})}
-		deliver := func() int {
-			return serve(h, signedRequest(t, key, callbackFields("INV-R", "GWR", StatusSuccess, "00"))).Code
-		}
-		require.Equal(t, http.StatusInternalServerError, deliver())
-		code := deliver()
-		for deadline := time.Now().Add(10 * time.Second); code != http.StatusOK && time.Now().Before(deadline); code = deliver() {
-			require.Equal(t, http.StatusServiceUnavailable, code, "in flight until the release goes through")
-			time.Sleep(20 * time.Millisecond)
-		}
-		require.Equal(t, http.StatusOK, code, "the retried release let the next delivery fulfil")
-		require.Equal(t, 2, calls)
-		require.Contains(t, logs.String(), "store unreachable", "the failed release is logged with its error")
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		require.Equal(t, 4, d.releases, "three failed releases, then one that went through")
-	})
+func TestFailedReleaseIsRetried(t *testing.T) { bubble(t, failedReleaseIsRetried) }
+
+func failedReleaseIsRetried(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	d := &flakyRelease{failures: 3}
+	var calls int
+	var mu sync.Mutex
+	var logs strings.Builder
+	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: time.Minute, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Fulfil: FulfilFunc(func(context.Context, *Callback) error {
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			if calls == 1 {
+				return errors.New("the merchant's database hiccuped")
+			}
+			return nil
+		})}
+	deliver := func() int {
+		return serve(h, signedRequest(t, key, callbackFields("INV-R", "GWR", StatusSuccess, "00"))).Code
+	}
+	require.Equal(t, http.StatusInternalServerError, deliver())
+	code := deliver()
+	for deadline := time.Now().Add(10 * time.Second); code != http.StatusOK && time.Now().Before(deadline); code = deliver() {
+		require.Equal(t, http.StatusServiceUnavailable, code, "in flight until the release goes through")
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.Equal(t, http.StatusOK, code, "the retried release let the next delivery fulfil")
+	require.Equal(t, 2, calls)
+	require.Contains(t, logs.String(), "store unreachable", "the failed release is logged with its error")
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	require.Equal(t, 4, d.releases, "three failed releases, then one that went through")
 }
 
 // serveWithin is serve for a test of the lease path: a handler that hangs
@@ -420,80 +426,86 @@ func (d *outageRenew) waitRenewals(n int, bound time.Duration) error {
 // its claim while it runs: once the store answers again its renewals go
 // through, and no other delivery takes the event.
 func TestCallbackMarginCancelledHookStillRenewed(t *testing.T) {
-	bubble(t, func(t *testing.T) {
-		key := mustKey(t, testKeyUUID)
-		const lease = 1200 * time.Millisecond
-		d := &outageRenew{renewed: make(chan struct{}, 100)}
-		d.down.Store(true)
-		var cause, renewals error
-		var rival ClaimResult
-		h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: lease, Logger: slog.New(slog.DiscardHandler),
-			Fulfil: FulfilFunc(func(ctx context.Context, cb *Callback) error {
-				<-ctx.Done()
-				cause = context.Cause(ctx)
-				d.down.Store(false) // the store is back; the hook is still running
-				renewals = d.waitRenewals(2, 5*lease)
-				rival, _ = d.MemoryDeduper.Claim(context.Background(), fulfilKey(cb.RefNo), lease)
-				return nil
-			})}
-		serveWithin(t, h, signedRequest(t, key, callbackFields("INV-M", "GWM", StatusSuccess, "00")))
-		require.ErrorIs(t, cause, errLeaseMargin)
-		require.NoError(t, renewals, "a hook cancelled by the margin is still renewed")
-		require.Equal(t, ClaimBusy, rival.State)
-	})
+	bubble(t, callbackMarginCancelledHookStillRenewed)
+}
+
+func callbackMarginCancelledHookStillRenewed(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	const lease = 1200 * time.Millisecond
+	d := &outageRenew{renewed: make(chan struct{}, 100)}
+	d.down.Store(true)
+	var cause, renewals error
+	var rival ClaimResult
+	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: lease, Logger: slog.New(slog.DiscardHandler),
+		Fulfil: FulfilFunc(func(ctx context.Context, cb *Callback) error {
+			<-ctx.Done()
+			cause = context.Cause(ctx)
+			d.down.Store(false) // the store is back; the hook is still running
+			renewals = d.waitRenewals(2, 5*lease)
+			rival, _ = d.MemoryDeduper.Claim(context.Background(), fulfilKey(cb.RefNo), lease)
+			return nil
+		})}
+	serveWithin(t, h, signedRequest(t, key, callbackFields("INV-M", "GWM", StatusSuccess, "00")))
+	require.ErrorIs(t, cause, errLeaseMargin)
+	require.NoError(t, renewals, "a hook cancelled by the margin is still renewed")
+	require.Equal(t, ClaimBusy, rival.State)
 }
 
 // A hook that runs past HookTimeout no longer holds its event: its claim is
 // not renewed, lapses, and another delivery may take it.
 func TestCallbackHookPastItsTimeoutNotRenewed(t *testing.T) {
-	bubble(t, func(t *testing.T) {
-		key := mustKey(t, testKeyUUID)
-		const lease = 600 * time.Millisecond
-		d := &outageRenew{renewed: make(chan struct{}, 100)}
-		var rival ClaimResult
-		h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: lease, HookTimeout: lease / 4, Logger: slog.New(slog.DiscardHandler),
-			Fulfil: FulfilFunc(func(ctx context.Context, cb *Callback) error {
-				// Ignores its cancellation: takes the event over as another
-				// delivery would, once the claim lapsed.
-				for bound := time.Now().Add(10 * lease); time.Now().Before(bound); time.Sleep(lease / 20) {
-					if rival, _ = d.MemoryDeduper.Claim(context.Background(), fulfilKey(cb.RefNo), lease); rival.State == ClaimAcquired {
-						break
-					}
+	bubble(t, callbackHookPastItsTimeoutNotRenewed)
+}
+
+func callbackHookPastItsTimeoutNotRenewed(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	const lease = 600 * time.Millisecond
+	d := &outageRenew{renewed: make(chan struct{}, 100)}
+	var rival ClaimResult
+	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: lease, HookTimeout: lease / 4, Logger: slog.New(slog.DiscardHandler),
+		Fulfil: FulfilFunc(func(ctx context.Context, cb *Callback) error {
+			// Ignores its cancellation: takes the event over as another
+			// delivery would, once the claim lapsed.
+			for bound := time.Now().Add(10 * lease); time.Now().Before(bound); time.Sleep(lease / 20) {
+				if rival, _ = d.MemoryDeduper.Claim(context.Background(), fulfilKey(cb.RefNo), lease); rival.State == ClaimAcquired {
+					break
 				}
-				return nil
-			})}
-		serveWithin(t, h, signedRequest(t, key, callbackFields("INV-T", "GWT", StatusSuccess, "00")))
-		require.Equal(t, ClaimAcquired, rival.State, "the claim of a hook past HookTimeout was still renewed after ten leases")
-	})
+			}
+			return nil
+		})}
+	serveWithin(t, h, signedRequest(t, key, callbackFields("INV-T", "GWT", StatusSuccess, "00")))
+	require.Equal(t, ClaimAcquired, rival.State, "the claim of a hook past HookTimeout was still renewed after ten leases")
 }
 
 // The hold on a refNo's fulfilment beside a long OnStatus is renewed with
 // the status claim, in the store and in the claim's own deadline, so that
 // a failed release of the hold is retried as long as the store holds it.
 func TestCallbackStatusHoldRenewedWithTheStatusClaim(t *testing.T) {
-	bubble(t, func(t *testing.T) {
-		key := mustKey(t, testKeyUUID)
-		const lease = 300 * time.Millisecond
-		d := &outageRenew{renewed: make(chan struct{}, 100)}
-		var renewals error
-		var rival ClaimResult
-		var heldUntil, holdUntil time.Time
-		h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: lease, Logger: slog.New(slog.DiscardHandler),
-			Fulfil: FulfilFunc(func(context.Context, *Callback) error { return nil }),
-			OnStatus: func(ctx context.Context, cb *Callback) error {
-				renewals = d.waitRenewals(8, 20*lease) // four renewals of both: past the first lease
-				rival, _ = d.MemoryDeduper.Claim(context.Background(), fulfilKey(cb.RefNo), lease)
-				c := ctx.Value(hookClaimKey{}).(*claim)
-				c.mu.Lock()
-				heldUntil, holdUntil = c.heldUntil, c.also.heldUntil
-				c.mu.Unlock()
-				return nil
-			}}
-		require.Equal(t, http.StatusOK, serveWithin(t, h, signedRequest(t, key, callbackFields("INV-H", "GWH", StatusPending, "09"))))
-		require.NoError(t, renewals)
-		require.Equal(t, ClaimBusy, rival.State, "the hold on the fulfilment lapsed while OnStatus ran")
-		require.Equal(t, heldUntil, holdUntil, "the hold's deadline is the status claim's")
-	})
+	bubble(t, callbackStatusHoldRenewedWithTheStatusClaim)
+}
+
+func callbackStatusHoldRenewedWithTheStatusClaim(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	const lease = 300 * time.Millisecond
+	d := &outageRenew{renewed: make(chan struct{}, 100)}
+	var renewals error
+	var rival ClaimResult
+	var heldUntil, holdUntil time.Time
+	h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: lease, Logger: slog.New(slog.DiscardHandler),
+		Fulfil: FulfilFunc(func(context.Context, *Callback) error { return nil }),
+		OnStatus: func(ctx context.Context, cb *Callback) error {
+			renewals = d.waitRenewals(8, 20*lease) // four renewals of both: past the first lease
+			rival, _ = d.MemoryDeduper.Claim(context.Background(), fulfilKey(cb.RefNo), lease)
+			c := ctx.Value(hookClaimKey{}).(*claim)
+			c.mu.Lock()
+			heldUntil, holdUntil = c.heldUntil, c.also.heldUntil
+			c.mu.Unlock()
+			return nil
+		}}
+	require.Equal(t, http.StatusOK, serveWithin(t, h, signedRequest(t, key, callbackFields("INV-H", "GWH", StatusPending, "09"))))
+	require.NoError(t, renewals)
+	require.Equal(t, ClaimBusy, rival.State, "the hold on the fulfilment lapsed while OnStatus ran")
+	require.Equal(t, heldUntil, holdUntil, "the hold's deadline is the status claim's")
 }
 
 // A release that goes through at once is neither logged as failed nor

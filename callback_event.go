@@ -130,7 +130,8 @@ func (e event) process(ctx context.Context) verdict {
 	if cb.Status != StatusSuccess {
 		return e.processStatus(ctx)
 	}
-	if err := e.txnAgeError(); err != nil {
+	unbounded, err := e.txnAgeError()
+	if err != nil {
 		return e.holdBack(ctx, err)
 	}
 	how, paid, v := e.once(ctx, action{key: fulfilKey(cb.RefNo), hook: e.h.Fulfil.Fulfil, result: cb.OrderNo, fulfils: true})
@@ -138,6 +139,9 @@ func (e event) process(ctx context.Context) verdict {
 	case how == notDone:
 		return v
 	case how == ranNow:
+		if unbounded {
+			e.warnUnbounded(ctx)
+		}
 		return verdict{code: http.StatusOK, outcome: OutcomeFulfilled}
 	case paid == cb.OrderNo:
 		return verdict{code: http.StatusOK, outcome: OutcomeAlreadyFulfilled, paid: paid}
@@ -335,6 +339,9 @@ func (e event) onceTx(ctx context.Context, a action, tf TxFulfiller) (how onceOu
 	}, e.cb)
 	e.n.Claimed(nil, res.State == ClaimDone, err != nil || res.State == ClaimAcquired)
 	switch {
+	case errors.Is(err, ErrStoreUnavailable): // nothing ran: the store's outage, as on the lease path
+		e.n.Claimed(err, false, false)
+		return notDone, "", e.storeFailed(ctx, "dedupe store unreachable; nothing written", err)
 	case err != nil:
 		e.n.Hooked(err, errors.Is(err, ErrClaimLost), true, began)
 		return notDone, "", e.hookFailed(ctx, err)
@@ -436,23 +443,33 @@ const maxTxnAhead = 24 * time.Hour
 var ErrHeldBack = errors.New("paygate: verified success held back: its fpxTxnTime is outside the handler's MaxTxnAge")
 
 // txnAgeError is the error of a success whose transaction time is outside
-// the bound, nil when it is within it, has none the SDK reads, or the
-// event is not a callback (a reconciliation reads the gateway's own API,
-// which an attacker cannot replay).
-func (e event) txnAgeError() error {
+// the bound; nil when it is within it, has none the SDK reads (unbounded:
+// the bound cannot apply), or the event is not a callback (a
+// reconciliation reads the gateway's own API, which an attacker cannot
+// replay).
+func (e event) txnAgeError() (unbounded bool, err error) {
 	limit := e.h.maxTxnAge()
 	if e.cb.Source != SourceCallback || limit == 0 {
-		return nil
+		return false, nil
 	}
 	at := parseRecordTime(e.cb.FPXTxnTime)
 	if at.IsZero() {
-		return nil
+		return true, nil
 	}
 	age := e.h.now().Sub(at)
 	if age <= limit && age >= -maxTxnAhead {
-		return nil
+		return false, nil
 	}
-	return fmt.Errorf("%w: fpxTxnTime %s is %v old (MaxTxnAge %v)", ErrHeldBack, e.cb.FPXTxnTime, age.Round(time.Second), limit)
+	return false, fmt.Errorf("%w: fpxTxnTime %s is %v old (MaxTxnAge %v)", ErrHeldBack, e.cb.FPXTxnTime, age.Round(time.Second), limit)
+}
+
+// warnUnbounded says, once per fulfilled success, that the replay bound
+// could not apply: its fpxTxnTime is missing or unread, so its replays
+// rest on the Deduper's record alone (docs/assumptions.md A-replay-bound).
+func (e event) warnUnbounded(ctx context.Context) {
+	e.n.Unbounded()
+	e.log(ctx, slog.LevelWarn, "success fulfilled without a fpxTxnTime the replay bound reads: its replays are answered by the Deduper's record alone, within its retention",
+		"refNo", e.cb.RefNo, "orderNo", e.cb.OrderNo, "fpxTxnTime", fmt.Sprintf("%.64q", e.cb.FPXTxnTime))
 }
 
 // holdBack answers a success outside the bound: logged at error level,

@@ -145,36 +145,38 @@ func (d *slowStatusClaims) Claim(ctx context.Context, key string, lease time.Dur
 // success gets 503 and comes back), so OnStatus is never told "current"
 // about an order already fulfilled.
 func TestCallbackStatusRacingSuccessIsNeverCurrentAfterFulfil(t *testing.T) {
-	bubble(t, func(t *testing.T) {
-		key := mustKey(t, testKeyUUID)
-		var mu sync.Mutex
-		var order []string
-		h := &CallbackHandler{Keys: []Key{key}, Deduper: &slowStatusClaims{}, Logger: slog.New(slog.DiscardHandler),
-			Fulfil: FulfilFunc(func(context.Context, *Callback) error {
-				mu.Lock()
-				defer mu.Unlock()
-				order = append(order, "Fulfil")
-				return nil
-			}),
-			OnStatus: func(_ context.Context, cb *Callback) error {
-				mu.Lock()
-				defer mu.Unlock()
-				order = append(order, fmt.Sprintf("OnStatus(stale=%t)", cb.Stale))
-				return nil
-			}}
-		pending := make(chan int, 1)
-		go func() {
-			pending <- serve(h, signedRequest(t, key, callbackFields("INV-RACE", "GW1", StatusPending, "09"))).Code
-		}()
-		time.Sleep(20 * time.Millisecond) // the pending is past its staleness check, claiming its event
-		deadline := time.Now().Add(5 * time.Second)
-		for serve(h, signedRequest(t, key, callbackFields("INV-RACE", "GW1", StatusSuccess, "00"))).Code != http.StatusOK {
-			require.True(t, time.Now().Before(deadline), "the success was never taken within 5 s")
-			time.Sleep(5 * time.Millisecond)
-		}
-		require.Equal(t, http.StatusOK, <-pending)
-		require.Equal(t, []string{"OnStatus(stale=false)", "Fulfil"}, order)
-	})
+	bubble(t, callbackStatusRacingSuccessIsNeverCurrentAfterFulfil)
+}
+
+func callbackStatusRacingSuccessIsNeverCurrentAfterFulfil(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	var mu sync.Mutex
+	var order []string
+	h := &CallbackHandler{Keys: []Key{key}, Deduper: &slowStatusClaims{}, Logger: slog.New(slog.DiscardHandler),
+		Fulfil: FulfilFunc(func(context.Context, *Callback) error {
+			mu.Lock()
+			defer mu.Unlock()
+			order = append(order, "Fulfil")
+			return nil
+		}),
+		OnStatus: func(_ context.Context, cb *Callback) error {
+			mu.Lock()
+			defer mu.Unlock()
+			order = append(order, fmt.Sprintf("OnStatus(stale=%t)", cb.Stale))
+			return nil
+		}}
+	pending := make(chan int, 1)
+	go func() {
+		pending <- serve(h, signedRequest(t, key, callbackFields("INV-RACE", "GW1", StatusPending, "09"))).Code
+	}()
+	time.Sleep(20 * time.Millisecond) // the pending is past its staleness check, claiming its event
+	deadline := time.Now().Add(5 * time.Second)
+	for serve(h, signedRequest(t, key, callbackFields("INV-RACE", "GW1", StatusSuccess, "00"))).Code != http.StatusOK {
+		require.True(t, time.Now().Before(deadline), "the success was never taken within 5 s")
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.Equal(t, http.StatusOK, <-pending)
+	require.Equal(t, []string{"OnStatus(stale=false)", "Fulfil"}, order)
 }
 
 // The handler reads a callback's fpx only once it acts on the event, yet
@@ -531,41 +533,43 @@ func TestStoreCallsHaveTheirOwnLimitAndOutliveTheRequest(t *testing.T) {
 // a success that comes while a long OnStatus runs is answered 503 every
 // time, and fulfilled only after.
 func TestCallbackStatusHoldOutlivesItsLease(t *testing.T) {
-	bubble(t, func(t *testing.T) {
-		key := mustKey(t, testKeyUUID)
-		const lease = 150 * time.Millisecond
-		started, release := make(chan struct{}), make(chan struct{})
-		var fulfilled atomic.Bool
-		h := &CallbackHandler{Keys: []Key{key}, Lease: lease, Logger: slog.New(slog.DiscardHandler),
-			Fulfil: FulfilFunc(func(context.Context, *Callback) error {
-				fulfilled.Store(true)
-				return nil
-			}),
-			OnStatus: func(context.Context, *Callback) error {
-				close(started)
-				<-release // runs until the test has tried the success for several leases
-				return nil
-			}}
-		pending := make(chan int, 1)
-		go func() {
-			pending <- serve(h, signedRequest(t, key, callbackFields("INV-HOLD", "GW1", StatusPending, "09"))).Code
-		}()
-		<-started
-		tried := 0
-		for start := time.Now(); time.Since(start) < 4*lease; time.Sleep(10 * time.Millisecond) {
-			code := serve(h, signedRequest(t, key, callbackFields("INV-HOLD", "GW1", StatusSuccess, "00"))).Code
-			if code == http.StatusOK {
-				require.True(t, fulfilled.Load())
-				require.Fail(t, "a success was fulfilled while OnStatus still ran", "after %d tries", tried)
-			}
-			tried++
+	bubble(t, callbackStatusHoldOutlivesItsLease)
+}
+
+func callbackStatusHoldOutlivesItsLease(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	const lease = 150 * time.Millisecond
+	started, release := make(chan struct{}), make(chan struct{})
+	var fulfilled atomic.Bool
+	h := &CallbackHandler{Keys: []Key{key}, Lease: lease, Logger: slog.New(slog.DiscardHandler),
+		Fulfil: FulfilFunc(func(context.Context, *Callback) error {
+			fulfilled.Store(true)
+			return nil
+		}),
+		OnStatus: func(context.Context, *Callback) error {
+			close(started)
+			<-release // runs until the test has tried the success for several leases
+			return nil
+		}}
+	pending := make(chan int, 1)
+	go func() {
+		pending <- serve(h, signedRequest(t, key, callbackFields("INV-HOLD", "GW1", StatusPending, "09"))).Code
+	}()
+	<-started
+	tried := 0
+	for start := time.Now(); time.Since(start) < 4*lease; time.Sleep(10 * time.Millisecond) {
+		code := serve(h, signedRequest(t, key, callbackFields("INV-HOLD", "GW1", StatusSuccess, "00"))).Code
+		if code == http.StatusOK {
+			require.True(t, fulfilled.Load())
+			require.Fail(t, "a success was fulfilled while OnStatus still ran", "after %d tries", tried)
 		}
-		close(release)
-		require.Equal(t, http.StatusOK, <-pending)
-		require.False(t, fulfilled.Load(), "nothing fulfilled while OnStatus ran")
-		require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, callbackFields("INV-HOLD", "GW1", StatusSuccess, "00"))).Code)
-		require.True(t, fulfilled.Load(), "fulfilled once OnStatus returned")
-	})
+		tried++
+	}
+	close(release)
+	require.Equal(t, http.StatusOK, <-pending)
+	require.False(t, fulfilled.Load(), "nothing fulfilled while OnStatus ran")
+	require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, callbackFields("INV-HOLD", "GW1", StatusSuccess, "00"))).Code)
+	require.True(t, fulfilled.Load(), "fulfilled once OnStatus returned")
 }
 
 // fakeTx is a TxFulfiller that answers as told, recording what it was

@@ -18,32 +18,14 @@ import (
 )
 
 // CallbackHandler is the http.Handler for the merchant's returnUrl
-// (docs/protocol.md "Payment callback" and "Receiver rules").
-//
-// It promises:
-//   - 403 for a signature that does not verify under Keys (nothing runs
-//     but OnReject), and for a POST without one unless OnReturn is set: the
-//     buyer's browser, which OnReturn renders, display only, never fulfilled.
-//   - Fulfil only for a verified success, at most once per base refNo
-//     under the gateway's retries, duplicates, replays and replicas sharing
-//     one Deduper, as long as the Deduper keeps the completed event
-//     (DefaultRetention); a success whose fpxTxnTime is older than
-//     MaxTxnAge is held back (OnHeldBack), never fulfilled; OnStatus once per other verified event; OnDoublePayment once
-//     per second payment for a fulfilled refNo, never a second Fulfil.
-//   - 5xx whenever a retry can help, so that the gateway retries: 500 when
-//     a hook fails, 503 with Retry-After when the Deduper is unreachable or
-//     another replica or delivery holds the event's claim; 200 once handled.
-//
-// The caller must set Keys and Fulfil, give several replicas
-// one shared Deduper (e.g. sqldedup), and make each hook idempotent on
-// cb.RefNo or write its effect in the Deduper's transaction (a
-// TxFulfiller such as sqldedup.Deduper.FulfilTx): a
-// crash between a hook's effect and the record of its completion runs the
-// hook again.
-//
-// docs/callbacks.md tells each rule in full (stale and unknown statuses,
-// second payments, 400, 405, 413, 415), the lease and transactional paths,
-// and what a crash costs.
+// (docs/protocol.md "Receiver rules"). It answers 403 to a signature that
+// does not verify under Keys (an unsigned POST goes to OnReturn, display
+// only); calls Fulfil for a verified success at most once per base refNo
+// across retries, duplicates, replays and replicas sharing one Deduper,
+// never for a success older than MaxTxnAge (OnHeldBack); calls OnStatus
+// once per other verified event; and answers 5xx whenever a retry can
+// help. Keys and Fulfil are required. docs/callbacks.md tells each rule,
+// the lease and transactional paths, and what a crash costs.
 type CallbackHandler struct {
 	// Keys verify the signature; several allow key rotation. Required.
 	Keys []Key
@@ -214,9 +196,35 @@ func (h *CallbackHandler) init() {
 			h.misconfigured = fmt.Errorf("paygate: CallbackHandler.Fulfil records in another Deduper than CallbackHandler.Deduper (%T): give both the same one; no event handled: %w", d, err)
 		}
 	}
+	if h.misconfigured == nil {
+		h.misconfigured = h.checkRetention(d)
+	}
 	if h.misconfigured != nil {
 		h.logger().Error(h.misconfigured.Error())
 	}
+}
+
+// checkRetention refuses a Deduper that forgets a completed event before
+// the replay bound stops honouring its callback (MaxTxnAge, plus the day a
+// fpxTxnTime may run ahead): a replay in between would be fulfilled again
+// (docs/assumptions.md A-replay-bound). A Deduper that does not say its
+// retention (RetentionReporter) is warned of once.
+func (h *CallbackHandler) checkRetention(d Deduper) error {
+	bound := h.maxTxnAge()
+	if bound == 0 {
+		return nil // no replay bound: the record alone answers replays
+	}
+	r, ok := d.(RetentionReporter)
+	if !ok {
+		h.logger().Warn("paygate: the CallbackHandler's Deduper does not say how long it keeps completed events (paygate.RetentionReporter): keep it above MaxTxnAge plus a day, or a late replay is fulfilled again",
+			"deduper", fmt.Sprintf("%T", d), "maxTxnAge", bound.String())
+		return nil
+	}
+	if kept := r.CompletedRetention(); kept < bound+maxTxnAhead {
+		return fmt.Errorf("paygate: the Deduper (%T) keeps completed events for %v, less than CallbackHandler.MaxTxnAge (%v) plus a day: a replay could be fulfilled twice; raise the Deduper's retention (MemoryDeduper.Retention, sqldedup.WithRetention) or lower CallbackHandler.MaxTxnAge; no event handled",
+			d, kept, bound)
+	}
+	return nil
 }
 
 // DefaultMaxTxnAge is how old a success's transaction time (fpxTxnTime)

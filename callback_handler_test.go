@@ -649,3 +649,65 @@ func TestCallbackReadDeadlineClearedOnceRead(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	require.False(t, cancelled.Load(), "the request's context was cancelled under OnReject: the read deadline stayed")
 }
+
+// unsaidRetention is a Deduper that does not say how long it keeps a
+// completed key.
+type unsaidRetention struct{ d *MemoryDeduper }
+
+func (u unsaidRetention) Claim(ctx context.Context, key string, lease time.Duration) (ClaimResult, error) {
+	return u.d.Claim(ctx, key, lease)
+}
+func (u unsaidRetention) Renew(ctx context.Context, key, token string, lease time.Duration) error {
+	return u.d.Renew(ctx, key, token, lease)
+}
+func (u unsaidRetention) Complete(ctx context.Context, key, token, result string) error {
+	return u.d.Complete(ctx, key, token, result)
+}
+func (u unsaidRetention) Release(ctx context.Context, key, token string) error {
+	return u.d.Release(ctx, key, token)
+}
+
+// A Deduper that forgets a completed event before the replay bound stops
+// honouring its callback (MaxTxnAge plus a day) is refused at the first
+// event, naming both settings, for every verified event; one that does
+// not say its retention is served with a warning, once.
+func TestCallbackHandlerRetentionAgainstTheReplayBound(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	day := 24 * time.Hour
+	for _, tt := range []struct {
+		name      string
+		deduper   Deduper
+		maxTxnAge time.Duration
+		wantCode  int
+		wantLog   string
+	}{
+		{name: "default retention, default bound", deduper: &MemoryDeduper{}, wantCode: http.StatusOK},
+		{name: "7 days against the 30-day bound", deduper: &MemoryDeduper{Retention: 7 * day}, wantCode: http.StatusInternalServerError,
+			wantLog: "keeps completed events for 168h0m0s, less than CallbackHandler.MaxTxnAge (720h0m0s) plus a day"},
+		{name: "the bound itself, no day for the clock", deduper: &MemoryDeduper{Retention: 30 * day}, wantCode: http.StatusInternalServerError,
+			wantLog: "raise the Deduper's retention (MemoryDeduper.Retention, sqldedup.WithRetention) or lower CallbackHandler.MaxTxnAge"},
+		{name: "the bound and a day", deduper: &MemoryDeduper{Retention: 31 * day}, wantCode: http.StatusOK},
+		{name: "a 500-day bound against the default retention", deduper: &MemoryDeduper{}, maxTxnAge: 500 * day, wantCode: http.StatusInternalServerError,
+			wantLog: "less than CallbackHandler.MaxTxnAge (12000h0m0s)"},
+		{name: "no bound: the record alone", deduper: &MemoryDeduper{Retention: 2 * time.Second}, maxTxnAge: -1, wantCode: http.StatusOK},
+		{name: "retention unsaid: warned", deduper: unsaidRetention{&MemoryDeduper{}}, wantCode: http.StatusOK,
+			wantLog: "does not say how long it keeps completed events"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			var fulfils int
+			h := &CallbackHandler{Keys: []Key{key}, Deduper: tt.deduper, MaxTxnAge: tt.maxTxnAge, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+				Fulfil: FulfilFunc(func(context.Context, *Callback) error { fulfils++; return nil })}
+			for _, f := range []url.Values{callbackFields("INV-RT", "GW1", StatusPending, "09"), callbackFields("INV-RT", "GW1", StatusSuccess, "00")} {
+				require.Equal(t, tt.wantCode, serve(h, signedRequest(t, key, f)).Code, logs.String())
+			}
+			require.Contains(t, logs.String(), tt.wantLog)
+			if tt.wantLog != "" {
+				require.Equal(t, 1, strings.Count(logs.String(), tt.wantLog), "said once, at the first event")
+			}
+			if tt.wantCode != http.StatusOK {
+				require.Zero(t, fulfils)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package paygate
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -160,4 +161,50 @@ func TestReconcileWithinAHookObserver(t *testing.T) {
 		{Verification: observe.VerifyOK, Claim: observe.ClaimNew, Hook: observe.HookOK, Outcome: "fulfilled"},
 		{Verification: observe.VerifyOK, Claim: observe.ClaimNew, Hook: observe.HookOK, Outcome: "fulfilled", Status: 200},
 	}, ends)
+}
+
+// A success fulfilled without a fpxTxnTime the replay bound reads is said
+// once, at warning, with the field's value, and told to the Observer; its
+// duplicates and a success the bound reads are not.
+func TestCallbackHandlerUnboundedSuccess(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	for _, tt := range []struct {
+		name      string
+		txnTime   []string // nil: the field left out
+		maxTxnAge time.Duration
+		want      bool
+		wantValue string
+	}{
+		{name: "no fpxTxnTime", want: true, wantValue: `fpxTxnTime="\"\""`},
+		{name: "an unread fpxTxnTime", txnTime: []string{"yesterday at noon"}, want: true, wantValue: `yesterday at noon`},
+		{name: "a fpxTxnTime the bound reads", txnTime: []string{time.Now().In(MalaysiaTime()).Format(time.DateTime)}},
+		{name: "no bound", maxTxnAge: -1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs strings.Builder
+			log := &eventLog{}
+			rec := &recorder{}
+			h := rec.handler(key)
+			h.Observer, h.MaxTxnAge, h.Logger = log, tt.maxTxnAge, slog.New(slog.NewTextHandler(&logs, nil))
+			f := callbackFields("INV-UB", "GW1", StatusSuccess, "00")
+			f.Del("fpxTxnTime")
+			if tt.txnTime != nil {
+				f["fpxTxnTime"] = tt.txnTime
+			}
+			for range 2 { // the second is a duplicate
+				require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, f)).Code)
+			}
+			var told []bool
+			for _, e := range log.all() {
+				if end, ok := e.(observe.CallbackEnd); ok {
+					told = append(told, end.Unbounded)
+				}
+			}
+			require.Equal(t, []bool{tt.want, false}, told)
+			const line = "success fulfilled without a fpxTxnTime the replay bound reads"
+			require.Equal(t, map[bool]int{true: 1, false: 0}[tt.want], strings.Count(logs.String(), line), logs.String())
+			require.Contains(t, logs.String(), tt.wantValue)
+			require.Len(t, rec.fulfils, 1)
+		})
+	}
 }

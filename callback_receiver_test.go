@@ -211,27 +211,25 @@ func TestCallbackHandlerRenewalFailureCancelsHook(t *testing.T) {
 		{name: "claim lost", err: ErrClaimLost, cause: "claim lost while the hook ran", after: 40 * time.Millisecond}, // the first renewal, due 50 ms after the claim (a little before the hook starts)
 		{name: "store down", err: errors.New("connection refused"), cause: "not renewed before its lease's safety margin", after: 100 * time.Millisecond},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			bubble(t, func(t *testing.T) {
-				d := &losingDeduper{renewErr: tt.err}
-				var cause error
-				h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: 150 * time.Millisecond, Logger: slog.New(slog.DiscardHandler),
-					Fulfil: FulfilFunc(func(ctx context.Context, _ *Callback) error {
-						start := time.Now()
-						select {
-						case <-ctx.Done():
-							cause = context.Cause(ctx)
-							require.GreaterOrEqual(t, time.Since(start), tt.after)
-							return ctx.Err()
-						case <-time.After(2 * time.Second): // a bound: the cancellation is due within the lease
-							return errors.New("the hook's context was not cancelled within 2 s of a failing renewal")
-						}
-					})}
-				require.Equal(t, 500, serve(h, signedRequest(t, key, callbackFields("INV-R", "GWR", StatusSuccess, "00"))).Code)
-				require.ErrorContains(t, cause, tt.cause)
-				require.ErrorIs(t, cause, tt.err)
-			})
-		})
+		t.Run(tt.name, inBubble(func(t *testing.T) {
+			d := &losingDeduper{renewErr: tt.err}
+			var cause error
+			h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: 150 * time.Millisecond, Logger: slog.New(slog.DiscardHandler),
+				Fulfil: FulfilFunc(func(ctx context.Context, _ *Callback) error {
+					start := time.Now()
+					select {
+					case <-ctx.Done():
+						cause = context.Cause(ctx)
+						require.GreaterOrEqual(t, time.Since(start), tt.after)
+						return ctx.Err()
+					case <-time.After(2 * time.Second): // a bound: the cancellation is due within the lease
+						return errors.New("the hook's context was not cancelled within 2 s of a failing renewal")
+					}
+				})}
+			require.Equal(t, 500, serve(h, signedRequest(t, key, callbackFields("INV-R", "GWR", StatusSuccess, "00"))).Code)
+			require.ErrorContains(t, cause, tt.cause)
+			require.ErrorIs(t, cause, tt.err)
+		}))
 	}
 }
 
@@ -252,18 +250,20 @@ func (d *slowClaimDeduper) Claim(ctx context.Context, key string, lease time.Dur
 // overlaps the next claimant. (It used to start uncancelled, until the
 // first renewal, a third of the lease later.)
 func TestCallbackHandlerLateClaimStartsHookCancelled(t *testing.T) {
-	bubble(t, func(t *testing.T) {
-		key := mustKey(t, testKeyUUID)
-		cause := errors.New("the hook did not run")
-		h := &CallbackHandler{Keys: []Key{key}, Deduper: &slowClaimDeduper{delay: 80 * time.Millisecond}, Lease: 100 * time.Millisecond,
-			Logger: slog.New(slog.DiscardHandler),
-			Fulfil: FulfilFunc(func(ctx context.Context, _ *Callback) error {
-				cause = context.Cause(ctx)
-				return ctx.Err()
-			})}
-		require.Equal(t, 500, serve(h, signedRequest(t, key, callbackFields("INV-L", "GWL", StatusSuccess, "00"))).Code)
-		require.ErrorIs(t, cause, errLeaseMargin, "a claim answered 80 ms into a 100 ms lease is past its 25 ms margin")
-	})
+	bubble(t, callbackHandlerLateClaimStartsHookCancelled)
+}
+
+func callbackHandlerLateClaimStartsHookCancelled(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	cause := errors.New("the hook did not run")
+	h := &CallbackHandler{Keys: []Key{key}, Deduper: &slowClaimDeduper{delay: 80 * time.Millisecond}, Lease: 100 * time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler),
+		Fulfil: FulfilFunc(func(ctx context.Context, _ *Callback) error {
+			cause = context.Cause(ctx)
+			return ctx.Err()
+		})}
+	require.Equal(t, 500, serve(h, signedRequest(t, key, callbackFields("INV-L", "GWL", StatusSuccess, "00"))).Code)
+	require.ErrorIs(t, cause, errLeaseMargin, "a claim answered 80 ms into a 100 ms lease is past its 25 ms margin")
 }
 
 // The hook's time limit is HookTimeout, not the lease.

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paygate-go/paygate/internal/formbody"
 	"github.com/paygate-go/paygate/internal/observing"
 	"github.com/paygate-go/paygate/observe"
 )
@@ -129,7 +130,7 @@ func (h *CallbackHandler) readForm(w http.ResponseWriter, r *http.Request, kind 
 	if kind == contentMaybeForm && !bodyMayBeForm(body) {
 		return nil, http.StatusUnsupportedMediaType, errNotForm
 	}
-	form, err := url.ParseQuery(string(body))
+	form, err := formbody.Parse(string(body))
 	if err != nil {
 		return nil, http.StatusBadRequest, fmt.Errorf("paygate: callback body: %w", err)
 	}

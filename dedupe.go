@@ -88,34 +88,23 @@ type Deduper interface {
 // a replay just past it be fulfilled again.
 const DefaultRetention = 400 * 24 * time.Hour
 
-// MemoryDeduper is the in-process Deduper, the default of CallbackHandler:
-// right for a merchant running one replica (a fleet of replicas shares a
-// Deduper on a database, sqldedup). The zero value is ready; it is safe
-// for concurrent use.
-//
-// It promises what Deduper does, within one process: a claim lapses at the
-// end of its lease and the next Claim takes it over with a new token (a
-// lapsed claim nobody has taken over is still its holder's until then);
-// Renew, Complete and Release work only with the token of the claim that
-// holds the key, and answer ErrClaimLost otherwise; a completed key is
-// never taken over: it answers ClaimDone, with its result, for Retention
-// (default DefaultRetention, 400 days) and is then forgotten, so a replay
-// of its callback within CallbackHandler's MaxTxnAge always finds it. Its
-// state is lost when the process ends: a callback handled before a restart
-// may be handled again after it (within MaxTxnAge).
-//
-// Lapsed keys are dropped a few at a time by every call, earliest first,
-// so no call scans the store and memory follows the keys in their lease or
-// retention: a completed key of CallbackHandler costs about 90 bytes
-// (BENCHMARKS.md, the MemoryDeduper row), each kept the 400 days of
-// DefaultRetention, so a million fulfilled orders a year hold about 100
-// MB. Keys and results are at most 65,535 bytes each (Claim and Complete
-// refuse longer ones with an error). Memory is bounded: past
-// about 16 GiB of keys, each counted as its key's and result's bytes and
-// a fixed overhead for its bookkeeping (about 100 million of
-// CallbackHandler's keys), Claim refuses new keys with an error, which
-// CallbackHandler answers 503, and goes on answering for the keys it
-// holds.
+// RetentionReporter is implemented by a Deduper that says how long it keeps
+// a completed key. A CallbackHandler then refuses a MaxTxnAge its
+// retention cannot cover (docs/assumptions.md A-replay-bound); of a Deduper
+// that does not say, it warns once.
+type RetentionReporter interface {
+	// CompletedRetention is how long a completed key is kept, at least.
+	CompletedRetention() time.Duration
+}
+
+// MemoryDeduper is the in-process Deduper, the default of CallbackHandler,
+// for one replica (a fleet shares one on a database: sqldedup). The zero
+// value is ready and safe for concurrent use. It keeps Deduper's promises
+// within one process: a completed key answers ClaimDone for Retention
+// (default DefaultRetention) and is then forgotten, and everything is lost
+// when the process ends. Keys and results are at most 65,535 bytes; past
+// about 16 GiB of keys Claim refuses new ones. Memory per key and the
+// bounds: docs/callbacks.md.
 type MemoryDeduper struct {
 	// Retention is how long a completed key is remembered (0 means
 	// DefaultRetention); keep it far above CallbackHandler.MaxTxnAge.
@@ -153,6 +142,14 @@ func (m *MemoryDeduper) now() time.Time {
 // tooLong is the error of a key or result longer than maxDedupeField.
 func tooLong(what string, n int) error {
 	return fmt.Errorf("paygate: MemoryDeduper: %s of %d bytes: want at most %d", what, n, maxDedupeField)
+}
+
+// CompletedRetention is Retention, or DefaultRetention when unset.
+func (m *MemoryDeduper) CompletedRetention() time.Duration {
+	if m.Retention > 0 {
+		return m.Retention
+	}
+	return DefaultRetention
 }
 
 // Claim implements Deduper.

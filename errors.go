@@ -75,6 +75,10 @@ var (
 	// ErrClaimLost is returned by Renew, Complete or Release when the token no
 	// longer holds the key (its lease ran out and another delivery took it).
 	ErrClaimLost = errors.New("paygate: dedupe claim lost (lease expired)")
+	// ErrStoreUnavailable is wrapped by a TxFulfiller's error when its
+	// store could not be reached before fn ran, so nothing was written:
+	// the handler answers 503 with Retry-After, as for a Deduper outage.
+	ErrStoreUnavailable = errors.New("paygate: the Deduper's store is unavailable")
 )
 
 // FieldError is one problem with one field: which field (a form field name or,

@@ -35,7 +35,8 @@ type TxFulfiller interface {
 	// FulfilOnce fulfils cb under claim (Key, Result and the handler's
 	// Deduper; no Token): ClaimAcquired once committed; ClaimDone with
 	// the recorded Result, or ClaimBusy, when nothing ran. An error:
-	// nothing committed, or the commit's outcome is unknown.
+	// nothing committed, or the commit's outcome is unknown; one that
+	// wraps ErrStoreUnavailable: the store was not reached, nothing ran.
 	FulfilOnce(ctx context.Context, claim HookClaim, cb *Callback) (ClaimResult, error)
 	// Check returns an error saying what to change when it cannot fulfil
 	// on a handler whose Deduper is d (it records completions elsewhere,

@@ -69,28 +69,13 @@ type ReconcileEntry struct {
 	Err error
 }
 
-// Reconcile settles the orders the merchant still awaits (a callback never
-// received, an order pending for days): for each reference, as the order
-// was created (refNo, or refNo~extraData when it had extra data: the lookup
-// is by the reference as sent, so a base refNo alone does not find an order
-// created with extra data and is reported not found), it looks
-// the order up at the gateway (Client.LookupOrderByRefNo) and runs exactly
-// the callback path on the answer: the same Deduper key, the same Fulfil,
-// OnStatus and OnDoublePayment, once each. An order already fulfilled by a
-// callback is not fulfilled again, and a callback and a reconciliation
-// racing on two replicas fulfil once, provided h shares its Deduper with
-// the handlers that receive the callbacks: with the default in-memory
-// Deduper, call Reconcile on the very handler value that serves them (a
-// second CallbackHandler has a record of its own and would fulfil again).
-// Callback.Source is SourceLookup.
-//
-// The record is the gateway's authenticated answer, but its shape is a
-// guess (docs/assumptions.md A-lookup, A-reconcile): a record is held back
-// (OutcomeHeldBack, nothing called) when it names another reference or
-// another agency than the Client's, when its status cannot be proved, or
-// when a success has no amount or a money field that did not parse or
-// contradicts another. Lookups are paced by ReconcileInterval. Each
-// reference's outcome is in the result; the error is ctx's, with the
+// Reconcile looks each reference up at the gateway, as the order was
+// created (refNo, or refNo~extraData), and runs the callback path on the
+// answer: the same Deduper key and hooks, so a callback and a
+// reconciliation racing fulfil once when they share the Deduper.
+// Callback.Source is SourceLookup. A record that cannot be trusted is held
+// back (OutcomeHeldBack; docs/assumptions.md A-lookup, A-reconcile).
+// Lookups are paced by ReconcileInterval; the error is ctx's, with the
 // entries done so far.
 func (h *CallbackHandler) Reconcile(ctx context.Context, c *Client, refNos []string) (rec *Reconciliation, err error) {
 	if c == nil {

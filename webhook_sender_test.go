@@ -272,26 +272,25 @@ func TestWebhookSenderRetryMatrix(t *testing.T) {
 }
 
 // Retry-After is honoured: the wait before the retry is at least what the
-// service asked for.
-// On synctest's clock, the wait takes no real time.
-func TestWebhookSenderHonoursRetryAfter(t *testing.T) {
-	bubble(t, func(t *testing.T) {
-		s, mt, _ := newTestSender(t, WithRetry(RetryPolicy{MaxAttempts: 2, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Second}))
-		var times []time.Time
-		mt.RegisterResponder(http.MethodPost, testWebhookURL, func(*http.Request) (*http.Response, error) {
-			times = append(times, time.Now())
-			if len(times) == 1 {
-				resp := httpmock.NewStringResponse(429, "")
-				resp.Header.Set("Retry-After", "1")
-				return resp, nil
-			}
-			return httpmock.NewStringResponse(200, ""), nil
-		})
-		_, err := s.Send(context.Background(), validTxs(1))
-		require.NoError(t, err)
-		require.Len(t, times, 2)
-		require.GreaterOrEqual(t, times[1].Sub(times[0]), time.Second)
+// service asked for (on synctest's clock: no real wait).
+func TestWebhookSenderHonoursRetryAfter(t *testing.T) { bubble(t, webhookSenderHonoursRetryAfter) }
+
+func webhookSenderHonoursRetryAfter(t *testing.T) {
+	s, mt, _ := newTestSender(t, WithRetry(RetryPolicy{MaxAttempts: 2, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Second}))
+	var times []time.Time
+	mt.RegisterResponder(http.MethodPost, testWebhookURL, func(*http.Request) (*http.Response, error) {
+		times = append(times, time.Now())
+		if len(times) == 1 {
+			resp := httpmock.NewStringResponse(429, "")
+			resp.Header.Set("Retry-After", "1")
+			return resp, nil
+		}
+		return httpmock.NewStringResponse(200, ""), nil
 	})
+	_, err := s.Send(context.Background(), validTxs(1))
+	require.NoError(t, err)
+	require.Len(t, times, 2)
+	require.GreaterOrEqual(t, times[1].Sub(times[0]), time.Second)
 }
 
 // 401 stops the send: later requests are not made and their transactions are

@@ -28,6 +28,21 @@ var checks = []struct {
 	{name: "ConcurrentClaims", fn: concurrentClaims},
 	{name: "SlowHookRenewed", fn: slowHookRenewed},
 	{name: "UnrenewedHookNeverOverlaps", fn: unrenewedHookNeverOverlaps},
+	{name: "RetentionReported", fn: retentionReported},
+}
+
+// retentionReported: a Deduper says how long it keeps a completed key
+// (paygate.RetentionReporter), so that a CallbackHandler can refuse a
+// replay bound its retention cannot cover; the retention is at least
+// paygate.DefaultRetention unless the Deduper was told otherwise.
+func retentionReported(t *testing.T, d paygate.Deduper) {
+	r, ok := d.(paygate.RetentionReporter)
+	if !ok {
+		t.Fatalf("%T does not implement paygate.RetentionReporter: a CallbackHandler cannot check its MaxTxnAge against it", d)
+	}
+	if kept := r.CompletedRetention(); kept <= 0 {
+		t.Fatalf("CompletedRetention() = %v: a completed key is kept for no time", kept)
+	}
 }
 
 // Run runs every check, each on a fresh Deduper from newDeduper, in real

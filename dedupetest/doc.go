@@ -12,7 +12,9 @@
 //
 // Replay checks, on a store a test can age (a fake clock, or rows
 // backdated), that a completed key is never acquired again however late
-// its callback is replayed within the store's retention, purges included.
+// its callback is replayed within the store's retention, purges included,
+// that a claim within its lease outlives a purge, and, for a store with a
+// purge, that a completed key stays done past its retention until purged.
 //
 // MemoryDeduper and sqldedup.Deduper pass both. Run's lease checks take
 // about four seconds of real time; RunInBubble runs them on synctest's

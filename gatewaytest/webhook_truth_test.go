@@ -15,10 +15,10 @@ import (
 )
 
 // TestWebhookReportMatchesStore sends 2,000 transactions (10,000 as a
-// soak, testbound.SoakVar) to a sandbox that injects every fault a bank meets: 500s, 503 with
-// Retry-After, connections dropped before and after storing, answers slower
-// than the sender's timeout, and repeats of a stored orderno answered 409 or
-// 422. Whatever happened, the report tells the truth: every Accepted
+// soak, testbound.SoakVar) to a sandbox that injects every fault a bank
+// meets: 500s, 503 with Retry-After, connections dropped before and after
+// storing, answers slower than the sender's timeout, and repeats of a
+// stored orderno answered 409 or 422. Whatever happened, the report tells the truth: every Accepted
 // transaction is stored, no Rejected one is, everything else is
 // Unconfirmed, none is missing, and the request count is the server's.
 func TestWebhookReportMatchesStore(t *testing.T) {

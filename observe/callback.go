@@ -41,6 +41,10 @@ type CallbackEnd struct {
 	Status int
 	// FulfilLatency is how long Fulfil ran, when it ran.
 	FulfilLatency time.Duration
+	// Unbounded: a success fulfilled without a fpxTxnTime the replay bound
+	// (CallbackHandler.MaxTxnAge) reads; its replays rest on the
+	// Deduper's record alone.
+	Unbounded bool
 }
 
 // Verification is how a callback's signature and shape fared.

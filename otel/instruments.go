@@ -10,6 +10,7 @@ import (
 const (
 	metricCallbacks      = "paygate.callback.count"
 	metricVerifyFailures = "paygate.callback.verification.failures"
+	metricUnbounded      = "paygate.callback.replay_unbounded"
 	metricClaims         = "paygate.callback.claims"
 	metricFulfil         = "paygate.callback.fulfil.duration"
 	metricRetries        = "paygate.client.retries"
@@ -25,7 +26,7 @@ const (
 type instruments struct {
 	callbacks, verifyFailures, claims  metric.Int64Counter
 	retries, calls, webhookTxs, recons metric.Int64Counter
-	watchChecks                        metric.Int64Counter
+	watchChecks, unbounded             metric.Int64Counter
 	fulfil, retryWait, watchAge        metric.Float64Histogram
 }
 
@@ -42,6 +43,7 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	counters := []counterSpec{
 		{&in.callbacks, metricCallbacks, "Callbacks handled and gateway records reconciled, by source, verification and outcome.", "{callback}"},
 		{&in.verifyFailures, metricVerifyFailures, "Callbacks refused, by reason.", "{callback}"},
+		{&in.unbounded, metricUnbounded, "Successes fulfilled without a fpxTxnTime the replay bound reads: their replays rest on the Deduper's record alone.", "{callback}"},
 		{&in.claims, metricClaims, "Deduper claims of callback events, by outcome (new, duplicate, in_flight, lost, error).", "{claim}"},
 		{&in.retries, metricRetries, "Attempts of a gateway call that failed and were retried, by route and status.", "{retry}"},
 		{&in.calls, metricCalls, "Gateway calls, by route, method and error class.", "{call}"},

@@ -32,6 +32,7 @@ const (
 	keyVerification = attribute.Key("paygate.verification")
 	keyClaim        = attribute.Key("paygate.claim")
 	keyHook         = attribute.Key("paygate.hook")
+	keyUnbounded    = attribute.Key("paygate.replay_unbounded")
 	keyOutcome      = attribute.Key("paygate.outcome")
 	keyTxState      = attribute.Key("paygate.transaction.state")
 	keyTxs          = attribute.Key("paygate.transactions")
@@ -145,11 +146,17 @@ func (o *Observer) CallbackEnd(ctx context.Context, e observe.CallbackEnd) {
 	if e.Status != 0 {
 		span.SetAttributes(keyStatus.Int(e.Status))
 	}
+	if e.Unbounded {
+		span.SetAttributes(keyUnbounded.Bool(true))
+	}
 	if failed := callbackFailure(e); failed != "" {
 		span.SetStatus(codes.Error, failed)
 	}
 	o.in.callbacks.Add(ctx, 1, metric.WithAttributes(keySource.String(string(c.Source)),
 		keyVerification.String(string(e.Verification)), keyOutcome.String(e.Outcome)))
+	if e.Unbounded {
+		o.in.unbounded.Add(ctx, 1)
+	}
 	if e.Verification != observe.VerifyOK && e.Verification != observe.VerifyUnsigned {
 		o.in.verifyFailures.Add(ctx, 1, metric.WithAttributes(keyVerification.String(string(e.Verification))))
 	}

@@ -130,7 +130,7 @@ func (f pgxFulfiller) FulfilOnce(ctx context.Context, claim paygate.HookClaim, c
 	})
 	switch {
 	case err != nil: // no connection
-		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: %w", err)
+		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: %w: %w", paygate.ErrStoreUnavailable, err)
 	case !native:
 		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: FulfilPgx needs a Deduper of NewPgx, or a *sql.DB of pgx's driver (stdlib.OpenDBFromPool, or sql.Open(\"pgx\", ...)); this one's driver is %T; nothing written", d.db.Driver())
 	}
@@ -163,7 +163,7 @@ func (f pgxFulfiller) fulfil(ctx context.Context, c *pgx.Conn, claim paygate.Hoo
 		err = cerr // the pipeline's end not read: fn must not run
 	}
 	if err != nil {
-		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: claim %s: %w", claim.Key, err)
+		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: claim %s: %w: %w", claim.Key, paygate.ErrStoreUnavailable, err)
 	}
 	if claimed.RowsAffected() != 1 {
 		return d.notClaimedPgx(ctx, c, claim.Key)

@@ -42,7 +42,7 @@ func TestFulfilPgxFailures(t *testing.T) {
 			d, err := New(sql.OpenDB(noDatabase{}))
 			require.NoError(t, err)
 			return d
-		}, want: "sqldedup: fulfil: no database in this test"},
+		}, want: "sqldedup: fulfil: paygate: the Deduper's store is unavailable: no database in this test"},
 		{name: "claim fails", d: func(*testing.T) *Deduper { return noTable },
 			want: "sqldedup: fulfil: claim fulfil|INV-1: "},
 		{name: "commit fails", d: func(t *testing.T) *Deduper { d, _ := testDeduperOn(t, db); return d },

@@ -89,12 +89,12 @@ func (f txFulfiller) FulfilOnce(ctx context.Context, claim paygate.HookClaim, cb
 	}
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
-		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: begin: %w", err)
+		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: begin: %w: %w", paygate.ErrStoreUnavailable, err)
 	}
 	defer func() { _ = tx.Rollback() }() // a no-op once committed; runs on a panic in fn too
 	res, err := tx.ExecContext(ctx, d.txClaimSQL, claim.Key, claim.Result, d.retention.Microseconds())
 	if err != nil {
-		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: claim %s: %w", claim.Key, err)
+		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: claim %s: %w: %w", claim.Key, paygate.ErrStoreUnavailable, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return d.notClaimed(ctx, tx, claim.Key, err) // rolled back: nothing was written
@@ -115,7 +115,7 @@ func (f txFulfiller) FulfilOnce(ctx context.Context, claim paygate.HookClaim, cb
 // another delivery's transaction holding its lock (ClaimBusy).
 func (d *Deduper) notClaimed(ctx context.Context, tx *sql.Tx, key string, err error) (paygate.ClaimResult, error) {
 	if err != nil {
-		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: claim %s: %w", key, err)
+		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: claim %s: %w: %w", key, paygate.ErrStoreUnavailable, err)
 	}
 	var state string
 	switch err := tx.QueryRowContext(ctx, d.lookupSQL, key).Scan(&state); {

@@ -245,7 +245,11 @@ func TestFulfilTxRollbackLeavesTheEventFree(t *testing.T) {
 					})
 					require.Equal(t, http.StatusInternalServerError, s.deliver(t, h, "INV-1"))
 					require.Len(t, s.rows(t, "INV-1"), tc.wantRows)
-					require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"), "the next delivery, at once")
+					// A terminated connection's backend holds the event's
+					// lock until it has exited: the next delivery is
+					// answered 503 until then (the gateway's retry).
+					waitKeyFree(t, s, "fulfil|INV-1")
+					require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"), "the next delivery, once the lock is free")
 					require.Equal(t, []string{"A"}, s.rows(t, "INV-1"))
 					require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"))
 					require.Equal(t, []string{"A"}, s.rows(t, "INV-1"))
@@ -405,4 +409,53 @@ func (s *txShop) post(t testing.TB, h http.Handler, fields url.Values) int {
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	return w.Code
+}
+
+// An unreachable database on the transactional path is the store's
+// outage, as on the lease path: 503 with Retry-After, logged as the
+// store's, never as the hook's failure, and fn never runs.
+func TestFulfilTxStoreUnreachable(t *testing.T) {
+	const dead = "postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=1" // nothing listens on port 1
+	sqlDB := func(t *testing.T) *Deduper {
+		db, err := sql.Open("pgx", dead)
+		require.NoError(t, err)
+		t.Cleanup(func() { db.Close() })
+		d, err := New(db)
+		require.NoError(t, err)
+		return d
+	}
+	for _, tt := range []struct {
+		name string
+		d    func(t *testing.T) *Deduper
+		wire func(d *Deduper, fn pathFn) paygate.TxFulfiller
+	}{
+		{name: "FulfilTx", d: sqlDB, wire: wireSQL},
+		{name: "FulfilPgx", d: sqlDB, wire: wirePgx},
+		{name: "FulfilPgx on a pgxpool", d: func(t *testing.T) *Deduper {
+			pool, err := pgxpool.New(context.Background(), dead)
+			require.NoError(t, err)
+			t.Cleanup(pool.Close)
+			d, err := NewPgx(pool)
+			require.NoError(t, err)
+			return d
+		}, wire: wirePgx},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := tt.d(t)
+			var logs bytes.Buffer
+			ran := false
+			h := &paygate.CallbackHandler{Keys: []paygate.Key{crashKey(t)}, Deduper: d, HookTimeout: 10 * time.Second,
+				Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+				Fulfil: tt.wire(d, func(context.Context, pathTx, *paygate.Callback) error { ran = true; return nil })}
+			r, err := gatewaytest.NewCallbackRequest(crashKey(t), "/return", url.Values{"status": {"success"}, "refNo": {"INV-DOWN"}, "orderNo": {"GW-1"}, "amount": {"10.00"}})
+			require.NoError(t, err)
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			require.Equal(t, http.StatusServiceUnavailable, w.Code, logs.String())
+			require.Equal(t, "30", w.Header().Get("Retry-After"))
+			require.Contains(t, logs.String(), "dedupe store unreachable; nothing written")
+			require.NotContains(t, logs.String(), "callback hook failed")
+			require.False(t, ran, "fn ran without its claim")
+		})
+	}
 }

@@ -98,7 +98,6 @@ func TestClaimNativeOrDatabaseSQL(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel() // the contract's real-time waits, on tables of their own
 			dedupetest.Run(t, func(t *testing.T) paygate.Deduper {
 				db, _ := openCountingDB(t, tc.native)
 				d, _ := testDeduperOn(t, db)

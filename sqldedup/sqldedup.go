@@ -276,6 +276,10 @@ func tableHash(name string) int64 {
 	return int64(h.Sum64())
 }
 
+// CompletedRetention implements paygate.RetentionReporter: WithRetention,
+// or DefaultRetention.
+func (d *Deduper) CompletedRetention() time.Duration { return d.retention }
+
 // Claim implements paygate.Deduper in one statement (two on a table
 // Migrate has not given its claim function).
 func (d *Deduper) Claim(ctx context.Context, key string, lease time.Duration) (paygate.ClaimResult, error) {

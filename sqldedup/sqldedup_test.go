@@ -74,7 +74,6 @@ func TestClaimWithoutClaimFunction(t *testing.T) {
 		{name: "other driver", native: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel() // the contract's real-time waits, on tables of their own
 			dedupetest.Run(t, func(t *testing.T) paygate.Deduper {
 				db, _ := openCountingDB(t, tc.native)
 				return newUnmigrated(t, db)
@@ -167,14 +166,12 @@ func testDSN(t testing.TB) string {
 // or by NewPgx (its claims on the pool's connections).
 func TestDeduperContract(t *testing.T) {
 	t.Run("New", func(t *testing.T) {
-		t.Parallel() // the contract's real-time waits, on tables of their own
 		dedupetest.Run(t, func(t *testing.T) paygate.Deduper {
 			d, _ := testDeduper(t)
 			return d
 		})
 	})
 	t.Run("NewPgx", func(t *testing.T) {
-		t.Parallel()
 		dedupetest.Run(t, func(t *testing.T) paygate.Deduper {
 			pool, err := pgxpool.New(context.Background(), testDSN(t))
 			require.NoError(t, err)

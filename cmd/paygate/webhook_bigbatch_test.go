@@ -72,7 +72,7 @@ func writeBigBatch(w io.Writer, n int, repeat [2]int) (int64, error) {
 // its soft limit (97 MB was seen), so that run skips it and .ci/run runs it
 // alone. A soak (testbound.SoakVar): it writes and checks 1 GB.
 func TestWebhookValidateBigBatch(t *testing.T) {
-	testbound.Soak(t, "TestWebhookValidate (and the root's ValidateBatchReader tests, on a small scale)")
+	testbound.Soak(t, "TestWebhookValidate and the root's ValidateBatchReader tests")
 	if raceDetector() {
 		t.Skip("peak memory is measured alone, without the race detector's run of every package (.ci/run)")
 	}

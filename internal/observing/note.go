@@ -117,6 +117,14 @@ func (n *Note) Hooked(err error, lost, fulfil bool, began time.Time) {
 	n.ClaimLost(lost)
 }
 
+// Unbounded notes a success fulfilled without a transaction time the
+// replay bound reads.
+func (n *Note) Unbounded() {
+	if n != nil {
+		n.End.Unbounded = true
+	}
+}
+
 // ClaimLost notes, when lost, that the event's claim was lost before its
 // completion was recorded.
 func (n *Note) ClaimLost(lost bool) {

@@ -19,6 +19,6 @@ func Soaking() bool { return os.Getenv(SoakVar) == "1" }
 func Soak(t testing.TB, fast string) {
 	t.Helper()
 	if !Soaking() {
-		t.Skipf("a soak: runs with %s=1 (CI sets it); %s holds its promise in every run", SoakVar, fast)
+		t.Skipf("a soak: runs with %s=1 (CI sets it); every run holds its promise on a small scale with %s", SoakVar, fast)
 	}
 }

@@ -31,6 +31,8 @@ func Run(t *testing.T, newStore func(t *testing.T) watch.Store) {
 		{name: "BudgetBucket", fn: budgetBucket},
 		{name: "ConcurrentSpendStaysWithinBudget", fn: concurrentSpend},
 		{name: "ClockBackNeverStopsTheBudget", fn: clockBack},
+		{name: "BudgetFollowsTheBucket", fn: budgetFollowsTheBucket},
+		{name: "ConcurrentSpendsGrantTheBucket", fn: concurrentSpendsGrantTheBucket},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newStore(t)) })
 	}
