@@ -432,10 +432,6 @@ func (e event) run(ctx context.Context) verdict {
 	return v
 }
 
-// maxTxnAhead is how far a success's transaction time may be ahead of the
-// handler's clock (the gateway's clock, or its time zone, off) and still
-// be fulfilled.
-const maxTxnAhead = 24 * time.Hour
 
 // ErrHeldBack is the error OnHeldBack is given (wrapped, with the age) for
 // a verified success the handler did not fulfil because its transaction

@@ -233,6 +233,11 @@ func (h *CallbackHandler) checkRetention(d Deduper) error {
 // shorter than a Deduper keeps a completed event (DefaultRetention).
 const DefaultMaxTxnAge = 30 * 24 * time.Hour
 
+// maxTxnAhead is how far a success's transaction time may be ahead of the
+// handler's clock (the gateway's clock, or its time zone, off) and still
+// be fulfilled.
+const maxTxnAhead = 24 * time.Hour
+
 // maxTxnAge is MaxTxnAge, DefaultMaxTxnAge when unset, or 0 (no bound)
 // when negative.
 func (h *CallbackHandler) maxTxnAge() time.Duration {
