@@ -432,7 +432,6 @@ func (e event) run(ctx context.Context) verdict {
 	return v
 }
 
-
 // ErrHeldBack is the error OnHeldBack is given (wrapped, with the age) for
 // a verified success the handler did not fulfil because its transaction
 // time is older than MaxTxnAge, or too far in the future.
