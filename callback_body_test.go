@@ -289,14 +289,21 @@ func TestCallbackHandlerBodyLimitInForceOnEveryPath(t *testing.T) {
 		{name: "1 KB over a 512-byte limit", limit: 512, padding: 1 << 10, want: http.StatusRequestEntityTooLarge},
 	}
 	paths := []struct {
-		name       string
-		parseFirst bool // a middleware parsed the form first
-		chunked    bool // no Content-Length
+		name        string
+		parseFirst  bool   // a middleware parsed the form first
+		chunked     bool   // no Content-Length
+		contentType string // "" the form's; "none" without the header
 	}{
 		{name: "read by the handler"},
 		{name: "read by the handler, chunked", chunked: true},
 		{name: "parsed by a middleware", parseFirst: true},
 		{name: "parsed by a middleware, chunked", parseFirst: true, chunked: true},
+		// A body read whatever its Content-Type (A-callback-content-type)
+		// is held to the limit all the same.
+		{name: "without Content-Type", contentType: "none"},
+		{name: "without Content-Type, chunked", contentType: "none", chunked: true},
+		{name: "as text/plain, chunked", contentType: "text/plain", chunked: true},
+		{name: "as text/plain, parsed by a middleware", contentType: "text/plain", parseFirst: true},
 	}
 	for _, l := range limits {
 		for _, p := range paths {
@@ -314,6 +321,13 @@ func TestCallbackHandlerBodyLimitInForceOnEveryPath(t *testing.T) {
 				f := callbackFields("INV-BIG", "GWB", StatusSuccess, "00")
 				f.Set("padding", strings.Repeat("p", l.padding))
 				r := signedRequest(t, key, f)
+				switch p.contentType {
+				case "":
+				case "none":
+					r.Header.Del("Content-Type")
+				default:
+					r.Header.Set("Content-Type", p.contentType)
+				}
 				if p.chunked {
 					r.ContentLength = -1
 				}

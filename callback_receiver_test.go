@@ -3,6 +3,7 @@ package paygate
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -302,33 +303,40 @@ func TestCallbackHandlerCompletesOnFreshContext(t *testing.T) {
 // A body trickling in a byte a second is cut off after ReadTimeout.
 func TestCallbackHandlerSlowBody(t *testing.T) {
 	key := mustKey(t, testKeyUUID)
-	h := &CallbackHandler{Keys: []Key{key}, ReadTimeout: 200 * time.Millisecond, Logger: slog.New(slog.DiscardHandler),
-		Fulfil: FulfilFunc(func(context.Context, *Callback) error { return nil })}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
-	require.NoError(t, err)
-	t.Cleanup(func() { conn.Close() })
-	_, err = fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n")
-	require.NoError(t, err)
-	answered := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(conn).ReadString('\n')
-		answered <- line
-	}()
-	// Trickle for at most 10 s; the handler must give up long before.
-	tick := time.NewTicker(time.Second / 10)
-	defer tick.Stop()
-	for i := 0; i < 100; i++ {
-		select {
-		case line := <-answered:
-			require.True(t, line == "" || strings.HasPrefix(line, "HTTP/1.1 400"), "answer %q", line)
-			return
-		case <-tick.C:
-			_, _ = conn.Write([]byte("a"))
-		}
+	// A body read whatever its Content-Type (A-callback-content-type) is
+	// held to the read deadline all the same.
+	for _, header := range []string{"Content-Type: application/x-www-form-urlencoded\r\n", "Content-Type: text/plain\r\n", ""} {
+		t.Run(cmp.Or(header, "no Content-Type"), func(t *testing.T) {
+			t.Parallel()
+			h := &CallbackHandler{Keys: []Key{key}, ReadTimeout: 200 * time.Millisecond, Logger: slog.New(slog.DiscardHandler),
+				Fulfil: FulfilFunc(func(context.Context, *Callback) error { return nil })}
+			srv := httptest.NewServer(h)
+			t.Cleanup(srv.Close)
+			conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+			require.NoError(t, err)
+			t.Cleanup(func() { conn.Close() })
+			_, err = fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: x\r\n%sContent-Length: 100\r\n\r\n", header)
+			require.NoError(t, err)
+			answered := make(chan string, 1)
+			go func() {
+				line, _ := bufio.NewReader(conn).ReadString('\n')
+				answered <- line
+			}()
+			// Trickle for at most 10 s; the handler must give up long before.
+			tick := time.NewTicker(time.Second / 10)
+			defer tick.Stop()
+			for i := 0; i < 100; i++ {
+				select {
+				case line := <-answered:
+					require.True(t, line == "" || strings.HasPrefix(line, "HTTP/1.1 400"), "answer %q", line)
+					return
+				case <-tick.C:
+					_, _ = conn.Write([]byte("a"))
+				}
+			}
+			t.Fatal("the handler was still reading a trickling body after 10 s")
+		})
 	}
-	t.Fatal("the handler was still reading a trickling body after 10 s")
 }
 
 // Concurrent duplicates of one order under a hook that panics once, across
