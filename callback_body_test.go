@@ -398,3 +398,42 @@ func TestParsedFormOverLimitEdges(t *testing.T) {
 		})
 	}
 }
+
+// A body the handler reads itself is held to BodyLimit to the byte:
+// exactly the limit is read and fulfilled, one byte more is 413, with or
+// without a Content-Length.
+func TestCallbackBodyLimitToTheByte(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	body := signedRequestBody(t, key, callbackFields("INV-EDGE", "GWE", StatusSuccess, "00"))
+	for _, tt := range []struct {
+		name    string
+		limit   int64
+		chunked bool
+		want    int
+	}{
+		{name: "at the limit", limit: int64(len(body)), want: http.StatusOK},
+		{name: "at the limit, chunked", limit: int64(len(body)), chunked: true, want: http.StatusOK},
+		{name: "one byte over", limit: int64(len(body)) - 1, want: http.StatusRequestEntityTooLarge},
+		{name: "one byte over, chunked", limit: int64(len(body)) - 1, chunked: true, want: http.StatusRequestEntityTooLarge},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recorder{}
+			h := rec.handler(key)
+			h.BodyLimit = tt.limit
+			r := rawRequest(t, http.MethodPost, "application/x-www-form-urlencoded", body)
+			if tt.chunked {
+				r.ContentLength = -1
+			}
+			require.Equal(t, tt.want, serve(h, r).Code)
+			require.Equal(t, tt.want == http.StatusOK, len(rec.fulfils) == 1)
+		})
+	}
+}
+
+// signedRequestBody is the encoded body of a callback signed with key.
+func signedRequestBody(t *testing.T, key Key, f url.Values) string {
+	t.Helper()
+	b, err := io.ReadAll(signedRequest(t, key, f).Body)
+	require.NoError(t, err)
+	return string(b)
+}

@@ -580,6 +580,10 @@ type fakeTx struct {
 	panics   bool
 	checkErr error // Check's answer
 	got      []HookClaim
+	// left and saw record the time left to the context's deadline and
+	// the callback FulfilOnce was handed.
+	left []time.Duration
+	saw  []Callback
 }
 
 func (f *fakeTx) Fulfil(context.Context, *Callback) error {
@@ -593,9 +597,11 @@ func (f *fakeTx) FulfilOnce(ctx context.Context, claim HookClaim, cb *Callback) 
 	if f.panics {
 		panic("ledger service returned garbage")
 	}
-	if _, ok := ctx.Deadline(); !ok {
+	deadline, ok := ctx.Deadline()
+	if !ok {
 		return ClaimResult{}, errors.New("no time limit on the transaction")
 	}
+	f.left, f.saw = append(f.left, time.Until(deadline)), append(f.saw, *cb)
 	return f.res, f.err
 }
 
@@ -645,4 +651,23 @@ func TestCallbackFulfilTx(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A TxFulfiller's transaction is bounded by HookTimeout, not the lease,
+// and it is handed the callback as Fulfil would be: its fpx detail read,
+// so that an inconsistent success (a declined code) shows in
+// cb.Consistent(), and the handler's warning is logged.
+func TestCallbackTxFulfillerSeesTheHookContract(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	var logs bytes.Buffer
+	tx := &fakeTx{res: ClaimResult{State: ClaimAcquired}}
+	h := &CallbackHandler{Keys: []Key{key}, Fulfil: tx, HookTimeout: 5 * time.Minute, Lease: 30 * time.Second,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	require.Equal(t, http.StatusOK, serve(h, signedRequest(t, key, callbackFields("INV-99", "GW1", StatusSuccess, "99"))).Code)
+	require.Len(t, tx.left, 1)
+	require.Greater(t, tx.left[0], 4*time.Minute, "bounded by the lease, not HookTimeout")
+	require.LessOrEqual(t, tx.left[0], 5*time.Minute)
+	require.Equal(t, FPXCode("99"), tx.saw[0].FPX.DebitAuthCode, "the fpx field was not read")
+	require.False(t, tx.saw[0].Consistent())
+	require.Contains(t, logs.String(), "verified success is inconsistent")
 }

@@ -171,14 +171,18 @@ func TestNewClientFromEnv(t *testing.T) {
 	require.True(t, c.key.valid())
 	require.Equal(t, "http://127.0.0.1:9999", c.reportsURL.String())
 
+	// Set is refused, even empty (a deploy template's `PAYGATE_TOKEN=`):
+	// the deprecated method must not be configurable, not even by accident.
 	for _, name := range []string{"PAYGATE_TOKEN", "PAYGATE_USERNAME", "PAYGATE_PASSWORD"} {
-		t.Run(name, func(t *testing.T) {
-			t.Setenv(name, "anything")
-			_, err := NewClientFromEnv()
-			require.ErrorIs(t, err, ErrDeprecatedAuth)
-			require.Contains(t, err.Error(), name)
-			require.NotContains(t, err.Error(), "anything")
-		})
+		for _, value := range []string{"anything", ""} {
+			t.Run(name+"="+value, func(t *testing.T) {
+				t.Setenv(name, value)
+				_, err := NewClientFromEnv()
+				require.ErrorIs(t, err, ErrDeprecatedAuth)
+				require.Contains(t, err.Error(), name)
+				require.NotContains(t, err.Error(), "anything")
+			})
+		}
 	}
 	t.Setenv(EnvAPIKey, "bad-key")
 	_, err = NewClientFromEnv()

@@ -1,6 +1,7 @@
 package paygate
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -255,4 +256,49 @@ func TestValidateTransactionsFitrahProductNamesTheProduct(t *testing.T) {
 	require.Equal(t, []FieldError{
 		{Field: "/transactions/0/amount", Rule: ruleFitrahProduct + " (2.625 x 4 = 10.50)", Value: "10.51"},
 	}, problemsOf(t, ValidateTransactions([]Transaction{tx})))
+}
+
+// Ordernos are unique byte for byte, on the typed path as on the JSON ones
+// (docs/assumptions.md A-webhook-encoding): ordernos that differ only in
+// case or in white space are different transactions, and none is refused;
+// an exact repeat is.
+func TestOrderNoUniqueByteForByte(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		ordernos []string
+		repeats  int
+	}{
+		{name: "case", ordernos: []string{"ORD-a", "ORD-A"}},
+		{name: "a trailing space", ordernos: []string{"ORD-1", "ORD-1 "}},
+		{name: "a leading tab", ordernos: []string{"ORD-1", "\tORD-1"}},
+		{name: "an exact repeat", ordernos: []string{"ORD-1", "ORD-1"}, repeats: 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			txs := make([]Transaction, len(tt.ordernos))
+			for i, no := range tt.ordernos {
+				txs[i] = validTx(i)
+				txs[i].OrderNo = no
+			}
+			body, err := json.Marshal(Batch{Transactions: txs})
+			require.NoError(t, err)
+			count := func(err error) int {
+				var ve *ValidationError
+				if !errors.As(err, &ve) {
+					return 0
+				}
+				n := 0
+				for _, p := range ve.Problems {
+					if strings.HasPrefix(p.Rule, ruleUnique) {
+						n++
+					}
+				}
+				return n
+			}
+			_, jsonErr := ValidateBatchJSON(body)
+			_, readerErr := ValidateBatchReader(bytes.NewReader(body))
+			require.Equal(t, tt.repeats, count(ValidateTransactions(txs)), "typed")
+			require.Equal(t, tt.repeats, count(jsonErr), "JSON")
+			require.Equal(t, tt.repeats, count(readerErr), "reader")
+		})
+	}
 }

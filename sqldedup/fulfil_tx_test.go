@@ -269,6 +269,8 @@ func TestFulfilTxInFlightAnswersAtOnce(t *testing.T) {
 			db, opts := p.open(t)
 			s := newTxShop(t, db, opts...)
 			entered, proceed := make(chan struct{}), make(chan struct{})
+			letGo := sync.OnceFunc(func() { close(proceed) })
+			t.Cleanup(letGo) // a failed assertion must not leave fn blocked for the package's timeout
 			h := s.handlerOn(p, s.d, func(ctx context.Context, tx pathTx, cb *paygate.Callback) error {
 				if err := s.pathInsert(ctx, tx, cb, "A"); err != nil {
 					return err
@@ -291,7 +293,7 @@ func TestFulfilTxInFlightAnswersAtOnce(t *testing.T) {
 				t.Fatalf("the first delivery ended (%d) before fn was let go", code)
 			default:
 			}
-			close(proceed)
+			letGo()
 			require.Equal(t, http.StatusOK, <-first)
 			require.Equal(t, http.StatusOK, s.deliver(t, h, "INV-1"))
 			require.Equal(t, http.StatusOK, s.deliverStatus(t, h, "INV-1", "failed"))
@@ -456,6 +458,25 @@ func TestFulfilTxStoreUnreachable(t *testing.T) {
 			require.Contains(t, logs.String(), "dedupe store unreachable; nothing written")
 			require.NotContains(t, logs.String(), "callback hook failed")
 			require.False(t, ran, "fn ran without its claim")
+		})
+	}
+}
+
+// A transactional fulfiler without its fn is refused at the handler's first
+// event, whatever the event: a status event too gets 500, so that the
+// gateway keeps it until the handler can fulfil (Check), and Check says so
+// when asked directly.
+func TestFulfilTxWithoutFnRefusedAtFirstUse(t *testing.T) {
+	db := openDB(t, testDSN(t))
+	s := newTxShop(t, db)
+	for _, p := range fulfilPaths()[:2] {
+		t.Run(p.name, func(t *testing.T) {
+			require.ErrorContains(t, p.wire(s.d, nil).Check(s.d), "nil fn")
+			var status int
+			h := s.handlerOn(p, s.d, nil)
+			h.OnStatus = func(context.Context, *paygate.Callback) error { status++; return nil }
+			require.Equal(t, http.StatusInternalServerError, s.deliverStatus(t, h, "INV-NOFN", "pending"))
+			require.Zero(t, status, "OnStatus ran on a handler that cannot fulfil")
 		})
 	}
 }
