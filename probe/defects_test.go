@@ -99,7 +99,7 @@ func TestProbeCreatedListsOnlyTakenOrders(t *testing.T) {
 		name    string
 		on      []gatewaytest.Option
 		seed    []paygate.Option // the seeding client's, with the switch on
-		refused bool // the switch refuses one of the probe's orders
+		refused bool             // the switch refuses one of the probe's orders
 	}{
 		{"default", nil, nil, false},
 		{"post-signed-with-path", []gatewaytest.Option{gatewaytest.WithPOSTSignedWithPath()}, []paygate.Option{paygate.WithPOSTSignedWithPath()}, true},
