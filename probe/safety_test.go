@@ -2,8 +2,11 @@ package probe_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -29,7 +32,10 @@ func TestProbeRefusesPlainHTTP(t *testing.T) {
 }
 
 // A service that redirects every request gets no credential past it: the
-// probe's requests are never followed to the other host, whatever they carry.
+// probe's requests are never followed to the other host, whatever they
+// carry. A service that puts the credential it got first in its Location,
+// and echoes it in the redirect's body, finds it in neither report: the
+// report names the redirect's host alone, and quotes the body scrubbed.
 func TestProbeSendsNoCredentialOnRedirect(t *testing.T) {
 	var mu sync.Mutex
 	var elsewhere []*http.Request
@@ -39,12 +45,19 @@ func TestProbeSendsNoCredentialOnRedirect(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer other.Close()
-	var seen []string
+	var seen, sigs []string
 	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		auth, sig := r.Header.Get("Authorization"), r.Form.Get("signature")
 		mu.Lock()
 		seen = append(seen, r.Method+" "+r.URL.Path)
+		if sig != "" {
+			sigs = append(sigs, sig)
+		}
 		mu.Unlock()
-		http.Redirect(w, r, other.URL+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+		w.Header().Set("Location", other.URL+"/"+url.PathEscape(auth)+"/"+sig+"/moved-here"+r.URL.RequestURI())
+		w.WriteHeader(http.StatusTemporaryRedirect)
+		fmt.Fprintf(w, "Authorization: %s; signature=%s", auth, sig)
 	}))
 	defer redirect.Close()
 	key, err := paygate.ParseKey("3f2504e0-4f89-11d3-9a0c-0305e82c3301")
@@ -55,11 +68,23 @@ func TestProbeSendsNoCredentialOnRedirect(t *testing.T) {
 	rep, err := probe.Run(context.Background(), c, probe.Options{Create: true, Interval: 1})
 	require.NoError(t, err)
 	require.NotEmpty(t, seen)
+	require.NotEmpty(t, sigs, "signed requests were sent")
 	require.Empty(t, elsewhere, "a redirect was followed")
 	require.True(t, rep.Differs(), "a service that redirects everything does not behave as assumed")
-	var b strings.Builder
-	require.NoError(t, rep.WriteText(&b))
-	require.NoError(t, rep.WriteJSON(&b))
-	require.NotContains(t, b.String(), "secret-token")
-	require.NotContains(t, b.String(), "3f2504e0")
+	for _, write := range []func(io.Writer) error{rep.WriteText, rep.WriteJSON} {
+		var b strings.Builder
+		require.NoError(t, write(&b))
+		notIn(t, b.String(), append([]string{"secret-token", "3f2504e0"}, sigs...)...)
+		notIn(t, b.String(), "moved-here") // the report names the redirect's host, not its path
+	}
+}
+
+// notIn fails t, quoting the line, when report holds any of secrets.
+func notIn(t *testing.T, report string, secrets ...string) {
+	t.Helper()
+	for _, line := range strings.Split(report, "\n") {
+		for _, s := range secrets {
+			require.NotContains(t, line, s, "the report quotes %q", s)
+		}
+	}
 }
