@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate/internal/probeaccess"
+	"github.com/paygate-go/paygate/internal/scrub"
 	"github.com/paygate-go/paygate/internal/signing"
 )
 
@@ -62,6 +63,9 @@ func (c *Client) probeInfo() probeaccess.Info {
 	return in
 }
 
+// probeMaxBody is where a successful answer's body is cut.
+const probeMaxBody = 1 << 20
+
 // probeDo sends one attempt of r and returns the answer, whatever its
 // status: an error only when no answer came (or r cannot be built).
 func (c *Client) probeDo(ctx context.Context, r probeaccess.Request) (*probeaccess.Answer, error) {
@@ -73,13 +77,13 @@ func (c *Client) probeDo(ctx context.Context, r probeaccess.Request) (*probeacce
 	if (r.Auth == probeaccess.AuthSigned && !c.key.valid()) || (r.Auth == probeaccess.AuthBearer && c.authToken.s == nil) {
 		return nil, ErrNoCredential
 	}
-	resp, err := c.transport.do(ctx, exchange{method: method, target: target, maxBody: 1 << 20, cutBody: true,
+	resp, err := c.transport.do(ctx, exchange{method: method, target: target, maxBody: probeMaxBody, cutBody: true,
 		retryable: func(int, error) bool { return false },
 		attempt:   func(ctx context.Context) (*http.Request, error) { return c.probeRequest(ctx, method, target, r) }})
 	var apiErr *APIError
 	switch {
 	case err == nil:
-		return &probeaccess.Answer{Status: resp.StatusCode, Header: resp.Header, Body: []byte(resp.Body)}, nil
+		return probeAnswer(resp), nil
 	case errors.As(err, &apiErr):
 		h := http.Header{}
 		if apiErr.Location != "" {
@@ -88,6 +92,25 @@ func (c *Client) probeDo(ctx context.Context, r probeaccess.Request) (*probeacce
 		return &probeaccess.Answer{Status: apiErr.StatusCode, Header: h, Body: apiErr.Body}, nil
 	}
 	return nil, err
+}
+
+// probeAnswer is a successful answer scrubbed of the request's credentials,
+// as an error answer is (its header values, its body): the probe may quote
+// any of them. A body cut at the size limit loses the bytes a credential
+// straddling the cut could leave.
+func probeAnswer(resp *response) *probeaccess.Answer {
+	secrets := requestSecrets(resp.request)
+	h := resp.Header.Clone()
+	for _, vs := range h {
+		for i, v := range vs {
+			vs[i] = scrub.Replace(v, secrets)
+		}
+	}
+	body := resp.Body
+	if len(body) >= probeMaxBody {
+		body = body[:max(len(body)-scrub.Longest(secrets), 0)]
+	}
+	return &probeaccess.Answer{Status: resp.StatusCode, Header: h, Body: []byte(scrub.Replace(body, secrets))}
 }
 
 // probeTarget is r's URL without its query.

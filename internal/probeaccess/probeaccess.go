@@ -62,13 +62,14 @@ type Request struct {
 }
 
 // Answer is the service's answer: any status (a 3xx is not followed), its
-// headers, and its body's start.
+// headers, and its body's start, each scrubbed of the request's
+// credentials (whatever the status), so that the probe may quote them.
 type Answer struct {
 	// Status is the HTTP status.
 	Status int
-	// Header is the answer's header (for a non-2xx, only Location).
+	// Header is the answer's header (for a non-2xx, only Location's host).
 	Header http.Header
-	// Body is the start of the body (for a non-2xx, its first 4 KiB, scrubbed).
+	// Body is the start of the body (for a non-2xx, its first 4 KiB).
 	Body []byte
 }
 
