@@ -2,6 +2,7 @@ package paygate
 
 import (
 	"github.com/paygate-go/paygate/internal/jsonscan"
+	"github.com/paygate-go/paygate/internal/sen"
 	"github.com/paygate-go/paygate/zakat"
 )
 
@@ -150,10 +151,10 @@ func ruleIf(broken bool, rule string) string {
 // negative (docs/protocol.md B2).
 func parseAmount(tx *Transaction, p *jsonscan.Scanner[[]byte], text []byte) string {
 	num := p.Keep(text) // in the arena: converted, it would escape with the error
-	a, err := amountFromJSONNumber(num)
+	v, err := sen.FromJSONNumber(num)
 	switch {
 	case err == nil:
-		tx.Amount = a
+		tx.Amount = Amount(v)
 		return ""
 	case num[0] == '-':
 		return ruleAmountMin
@@ -230,7 +231,7 @@ func (f zakatField) key() string { return f.name }
 // digits returns a check for lo to hi ASCII digits (hi < 0: no upper bound).
 func digits(lo, hi int) func(string) bool {
 	return func(s string) bool {
-		return len(s) >= lo && (hi < 0 || len(s) <= hi) && nonDigit(s) < 0
+		return len(s) >= lo && (hi < 0 || len(s) <= hi) && sen.NonDigit(s) < 0
 	}
 }
 
@@ -239,13 +240,13 @@ func digits(lo, hi int) func(string) bool {
 func decimal(places int) func(string) bool {
 	return func(s string) bool {
 		whole, frac, dot := cutByte(s, '.')
-		if whole == "" || nonDigit(whole) >= 0 {
+		if whole == "" || sen.NonDigit(whole) >= 0 {
 			return false
 		}
 		if !dot {
 			return true
 		}
-		return frac != "" && nonDigit(frac) < 0 && (places < 0 || len(frac) <= places)
+		return frac != "" && sen.NonDigit(frac) < 0 && (places < 0 || len(frac) <= places)
 	}
 }
 
