@@ -11,7 +11,6 @@ import (
 	gojson "github.com/goccy/go-json"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/zakat"
 )
 
