@@ -110,9 +110,6 @@ func newFieldError(field, rule, value string) FieldError {
 type ValidationError struct {
 	// Problems lists every problem found, in input order.
 	Problems []FieldError
-	// limit, when > 0, is the most problems add records; it counts the
-	// others in dropped (ValidateBatchJSON, ValidateBatchReader).
-	limit, dropped int
 }
 
 // Error joins the problems, one per line after a count.
@@ -120,10 +117,6 @@ func (e *ValidationError) Error() string { return fielderr.List(e.Problems) }
 
 // add records one problem.
 func (e *ValidationError) add(field, rule, value string) {
-	if e.limit > 0 && len(e.Problems) >= e.limit {
-		e.dropped++
-		return
-	}
 	e.Problems = append(e.Problems, newFieldError(field, rule, value))
 }
 

@@ -74,10 +74,11 @@ func WithBatchSize(n int) SenderOption {
 const DefaultSendTimeout = 5 * time.Minute
 
 // WithSendTimeout bounds one Send, all its requests, attempts and waits
-// included (default DefaultSendTimeout; d > 0). When it passes, the request
-// under way is zakat.SendUnconfirmed (or zakat.SendNotSent if nothing of it reached the
-// service) and the requests not yet made are zakat.SendNotSent: safe to send again.
-// The context given to Send can end it sooner.
+// included (default DefaultSendTimeout; d > 0). When it passes, the
+// request under way is zakat.SendUnconfirmed (or zakat.SendNotSent if
+// nothing of it reached the service) and the requests not yet made are
+// zakat.SendNotSent: safe to send again. The context given to Send can end
+// it sooner.
 func WithSendTimeout(d time.Duration) SenderOption {
 	return senderOption(func(s *WebhookSender) error {
 		if d <= 0 {
@@ -145,10 +146,10 @@ func checkWebhookPassword(password string) error {
 }
 
 // Send checks every transaction (zakat.Validator.ValidateTransactions,
-// with the validator of WithWebhookValidator) and posts the valid ones in batches, each
-// retried on 429, 5xx and network errors; invalid ones are listed in
-// SendReport.Invalid and not sent. It stops, the rest zakat.SendNotSent, on a
-// 401/403 (ErrUnauthorized), a redirect (ErrRedirect), a failed TLS
+// with the validator of WithWebhookValidator) and posts the valid ones in
+// batches, each retried on 429, 5xx and network errors; invalid ones are
+// listed in SendReport.Invalid and not sent. It stops, the rest
+// zakat.SendNotSent, on a 401/403 (ErrUnauthorized), a redirect (ErrRedirect), a failed TLS
 // handshake, the end of ctx or the WithSendTimeout deadline. The report is
 // never nil and says what became of every transaction; the error is nil
 // when all were accepted, else a *SendError carrying the same report.
