@@ -22,7 +22,7 @@ const (
 	SendAccepted SendStatus = iota
 	// SendRejected: in a request the service refused with a 4xx (other than
 	// 409 and 429) to which no earlier attempt's outcome was unknown: it was
-	// not stored. Outcome.Err holds the service's answer (*APIError).
+	// not stored. Outcome.Err holds the service's answer (*paygate.APIError).
 	SendRejected
 	// SendUnconfirmed: stored or not, nothing proves which (a lost answer, a
 	// timeout, a 5xx, a 409, a redirect, a 4xx after an attempt whose
@@ -30,7 +30,7 @@ const (
 	SendUnconfirmed
 	// SendNotSent: no byte of it reached the service: the connection or its
 	// TLS handshake failed, or the send stopped before its request (the
-	// deadline of WithSendTimeout, the end of the context, an earlier 401,
+	// deadline of paygate.WithSendTimeout, the end of the context, an earlier 401,
 	// 403, redirect or TLS failure). Outcome.Err says why.
 	SendNotSent
 	// SendInvalid: it breaks a rule of the webhook body and was not sent;
@@ -160,7 +160,7 @@ type RequestReport struct {
 	// Attempts counts the attempts made; 0 when the request was never sent.
 	Attempts int
 	// RetryAfter is the wait the service asked for (Retry-After) that the
-	// sender would not make because it exceeds RetryPolicy.MaxDelay; 0
+	// sender would not make because it exceeds paygate.RetryPolicy.MaxDelay; 0
 	// otherwise.
 	RetryAfter time.Duration
 	// CallID names the request, as its attempts, log lines and errors do
