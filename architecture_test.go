@@ -26,7 +26,7 @@ var sides = []struct {
 	prefixes []string
 }{
 	{"callback", []string{"callback", "dedupe", "fulfil", "reconcile"}},
-	{"webhook", []string{"webhook", "ordernos"}},
+	{"webhook", []string{"webhook"}},
 }
 
 // sideOf names the side of file n, or "" for shared files.

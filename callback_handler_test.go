@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/paygate-go/paygate/internal/testbound"
 )
 
 // newCallbackRequest is gatewaytest.NewCallbackRequest, which this
@@ -435,7 +437,7 @@ func BenchmarkCallbackHandler(b *testing.B) {
 		}
 	})
 	b.Run("ratio", func(b *testing.B) {
-		benchRatios(b, 200, serveBody(h), ratioBaseline{"bare", serveBody(bare)})
+		testbound.BenchRatios(b, 200, serveBody(h), testbound.RatioBaseline{Name: "bare", Fn: serveBody(bare)})
 	})
 	// A new event each time: the same signed body, but a Deduper that sees
 	// every claim's key as new, so each delivery claims, runs Fulfil and
@@ -452,7 +454,7 @@ func BenchmarkCallbackHandler(b *testing.B) {
 		}
 	})
 	b.Run("new-event-ratio", func(b *testing.B) {
-		benchRatios(b, 200, serveBody(fresh), ratioBaseline{"bare", serveBody(bare)})
+		testbound.BenchRatios(b, 200, serveBody(fresh), testbound.RatioBaseline{Name: "bare", Fn: serveBody(bare)})
 	})
 }
 

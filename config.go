@@ -35,7 +35,7 @@ type envConfig struct {
 	agency, checkoutURL, reportsURL, payURL, webhookURL string
 	key                                                 Key
 	authToken, webhookPassword                          secret
-	rules                                               *WebhookValidator // PAYGATE_WEBHOOK_AGENCIES, when set
+	rules                                               *zakat.Validator // PAYGATE_WEBHOOK_AGENCIES, when set
 }
 
 // client builds a Client from the configuration, then opts (which may add
@@ -175,7 +175,7 @@ var envVars = [...]envVar{
 		}},
 	{name: EnvWebhookAgencies, option: "webhook agency", use: forSender, holds: "agency codes separated by commas, e.g. ADBLZS,ADBPPZ,ADB",
 		set: func(cfg *envConfig, v string) error {
-			rules, err := NewWebhookValidator(zakat.ParseAgencies(v)...)
+			rules, err := zakat.NewValidator(zakat.ParseAgencies(v)...)
 			cfg.rules = &rules
 			return err
 		}},

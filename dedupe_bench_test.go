@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/testbound"
 )
 
 // sweepDeduper is the design MemoryDeduper replaced, kept as a baseline:
@@ -107,7 +109,7 @@ func BenchmarkMemoryDeduperScale(b *testing.B) {
 			b.ReportAllocs()
 			small, large := newDedupeLoad(10_000, tt.sweep), newDedupeLoad(1_000_000, tt.sweep)
 			b.ResetTimer()
-			benchRatios(b, 1000, large.step, ratioBaseline{"10k", small.step})
+			testbound.BenchRatios(b, 1000, large.step, testbound.RatioBaseline{Name: "10k", Fn: small.step})
 			for _, l := range []struct {
 				name string
 				load *dedupeLoad

@@ -27,10 +27,11 @@
 // A partner bank posts zakat transactions:
 //
 //	sender, err := paygate.NewWebhookSenderFromEnv() // PAYGATE_WEBHOOK_URL, PAYGATE_WEBHOOK_PASSWORD, ...
-//	report, err := sender.Send(ctx, txs)             // report.Outcomes(): each tx's status; err: a *SendError
+//	report, err := sender.Send(ctx, txs)             // txs: []zakat.Transaction; report.Outcomes(): each one's status
 //
-// The values a transaction's agency, zakat_state and zakat_type take are
-// in package zakat (zakat.AgencyADBLZS, zakat.Selangor, zakat.ZakatFitrah).
+// Everything else of the bank's is in package zakat: the transaction and
+// its values (zakat.AgencyADBLZS, zakat.Selangor), the Validator and its
+// JSON Schema, the SendReport.
 //
 // Money is integer sen (Amount), never a float. Secrets (Key, the AuthToken,
 // the webhook password) print as [REDACTED] and never appear in an error or

@@ -4,7 +4,7 @@ import "github.com/paygate-go/paygate/internal/email"
 
 // ruleEmail is the text of a broken validEmail rule, for every e-mail field
 // (orders, webhook records).
-const ruleEmail = "must be a plain e-mail address (name@example.com: no display name, quotes or [address] literal)"
+const ruleEmail = email.Rule
 
 // validEmail is the SDK's one e-mail rule, for orders (docs/protocol.md A1
 // `email`) and webhook records (B2 and B3 `email`), since the protocol says
@@ -16,8 +16,3 @@ const ruleEmail = "must be a plain e-mail address (name@example.com: no display 
 // refused: the records are read by people and systems that expect a plain
 // address.
 func validEmail(s string) bool { return email.Valid(s) }
-
-// isAlnum reports whether c is an ASCII letter or digit.
-func isAlnum(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-}

@@ -3,10 +3,10 @@ package paygate
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/paygate-go/paygate/internal/fielderr"
+	"github.com/paygate-go/paygate/internal/sen"
 	"github.com/paygate-go/paygate/internal/signing"
 	"github.com/paygate-go/paygate/internal/skew"
 )
@@ -31,7 +31,7 @@ var (
 	// or verified unambiguously (docs/assumptions.md A-multiple-values).
 	ErrMultipleValues = signing.ErrMultipleValues
 	// ErrInvalidAmount: a money amount that breaks the rules of Amount.
-	ErrInvalidAmount = errors.New("paygate: invalid amount")
+	ErrInvalidAmount = sen.ErrInvalid
 	// ErrUnauthorized matches (errors.Is) an *APIError whose status is 401 or 403:
 	// a missing, wrong or expired credential or signature.
 	ErrUnauthorized = errors.New("paygate: unauthorized")
@@ -94,34 +94,14 @@ type FieldError struct {
 }
 
 // Error formats the problem as `field: rule (value "v")`.
-func (e FieldError) Error() string {
-	var b strings.Builder
-	if e.Field == "" {
-		b.WriteString("(body)")
-	} else {
-		b.WriteString(e.Field)
-	}
-	b.WriteString(": ")
-	b.WriteString(e.Rule)
-	if e.Value != "" {
-		b.WriteString(" (value ")
-		b.WriteString(strconv.Quote(e.Value))
-		b.WriteString(")")
-	}
-	return b.String()
-}
+func (e FieldError) Error() string { return fielderr.Text(e.Field, e.Rule, e.Value) }
 
 // maxErrorValue caps how much of an offending value an error repeats.
-const maxErrorValue = 64
+const maxErrorValue = fielderr.MaxValue
 
 // newFieldError builds a FieldError, truncating the value to maxErrorValue bytes.
 func newFieldError(field, rule, value string) FieldError {
-	if len(value) > maxErrorValue {
-		value = value[:maxErrorValue] + "…"
-	} else {
-		value = strings.Clone(value) // never pin the input it was read from
-	}
-	return FieldError{Field: field, Rule: rule, Value: value}
+	return FieldError{Field: field, Rule: rule, Value: fielderr.Clip(value)}
 }
 
 // ValidationError lists every problem found in one input, so that a caller can
@@ -130,34 +110,13 @@ func newFieldError(field, rule, value string) FieldError {
 type ValidationError struct {
 	// Problems lists every problem found, in input order.
 	Problems []FieldError
-	// limit, when > 0, is the most problems add records; it counts the
-	// others in dropped (ValidateBatchJSON, ValidateBatchReader).
-	limit, dropped int
 }
 
 // Error joins the problems, one per line after a count.
-func (e *ValidationError) Error() string {
-	var b strings.Builder
-	b.WriteString("paygate: ")
-	b.WriteString(strconv.Itoa(len(e.Problems)))
-	if len(e.Problems) == 1 {
-		b.WriteString(" validation problem")
-	} else {
-		b.WriteString(" validation problems")
-	}
-	for _, p := range e.Problems {
-		b.WriteString("\n\t")
-		b.WriteString(p.Error())
-	}
-	return b.String()
-}
+func (e *ValidationError) Error() string { return fielderr.List(e.Problems) }
 
 // add records one problem.
 func (e *ValidationError) add(field, rule, value string) {
-	if e.limit > 0 && len(e.Problems) >= e.limit {
-		e.dropped++
-		return
-	}
 	e.Problems = append(e.Problems, newFieldError(field, rule, value))
 }
 

@@ -75,22 +75,6 @@ func ExampleFPXCode() {
 	// failed Buyer Choose Cancel At Login Page
 }
 
-func ExampleValidateBatchJSON() {
-	_, err := paygate.ValidateBatchJSON([]byte(`{"transactions":[{"agency":"BANKLZS","orderno":"A1",
-		"amount":-5,"name":"Ali","email":"ali@example.com","time":"2026-11-22T10:30:00",
-		"status":"success","data":{"zakat_ic_no":"1234"}}]}`))
-	var ve *paygate.ValidationError
-	if errors.As(err, &ve) {
-		for _, p := range ve.Problems {
-			fmt.Println(p.Field, "|", p.Rule)
-		}
-	}
-	// Output:
-	// /transactions/0/amount | must be >= 0
-	// /transactions/0/time | must be ISO 8601 with a timezone offset (Z, +08:00 or +0800), e.g. 2026-11-22T10:30:00+08:00
-	// /transactions/0/data/zakat_ic_no | must be 12 digits
-}
-
 func ExampleWebhookSender_Send() {
 	// A stand-in for the service on loopback.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -99,7 +83,7 @@ func ExampleWebhookSender_Send() {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
-		_, err := paygate.ValidateBatchJSON(body)
+		_, err := zakat.Validator{}.ValidateBatchJSON(body)
 		fmt.Println("server:", r.URL.Path, err)
 	}))
 	defer srv.Close()
@@ -108,11 +92,11 @@ func ExampleWebhookSender_Send() {
 	if err != nil {
 		panic(err)
 	}
-	report, err := sender.Send(context.Background(), []paygate.Transaction{{
+	report, err := sender.Send(context.Background(), []zakat.Transaction{{
 		Agency: zakat.AgencyLZS, OrderNo: "A1", Amount: 2500, Name: "Ali", Email: "ali@example.com",
 		Time:   time.Date(2026, 11, 22, 10, 30, 0, 0, time.FixedZone("MYT", 8*3600)),
-		Status: paygate.StatusSuccess,
-		Data:   paygate.ZakatData{Type: zakat.ZakatPendapatan, State: zakat.Selangor},
+		Status: zakat.StatusSuccess,
+		Data:   zakat.Data{Type: zakat.ZakatPendapatan, State: zakat.Selangor},
 	}})
 	fmt.Println(report.Accepted, err)
 	// Output:
@@ -123,10 +107,10 @@ func ExampleWebhookSender_Send() {
 // What became of each transaction, by its index in the slice given to
 // Send: the report is never nil, and the error, a *SendError, carries the
 // same report and says only that the send was incomplete.
-func ExampleSendReport_Outcomes() {
+func ExampleWebhookSender_Send_outcomes() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		batch, _ := paygate.ValidateBatchJSON(body)
+		batch, _ := zakat.Validator{}.ValidateBatchJSON(body)
 		if batch.Transactions[0].OrderNo == "A2" {
 			w.WriteHeader(http.StatusUnprocessableEntity)
 			_, _ = io.WriteString(w, "unknown zakat_name")
@@ -138,12 +122,12 @@ func ExampleSendReport_Outcomes() {
 	if err != nil {
 		panic(err)
 	}
-	tx := paygate.Transaction{
+	tx := zakat.Transaction{
 		Agency: zakat.AgencyLZS, Amount: 2500, Name: "Ali", Email: "ali@example.com",
 		Time:   time.Date(2026, 11, 22, 10, 30, 0, 0, time.FixedZone("MYT", 8*3600)),
-		Status: paygate.StatusSuccess,
+		Status: zakat.StatusSuccess,
 	}
-	txs := []paygate.Transaction{tx, tx, tx}
+	txs := []zakat.Transaction{tx, tx, tx}
 	txs[0].OrderNo, txs[1].OrderNo, txs[2].OrderNo = "A1", "A2", "A3"
 	txs[2].Amount = -1 // invalid: never sent
 
@@ -163,8 +147,8 @@ func ExampleSendReport_Outcomes() {
 // The bank webhook page's endpoint and agency codes: the URL's path is
 // used as given, and the validator, the sender and the schema share the
 // codes.
-func ExampleWebhookValidator() {
-	rules, err := paygate.NewWebhookValidator(zakat.ADBAgencies()...)
+func ExampleWithWebhookValidator() {
+	rules, err := zakat.NewValidator(zakat.ADBAgencies()...)
 	if err != nil {
 		panic(err)
 	}
@@ -179,17 +163,17 @@ func ExampleWebhookValidator() {
 	if err != nil {
 		panic(err)
 	}
-	tx := paygate.Transaction{
+	tx := zakat.Transaction{
 		Agency: "ADBLZS", OrderNo: "A1", Amount: 2500, Name: "Ali", Email: "ali@example.com",
 		Time:   time.Date(2026, 11, 22, 10, 30, 0, 0, time.FixedZone("MYT", 8*3600)),
-		Status: paygate.StatusSuccess,
+		Status: zakat.StatusSuccess,
 	}
-	report, err := sender.Send(context.Background(), []paygate.Transaction{tx})
+	report, err := sender.Send(context.Background(), []zakat.Transaction{tx})
 	fmt.Println(report.Accepted, err)
-	fmt.Println(rules.Agencies(), paygate.ValidateTransactions([]paygate.Transaction{tx}))
+	fmt.Println(rules.Agencies(), zakat.Validator{}.ValidateTransactions([]zakat.Transaction{tx}))
 	// Output:
 	// server: /api/adb/webhook <nil>
 	// [A1] <nil>
 	// [ADBLZS ADBPPZ ADB] paygate: 1 validation problem
-	// 	/transactions/0/agency: must be one of BANKLZS, BANKPPZ, BANK (the document's placeholders, the default; the real service's are ADBLZS, ADBPPZ, ADB; set them with NewWebhookValidator, PAYGATE_WEBHOOK_AGENCIES or the CLI's -agencies) (value "ADBLZS")
+	// 	/transactions/0/agency: must be one of BANKLZS, BANKPPZ, BANK (the document's placeholders, the default; the real service's are ADBLZS, ADBPPZ, ADB; set them with zakat.NewValidator, PAYGATE_WEBHOOK_AGENCIES or the CLI's -agencies) (value "ADBLZS")
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/paygate-go/paygate/internal/testbound"
 )
 
 // reportServer serves pages pages of rows rows each on loopback, with a
@@ -59,14 +61,6 @@ func reportClient(tb testing.TB, srv *httptest.Server) *Client {
 	return c
 }
 
-// liveHeap is the heap in use after a full collection: live data only.
-func liveHeap() uint64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
-}
-
 // BenchmarkPaymentsMemory walks 1,000,000 rows in 1,000 pages from a local
 // server and reports the peak live heap (sampled after a forced collection
 // four times per page, so that garbage awaiting a collection does not count)
@@ -80,19 +74,19 @@ func BenchmarkPaymentsMemory(b *testing.B) {
 	if _, err := c.PaymentReportPage(context.Background(), q, 0); err != nil { // warm the server's buffer and the connection
 		b.Fatal(err)
 	}
-	base := liveHeap()
+	base := testbound.LiveHeap()
 	one, err := c.PaymentReportPage(context.Background(), q, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	pageBytes := liveHeap() - base
+	pageBytes := testbound.LiveHeap() - base
 	runtime.KeepAlive(one)
 	one = nil
 
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		base = liveHeap()
+		base = testbound.LiveHeap()
 		var peak uint64
 		n := 0
 		for _, err := range c.Payments(context.Background(), q) {
@@ -100,7 +94,7 @@ func BenchmarkPaymentsMemory(b *testing.B) {
 				b.Fatal(err)
 			}
 			if n%(rows/4) == 0 {
-				peak = max(peak, liveHeap()-base)
+				peak = max(peak, testbound.LiveHeap()-base)
 			}
 			n++
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate/internal/jsonscan"
+	"github.com/paygate-go/paygate/internal/sen"
 )
 
 // PaymentRecord is one payment as the payment report (ReportRow.Payment)
@@ -304,7 +305,7 @@ func (p *PaymentRecord) status(s recordSlot) {
 func parseRecordTime(s string) time.Time {
 	var layout string
 	switch {
-	case len(s) == 14 && nonDigit(s) < 0:
+	case len(s) == 14 && sen.NonDigit(s) < 0:
 		layout = "20060102150405"
 	case len(s) == 10:
 		layout = time.DateOnly

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate/internal/signing"
+	"github.com/paygate-go/paygate/internal/testbound"
 )
 
 // benchOrder is a typical order: the fields of docs/protocol.md A1, whose table has seven
@@ -79,38 +80,6 @@ func peersVerify(rawKey []byte, form url.Values) bool {
 	return hmac.Equal([]byte(sig), []byte(strings.ToLower(form.Get("signature"))))
 }
 
-// ratioBaseline is one implementation timed against the subject.
-type ratioBaseline struct {
-	name string
-	fn   func()
-}
-
-// benchRatios times the subject and each baseline in alternating batches of
-// batch calls, so that the drift of a shared machine falls on all of them
-// alike, and reports subject time / baseline time for each ("x/<name>").
-func benchRatios(b *testing.B, batch int, subject func(), baselines ...ratioBaseline) {
-	var sub time.Duration
-	base := make([]time.Duration, len(baselines))
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
-		for j := 0; j < batch; j++ {
-			subject()
-		}
-		sub += time.Since(start)
-		for k, bl := range baselines {
-			start = time.Now()
-			for j := 0; j < batch; j++ {
-				bl.fn()
-			}
-			base[k] += time.Since(start)
-		}
-	}
-	b.ReportMetric(float64(sub)/float64(b.N*batch), "ns/call")
-	for k, bl := range baselines {
-		b.ReportMetric(float64(sub)/float64(base[k]), "x/"+bl.name)
-	}
-}
-
 // BenchmarkSigning reports the signing ratios: SignForm of the 10-field
 // order (returning its copy) and VerifyCallback of the 11-field callback,
 // each against a bare hmac.New HMAC of the same message ("x/hmacNew") and
@@ -132,15 +101,15 @@ func BenchmarkSigning(b *testing.B) {
 	}
 	b.Run("SignForm", func(b *testing.B) {
 		msg := []byte(orderMsg.Text)
-		benchRatios(b, 200, func() { _, _ = SignForm(key, order, now) },
-			ratioBaseline{"hmacNew", func() { rawHMACNew(rawKey, msg) }},
-			ratioBaseline{"peers", func() { peersSign(rawKey, order, now) }})
+		testbound.BenchRatios(b, 200, func() { _, _ = SignForm(key, order, now) },
+			testbound.RatioBaseline{Name: "hmacNew", Fn: func() { rawHMACNew(rawKey, msg) }},
+			testbound.RatioBaseline{Name: "peers", Fn: func() { peersSign(rawKey, order, now) }})
 	})
 	b.Run("VerifyCallback", func(b *testing.B) {
 		msg := []byte(cbMsgs[0].Text)
-		benchRatios(b, 200, func() { _ = VerifyCallback(cb, key) },
-			ratioBaseline{"hmacNew", func() { rawHMACNew(rawKey, msg) }},
-			ratioBaseline{"peers", func() { peersVerify(rawKey, cb) }})
+		testbound.BenchRatios(b, 200, func() { _ = VerifyCallback(cb, key) },
+			testbound.RatioBaseline{Name: "hmacNew", Fn: func() { rawHMACNew(rawKey, msg) }},
+			testbound.RatioBaseline{Name: "peers", Fn: func() { peersVerify(rawKey, cb) }})
 	})
 	b.Run("ClientPOSTBody", func(b *testing.B) {
 		c, err := NewClient(WithKey(key), WithCheckoutURL("https://gw.example.my"))
@@ -148,8 +117,8 @@ func BenchmarkSigning(b *testing.B) {
 			b.Fatal(err)
 		}
 		const target = "https://gw.example.my/v2/checkout"
-		benchRatios(b, 200, func() { _, _ = c.signedPOSTBody(target, order, now) },
-			ratioBaseline{"SignForm+Encode", func() {
+		testbound.BenchRatios(b, 200, func() { _, _ = c.signedPOSTBody(target, order, now) },
+			testbound.RatioBaseline{Name: "SignForm+Encode", Fn: func() {
 				signed, _ := SignForm(key, order, now)
 				_ = signed.Encode()
 			}})

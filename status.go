@@ -1,7 +1,7 @@
 package paygate
 
 // Status is a payment status (docs/protocol.md "States"): the callback
-// `status` field (A2) and the webhook transaction `status` (B2).
+// `status` field (A2) and a report row's.
 type Status string
 
 // The payment status values docs/protocol.md "States" lists.

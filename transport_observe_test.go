@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate/observe"
+	"github.com/paygate-go/paygate/zakat"
 	"github.com/stretchr/testify/require"
 )
 
@@ -132,7 +133,7 @@ func TestWithObserverTellsSends(t *testing.T) {
 	require.NoError(t, err)
 	bad := validTx(9)
 	bad.Email = "not an address"
-	_, err = s.Send(context.Background(), []Transaction{validTx(1), validTx(2), validTx(3), bad})
+	_, err = s.Send(context.Background(), []zakat.Transaction{validTx(1), validTx(2), validTx(3), bad})
 	require.Error(t, err)
 	call := observe.Call{Method: "POST", Route: "/bank/hook"}
 	sent := observe.CallEnd{Attempts: 1, Status: 200}

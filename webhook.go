@@ -1,61 +1,74 @@
 package paygate
 
+// The bank's side of the SDK: a WebhookSender posts zakat transactions
+// (package zakat: the records, their validator and the send's report) to
+// the bank webhook, docs/protocol.md endpoint 7.
+
 import (
-	_ "embed"
-	"slices"
+	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/paygate-go/paygate/zakat"
 )
 
-// Batch is the webhook request body (docs/protocol.md B1).
-type Batch struct {
-	// Schema is the optional JSON Schema reference ($schema).
-	Schema string `json:"$schema,omitempty"`
-	// Transactions are the records, required.
-	Transactions []Transaction `json:"transactions"`
+// SendError is Send's error when any transaction is not
+// zakat.SendAccepted: the send is incomplete. Its message names the counts
+// and the first problem; Report says what became of each transaction. It
+// unwraps to the validation error and every request's error, so
+// errors.Is(err, ErrUnauthorized) and errors.As(err, &*zakat.ValidationError)
+// work.
+type SendError struct {
+	// Report is the report Send returned with this error.
+	Report *zakat.SendReport
+	// causes are the validation error and each failed request's error.
+	causes []error
 }
 
-// Transaction is one zakat payment record (docs/protocol.md B2). Its
-// Agency and its Data's State and Type take the values of package zakat.
-type Transaction struct {
-	Agency  zakat.Agency `json:"agency"`  // the zakat agency the payment goes to
-	OrderNo string       `json:"orderno"` // unique per transaction
-	Amount  Amount       `json:"amount"`  // RM as a JSON number, >= 0
-	Name    string       `json:"name"`    // the customer's name
-	Email   string       `json:"email"`   // the customer's e-mail address (docs/assumptions.md A-email)
-	// Time is sent as RFC 3339 with its own offset ("2026-11-22T10:30:00+08:00");
-	// ValidateBatchJSON reads the other ISO 8601 forms too
-	// (docs/assumptions.md A-webhook-time).
-	Time   time.Time `json:"time"`
-	Status Status    `json:"status"` // success, pending or failed
-	Data   ZakatData `json:"data"`   // the zakat details (B3)
+// Error says that the send is incomplete, with the count of each status
+// and the first problem.
+func (e *SendError) Error() string {
+	r := e.Report
+	var b strings.Builder
+	fmt.Fprintf(&b, "paygate: send incomplete: %d of %d transactions accepted, %d rejected, %d unconfirmed, %d not sent, %d invalid (SendReport.Outcomes says which)",
+		len(r.Accepted), r.Total(), len(r.Rejected), len(r.Unconfirmed), len(r.NotSent), len(r.Invalid))
+	if len(e.causes) > 0 {
+		b.WriteString("; first problem: ")
+		b.WriteString(e.causes[0].Error())
+	}
+	return b.String()
 }
 
-// ZakatData is the transaction `data` object (docs/protocol.md B3): all fields optional
-// strings; an empty field is left out of the JSON.
-type ZakatData struct {
-	Email      string      `json:"email,omitempty"`           // an e-mail address (docs/assumptions.md A-email)
-	Name       string      `json:"zakat_name,omitempty"`      // the name the zakat is paid for
-	ICNo       string      `json:"zakat_ic_no,omitempty"`     // 12 digits
-	State      zakat.State `json:"zakat_state,omitempty"`     // the payer's state
-	Type       zakat.Type  `json:"zakat_type,omitempty"`      // the kind of zakat
-	Year       string      `json:"zakat_year,omitempty"`      // 4 digits
-	Phone      string      `json:"zakat_phone,omitempty"`     // 10 to 12 digits
-	Address    string      `json:"zakat_address,omitempty"`   // free text
-	Postcode   string      `json:"zakat_postcode,omitempty"`  // 5 digits
-	City       string      `json:"zakat_city,omitempty"`      // free text
-	Amount     string      `json:"zakat_amount,omitempty"`    // numeric, at most 2 decimals
-	Rate       string      `json:"zakat_rate,omitempty"`      // rice price per kg; fitrah only
-	Dependants string      `json:"zakat_dependant,omitempty"` // whole number (A-webhook-dependants); fitrah only
+// Unwrap returns the validation error and each failed request's error.
+func (e *SendError) Unwrap() []error { return e.causes }
+
+// sendError is the error of a Send that filed report: nil when every
+// transaction was accepted.
+func sendError(report *zakat.SendReport, causes []error) error {
+	if len(report.Accepted) == report.Total() {
+		return nil
+	}
+	return &SendError{Report: report, causes: causes}
 }
 
-//go:embed webhook_schema.json
-var webhookSchema []byte
+// fileRequest records a request in report and puts its ordernos in the
+// list of its status.
+func fileRequest(report *zakat.SendReport, rr zakat.RequestReport) {
+	lists := [...]*[]string{zakat.SendAccepted: &report.Accepted, zakat.SendRejected: &report.Rejected,
+		zakat.SendUnconfirmed: &report.Unconfirmed, zakat.SendNotSent: &report.NotSent}
+	*lists[rr.Status] = append(*lists[rr.Status], rr.OrderNos...)
+	report.Requests = append(report.Requests, rr)
+}
 
-// WebhookSchema returns the JSON Schema (draft 2020-12) of the webhook body,
-// for banks' own tooling. It expresses every per-field rule of docs/protocol.md B1-B3; the
-// cross-item rules (unique orderno, the fitrah product) are named in its
-// $comment and checked by ValidateBatchJSON. Its `agency` enum is the
-// document's codes; WebhookValidator.Schema has a validator's.
-func WebhookSchema() []byte { return slices.Clone(webhookSchema) }
+// deadlineError is the cause of a Send's context when WithSendTimeout's
+// deadline passes.
+type deadlineError struct{ d time.Duration }
+
+// Error names the deadline and the option that sets it.
+func (e *deadlineError) Error() string {
+	return fmt.Sprintf("paygate: the send's deadline passed (%v, WithSendTimeout)", e.d)
+}
+
+// Is makes the deadline match context.DeadlineExceeded.
+func (e *deadlineError) Is(target error) bool { return target == context.DeadlineExceeded }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/require"
+
+	"github.com/paygate-go/paygate/zakat"
 )
 
 // Send's contract: the report is never nil and Outcomes gives, for every
@@ -19,39 +21,39 @@ import (
 // matches the causes (errors.Is / errors.As).
 func TestSendOutcomesByIndex(t *testing.T) {
 	const (
-		A = TxAccepted
-		R = TxRejected
-		U = TxUnconfirmed
-		N = TxNotSent
-		I = TxInvalid
+		A = zakat.SendAccepted
+		R = zakat.SendRejected
+		U = zakat.SendUnconfirmed
+		N = zakat.SendNotSent
+		I = zakat.SendInvalid
 	)
 	tests := []struct {
 		name    string
 		n       int
 		invalid []int          // indexes made invalid
 		answers map[string]int // first orderno of a request -> status (default 200)
-		want    []TxStatus
+		want    []zakat.SendStatus
 		wantMsg string // in the error text
 		wantIs  error
 	}{
-		{name: "all accepted", n: 5, want: []TxStatus{A, A, A, A, A}},
-		{name: "nothing to send", n: 0, want: []TxStatus{}},
+		{name: "all accepted", n: 5, want: []zakat.SendStatus{A, A, A, A, A}},
+		{name: "nothing to send", n: 0, want: []zakat.SendStatus{}},
 		{
 			name: "every status", n: 7, invalid: []int{1},
 			answers: map[string]int{"ORD-000003": 422, "ORD-000005": 500},
-			want:    []TxStatus{A, I, A, R, R, U, U},
+			want:    []zakat.SendStatus{A, I, A, R, R, U, U},
 			wantMsg: "send incomplete: 2 of 7 transactions accepted, 2 rejected, 2 unconfirmed, 0 not sent, 1 invalid",
 		},
 		{
 			name: "401 stops the send", n: 6,
 			answers: map[string]int{"ORD-000002": 401},
-			want:    []TxStatus{A, A, R, R, N, N},
+			want:    []zakat.SendStatus{A, A, R, R, N, N},
 			wantMsg: "2 of 6 transactions accepted, 2 rejected, 0 unconfirmed, 2 not sent, 0 invalid",
 			wantIs:  ErrUnauthorized,
 		},
 		{
 			name: "all invalid", n: 2, invalid: []int{0, 1},
-			want:    []TxStatus{I, I},
+			want:    []zakat.SendStatus{I, I},
 			wantMsg: "0 of 2 transactions accepted",
 		},
 	}
@@ -73,27 +75,27 @@ func TestSendOutcomesByIndex(t *testing.T) {
 			require.NotNil(t, report)
 			out := report.Outcomes()
 			require.Len(t, out, tt.n)
-			lists := map[TxStatus][]string{}
+			lists := map[zakat.SendStatus][]string{}
 			for i, o := range out {
 				require.Equal(t, i, o.Index)
 				require.Equal(t, txs[i].OrderNo, o.OrderNo)
 				require.Equal(t, tt.want[i], o.Status, "transaction %d", i)
-				require.Equal(t, o.Status == TxAccepted, o.Err == nil, "an error exactly when not accepted: %v", o.Err)
-				require.Equal(t, o.Status.SafeToResend(), o.Status == TxUnconfirmed || o.Status == TxNotSent)
-				if o.Status == TxInvalid {
+				require.Equal(t, o.Status == zakat.SendAccepted, o.Err == nil, "an error exactly when not accepted: %v", o.Err)
+				require.Equal(t, o.Status.SafeToResend(), o.Status == zakat.SendUnconfirmed || o.Status == zakat.SendNotSent)
+				if o.Status == zakat.SendInvalid {
 					require.Equal(t, -1, o.Request)
-					var ve *ValidationError
+					var ve *zakat.ValidationError
 					require.ErrorAs(t, o.Err, &ve)
 				} else {
 					require.Contains(t, report.Requests[o.Request].OrderNos, o.OrderNo)
 				}
 				lists[o.Status] = append(lists[o.Status], o.OrderNo)
 			}
-			require.Equal(t, lists[TxAccepted], report.Accepted)
-			require.Equal(t, lists[TxRejected], report.Rejected)
-			require.Equal(t, lists[TxUnconfirmed], report.Unconfirmed)
-			require.Equal(t, lists[TxNotSent], report.NotSent)
-			require.Len(t, report.Invalid, len(lists[TxInvalid]))
+			require.Equal(t, lists[zakat.SendAccepted], report.Accepted)
+			require.Equal(t, lists[zakat.SendRejected], report.Rejected)
+			require.Equal(t, lists[zakat.SendUnconfirmed], report.Unconfirmed)
+			require.Equal(t, lists[zakat.SendNotSent], report.NotSent)
+			require.Len(t, report.Invalid, len(lists[zakat.SendInvalid]))
 			if len(report.Accepted) == tt.n {
 				require.NoError(t, err)
 				return
@@ -106,19 +108,10 @@ func TestSendOutcomesByIndex(t *testing.T) {
 				require.ErrorIs(t, err, tt.wantIs)
 			}
 			if len(tt.invalid) > 0 {
-				var ve *ValidationError
+				var ve *zakat.ValidationError
 				require.ErrorAs(t, err, &ve)
 			}
 		})
-	}
-}
-
-func TestTxStatusString(t *testing.T) {
-	for s, want := range map[TxStatus]string{
-		TxAccepted: "accepted", TxRejected: "rejected", TxUnconfirmed: "unconfirmed",
-		TxNotSent: "not sent", TxInvalid: "invalid", TxStatus(9): "TxStatus(9)",
-	} {
-		require.Equal(t, want, s.String())
 	}
 }
 
@@ -154,7 +147,8 @@ func TestSendErrorKeepsTheReport(t *testing.T) {
 // A SendError without causes (one a caller builds) says the counts and
 // names no first problem.
 func TestSendErrorWithoutCausesSaysTheCounts(t *testing.T) {
-	err := &SendError{Report: &SendReport{NotSent: []string{"ORD-1"}, total: 1}}
+	err := &SendError{Report: &zakat.SendReport{NotSent: []string{"ORD-1"},
+		Requests: []zakat.RequestReport{{OrderNos: []string{"ORD-1"}, Indexes: []int{0}, Status: zakat.SendNotSent}}}}
 	require.Equal(t, "paygate: send incomplete: 0 of 1 transactions accepted, 0 rejected, 0 unconfirmed, 1 not sent, 0 invalid (SendReport.Outcomes says which)", err.Error())
 	require.Empty(t, err.Unwrap())
 }

@@ -7,12 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/paygate-go/paygate/internal/callid"
 	"github.com/paygate-go/paygate/observe"
+	"github.com/paygate-go/paygate/zakat"
 )
 
 // DefaultBatchSize is how many transactions one webhook request carries
@@ -26,7 +27,7 @@ type WebhookSender struct {
 	endpoint  string
 	password  secret
 	batchSize int
-	rules     WebhookValidator
+	rules     zakat.Validator
 	transport transport
 	// sendTimeout bounds one Send (WithSendTimeout).
 	sendTimeout time.Duration
@@ -73,10 +74,11 @@ func WithBatchSize(n int) SenderOption {
 const DefaultSendTimeout = 5 * time.Minute
 
 // WithSendTimeout bounds one Send, all its requests, attempts and waits
-// included (default DefaultSendTimeout; d > 0). When it passes, the request
-// under way is TxUnconfirmed (or TxNotSent if nothing of it reached the
-// service) and the requests not yet made are TxNotSent: safe to send again.
-// The context given to Send can end it sooner.
+// included (default DefaultSendTimeout; d > 0). When it passes, the
+// request under way is zakat.SendUnconfirmed (or zakat.SendNotSent if
+// nothing of it reached the service) and the requests not yet made are
+// zakat.SendNotSent: safe to send again. The context given to Send can end
+// it sooner.
 func WithSendTimeout(d time.Duration) SenderOption {
 	return senderOption(func(s *WebhookSender) error {
 		if d <= 0 {
@@ -91,7 +93,7 @@ func WithSendTimeout(d time.Duration) SenderOption {
 // agency codes (zakat.ADBAgencies for the bank webhook page's ADBLZS,
 // ADBPPZ, ADB) are the ones accepted (docs/assumptions.md A-webhook-brand).
 // Without it the document's codes are.
-func WithWebhookValidator(v WebhookValidator) SenderOption {
+func WithWebhookValidator(v zakat.Validator) SenderOption {
 	return senderOption(func(s *WebhookSender) error {
 		s.rules = v
 		return nil
@@ -143,18 +145,18 @@ func checkWebhookPassword(password string) error {
 	return nil
 }
 
-// Send checks every transaction (ValidateTransactions, with the agency
-// codes of WithWebhookValidator) and posts the valid ones in batches, each
-// retried on 429, 5xx and network errors; invalid ones are listed in
-// SendReport.Invalid and not sent. It stops, the rest TxNotSent, on a
-// 401/403 (ErrUnauthorized), a redirect (ErrRedirect), a failed TLS
+// Send checks every transaction (zakat.Validator.ValidateTransactions,
+// with the validator of WithWebhookValidator) and posts the valid ones in
+// batches, each retried on 429, 5xx and network errors; invalid ones are
+// listed in SendReport.Invalid and not sent. It stops, the rest
+// zakat.SendNotSent, on a 401/403 (ErrUnauthorized), a redirect (ErrRedirect), a failed TLS
 // handshake, the end of ctx or the WithSendTimeout deadline. The report is
 // never nil and says what became of every transaction; the error is nil
 // when all were accepted, else a *SendError carrying the same report.
-func (s *WebhookSender) Send(ctx context.Context, txs []Transaction) (report *SendReport, err error) {
+func (s *WebhookSender) Send(ctx context.Context, txs []zakat.Transaction) (report *zakat.SendReport, err error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, s.sendTimeout, &deadlineError{d: s.sendTimeout})
 	defer cancel()
-	report = &SendReport{total: len(txs)}
+	report = &zakat.SendReport{}
 	if o := s.transport.observer; o != nil {
 		ctx = o.SendStart(ctx, observe.Send{Transactions: len(txs)})
 		defer func() {
@@ -164,8 +166,9 @@ func (s *WebhookSender) Send(ctx context.Context, txs []Transaction) (report *Se
 	}
 	var causes []error
 	valid, idx := validTransactions(txs, nil)
-	if byTx, err := checkTyped(txs, s.rules); err != nil {
-		report.Invalid = invalidTransactions(txs, byTx)
+	var ve *zakat.ValidationError
+	if err := s.rules.ValidateTransactions(txs); errors.As(err, &ve) {
+		report.Invalid = invalidTransactions(txs, ve.Problems)
 		causes = append(causes, fmt.Errorf("%d of %d transactions invalid, not sent: %w", len(report.Invalid), len(txs), err))
 		valid, idx = validTransactions(txs, report.Invalid)
 	}
@@ -174,11 +177,11 @@ func (s *WebhookSender) Send(ctx context.Context, txs []Transaction) (report *Se
 		end := min(start+s.batchSize, len(valid))
 		chunk := batchPart{txs: valid[start:end], idx: idx[start:end]}
 		if stopped != nil {
-			report.file(notSentAfter(chunk, stopped))
+			fileRequest(report, notSentAfter(chunk, stopped))
 			continue
 		}
 		rr, err := s.sendChunk(ctx, chunk)
-		report.file(rr)
+		fileRequest(report, rr)
 		if err == nil {
 			continue
 		}
@@ -193,7 +196,7 @@ func (s *WebhookSender) Send(ctx context.Context, txs []Transaction) (report *Se
 // batchPart is the transactions of one request and their positions in the
 // slice given to Send.
 type batchPart struct {
-	txs []Transaction
+	txs []zakat.Transaction
 	idx []int
 }
 
@@ -213,7 +216,7 @@ func stopCause(ctx context.Context, err error) error {
 }
 
 // orderNos lists the ordernos of a request's transactions.
-func orderNos(chunk []Transaction) []string {
+func orderNos(chunk []zakat.Transaction) []string {
 	nos := make([]string, len(chunk))
 	for i := range chunk {
 		nos[i] = chunk[i].OrderNo
@@ -222,19 +225,19 @@ func orderNos(chunk []Transaction) []string {
 }
 
 // notSentAfter is the report of a request not made because an earlier
-// one stopped the send: its transactions are TxNotSent.
-func notSentAfter(chunk batchPart, stopped error) RequestReport {
-	return RequestReport{OrderNos: orderNos(chunk.txs), Indexes: chunk.idx, Status: TxNotSent,
+// one stopped the send: its transactions are zakat.SendNotSent.
+func notSentAfter(chunk batchPart, stopped error) zakat.RequestReport {
+	return zakat.RequestReport{OrderNos: orderNos(chunk.txs), Indexes: chunk.idx, Status: zakat.SendNotSent,
 		Err: fmt.Errorf("paygate: not sent: the send stopped before this request: %w", stopped)}
 }
 
 // sendChunk posts one request's transactions and returns its report; err
 // is the request's error as the transport gave it.
-func (s *WebhookSender) sendChunk(ctx context.Context, chunk batchPart) (rr RequestReport, err error) {
+func (s *WebhookSender) sendChunk(ctx context.Context, chunk batchPart) (rr zakat.RequestReport, err error) {
 	rr.OrderNos, rr.Indexes = orderNos(chunk.txs), chunk.idx
 	resp, err := s.post(ctx, chunk.txs)
 	if err == nil {
-		rr.StatusCode, rr.Attempts, rr.Status = resp.StatusCode, resp.Attempts, TxAccepted
+		rr.StatusCode, rr.Attempts, rr.Status = resp.StatusCode, resp.Attempts, zakat.SendAccepted
 		rr.CallID, rr.RequestID = resp.callID, callid.FromHeader(resp.Header)
 		return rr, nil
 	}
@@ -258,26 +261,26 @@ func (s *WebhookSender) sendChunk(ctx context.Context, chunk batchPart) (rr Requ
 
 // classify says what a failed request's error proves about its
 // transactions and, unless the service's answer proves they were not
-// stored (TxRejected), why.
-func classify(ctx context.Context, err error) (TxStatus, string) {
+// stored (zakat.SendRejected), why.
+func classify(ctx context.Context, err error) (zakat.SendStatus, string) {
 	var apiErr *APIError
 	switch {
 	case !reachedService(err):
-		return TxNotSent, notSentBecause(ctx, err)
+		return zakat.SendNotSent, notSentBecause(ctx, err)
 	case ctx.Err() != nil:
-		return TxUnconfirmed, endedBy(ctx) + " before an answer proved the outcome"
+		return zakat.SendUnconfirmed, endedBy(ctx) + " before an answer proved the outcome"
 	case !errors.As(err, &apiErr):
-		return TxUnconfirmed, "no answer (the request may have reached the service)"
+		return zakat.SendUnconfirmed, "no answer (the request may have reached the service)"
 	case apiErr.StatusCode/100 == 3:
-		return TxUnconfirmed, "the service redirected the request, which was not followed"
+		return zakat.SendUnconfirmed, "the service redirected the request, which was not followed"
 	case apiErr.StatusCode == http.StatusTooManyRequests || apiErr.StatusCode >= 500:
-		return TxUnconfirmed, retriesEndedBecause(err)
+		return zakat.SendUnconfirmed, retriesEndedBecause(err)
 	case earlierUnknown(err):
-		return TxUnconfirmed, fmt.Sprintf("an earlier attempt's outcome is unknown, so the later HTTP %d cannot prove the batch was not stored", apiErr.StatusCode)
+		return zakat.SendUnconfirmed, fmt.Sprintf("an earlier attempt's outcome is unknown, so the later HTTP %d cannot prove the batch was not stored", apiErr.StatusCode)
 	case apiErr.StatusCode == http.StatusConflict:
-		return TxUnconfirmed, "HTTP 409: the service may hold these ordernos already"
+		return zakat.SendUnconfirmed, "HTTP 409: the service may hold these ordernos already"
 	}
-	return TxRejected, ""
+	return zakat.SendRejected, ""
 }
 
 // reachedService reports whether any attempt of a failed request may have
@@ -326,19 +329,41 @@ func endedBy(ctx context.Context) string {
 	return "the context ended"
 }
 
-// invalidTransactions lists the transactions with problems (checkTyped's),
-// in index order; each has its own copy of its problems.
-func invalidTransactions(txs []Transaction, byTx []txProblems) []InvalidTransaction {
-	out := make([]InvalidTransaction, len(byTx))
-	for k, p := range byTx {
-		out[k] = InvalidTransaction{Index: p.index, OrderNo: txs[p.index].OrderNo, Problems: slices.Clone(p.problems)}
+// invalidTransactions groups the problems of ValidateTransactions, which
+// come in index order, by the transaction their JSON pointer names
+// (/transactions/<i>/...), each with its own problems.
+func invalidTransactions(txs []zakat.Transaction, problems []zakat.FieldError) []zakat.InvalidTransaction {
+	var out []zakat.InvalidTransaction
+	for _, p := range problems {
+		i := pointerIndex(p.Field)
+		if n := len(out); n == 0 || out[n-1].Index != i {
+			it := zakat.InvalidTransaction{Index: i}
+			if 0 <= i && i < len(txs) {
+				it.OrderNo = txs[i].OrderNo
+			}
+			out = append(out, it)
+		}
+		last := &out[len(out)-1]
+		last.Problems = append(last.Problems, p)
 	}
 	return out
 }
 
+// pointerIndex is the transaction a problem's JSON pointer names
+// (/transactions/<i>/...), or -1.
+func pointerIndex(pointer string) int {
+	rest, ok := strings.CutPrefix(pointer, "/transactions/")
+	digits, _, _ := strings.Cut(rest, "/")
+	i, err := strconv.Atoi(digits)
+	if !ok || err != nil {
+		return -1
+	}
+	return i
+}
+
 // validTransactions is txs without the invalid ones (in index order),
 // with the index in txs of each.
-func validTransactions(txs []Transaction, invalid []InvalidTransaction) ([]Transaction, []int) {
+func validTransactions(txs []zakat.Transaction, invalid []zakat.InvalidTransaction) ([]zakat.Transaction, []int) {
 	if len(invalid) == 0 {
 		idx := make([]int, len(txs))
 		for i := range idx {
@@ -346,7 +371,7 @@ func validTransactions(txs []Transaction, invalid []InvalidTransaction) ([]Trans
 		}
 		return txs, idx
 	}
-	valid := make([]Transaction, 0, len(txs)-len(invalid))
+	valid := make([]zakat.Transaction, 0, len(txs)-len(invalid))
 	idx := make([]int, 0, len(txs)-len(invalid))
 	next := 0
 	for i := range txs {
@@ -361,8 +386,8 @@ func validTransactions(txs []Transaction, invalid []InvalidTransaction) ([]Trans
 
 // post sends one batch with retries. A 2xx is the answer whatever its body
 // (docs/assumptions.md A-webhook-answers), which is cut, never an error.
-func (s *WebhookSender) post(ctx context.Context, chunk []Transaction) (*response, error) {
-	body, err := json.Marshal(Batch{Transactions: chunk})
+func (s *WebhookSender) post(ctx context.Context, chunk []zakat.Transaction) (*response, error) {
+	body, err := json.Marshal(zakat.Batch{Transactions: chunk})
 	if err != nil {
 		return nil, fmt.Errorf("paygate: encoding the batch: %w", err)
 	}

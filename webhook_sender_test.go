@@ -48,8 +48,27 @@ func newTestSender(t *testing.T, opts ...SenderOption) (*WebhookSender, testboun
 	return s, mt, logs
 }
 
-func validTxs(n int) []Transaction {
-	txs := make([]Transaction, n)
+// validTx is a transaction that passes every rule; tests change one thing.
+func validTx(i int) zakat.Transaction {
+	return zakat.Transaction{
+		Agency:  zakat.AgencyLZS,
+		OrderNo: fmt.Sprintf("ORD-%06d", i),
+		Amount:  1050,
+		Name:    "Ahmad bin Ali",
+		Email:   "ahmad@example.com",
+		Time:    time.Date(2026, 11, 22, 10, 30, 0, 0, time.FixedZone("", 8*3600)),
+		Status:  zakat.StatusSuccess,
+		Data: zakat.Data{
+			Email: "ahmad@example.com", Name: "Ahmad bin Ali", ICNo: "900101145678",
+			State: zakat.Selangor, Type: zakat.ZakatFitrah, Year: "2026", Phone: "0123456789",
+			Address: "1 Jalan Satu", Postcode: "40000", City: "Shah Alam", Amount: "10.50",
+			Rate: "2.625", Dependants: "4",
+		},
+	}
+}
+
+func validTxs(n int) []zakat.Transaction {
+	txs := make([]zakat.Transaction, n)
 	for i := range txs {
 		txs[i] = validTx(i)
 	}
@@ -61,7 +80,7 @@ func decodeBody(t *testing.T, req *http.Request) []string {
 	t.Helper()
 	raw, err := io.ReadAll(req.Body)
 	require.NoError(t, err)
-	batch, err := ValidateBatchJSON(raw)
+	batch, err := zakat.Validator{}.ValidateBatchJSON(raw)
 	require.NoError(t, err, "the sender posts a valid body")
 	var ids []string
 	for _, tx := range batch.Transactions {
@@ -152,7 +171,7 @@ func TestWebhookSenderSendsTheValidOnes(t *testing.T) {
 	txs[3].OrderNo = txs[0].OrderNo // a repeat: the first is sent, the repeat is not
 	txs[4].Amount = -1
 	report, err := s.Send(context.Background(), txs)
-	var ve *ValidationError
+	var ve *zakat.ValidationError
 	require.ErrorAs(t, err, &ve)
 	require.Len(t, ve.Problems, 3)
 	require.Equal(t, []string{"ORD-000000", "ORD-000001"}, sent, "only valid transactions reach the network")
@@ -333,7 +352,7 @@ func TestWebhookSenderNeverSendsTextNotUTF8(t *testing.T) {
 	for k, it := range report.Invalid {
 		require.Equal(t, k, it.Index)
 		require.Len(t, it.Problems, 1)
-		require.Equal(t, ruleUTF8, it.Problems[0].Rule)
+		require.Contains(t, it.Problems[0].Rule, "must be valid UTF-8")
 	}
 	require.Equal(t, "/transactions/2/data/zakat_name", report.Invalid[2].Problems[0].Field)
 
@@ -343,14 +362,14 @@ func TestWebhookSenderNeverSendsTextNotUTF8(t *testing.T) {
 	require.Len(t, report.Invalid, 3)
 	require.Equal(t, []string{"ORD-000003"}, report.Accepted)
 	require.Len(t, bodies, 1)
-	batch, err := ValidateBatchJSON(bodies[0])
+	batch, err := zakat.Validator{}.ValidateBatchJSON(bodies[0])
 	require.NoError(t, err)
-	require.Equal(t, []Transaction{txs[3]}, normalTimes(batch.Transactions, txs[3].Time.Location()))
+	require.Equal(t, []zakat.Transaction{txs[3]}, normalTimes(batch.Transactions, txs[3].Time.Location()))
 }
 
 // normalTimes puts the times of txs in loc, to compare them with what was
 // sent.
-func normalTimes(txs []Transaction, loc *time.Location) []Transaction {
+func normalTimes(txs []zakat.Transaction, loc *time.Location) []zakat.Transaction {
 	for i := range txs {
 		txs[i].Time = txs[i].Time.In(loc)
 	}
@@ -375,8 +394,8 @@ func TestWebhookSenderTimeThatCannotBeEncodedIsInvalid(t *testing.T) {
 	require.Equal(t, []string{"ORD-000000", "ORD-000002"}, sent)
 	require.Equal(t, sent, report.Accepted)
 	require.Empty(t, report.NotSent)
-	require.Equal(t, []InvalidTransaction{{Index: 1, OrderNo: "ORD-000001", Problems: []FieldError{
-		{Field: "/transactions/1/time", Rule: ruleTime, Value: "10000-01-01 00:00:00 +0000 UTC"},
+	require.Equal(t, []zakat.InvalidTransaction{{Index: 1, OrderNo: "ORD-000001", Problems: []zakat.FieldError{
+		{Field: "/transactions/1/time", Rule: "must be ISO 8601 with a timezone offset (Z, +08:00 or +0800), e.g. 2026-11-22T10:30:00+08:00", Value: "10000-01-01 00:00:00 +0000 UTC"},
 	}}}, report.Invalid)
 }
 
@@ -567,7 +586,7 @@ func TestNewWebhookSenderFromEnv(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "https://pay.tulus.my/api/adb/webhook", s.endpoint)
 	require.Equal(t, zakat.ADBAgencies(), s.rules.Agencies())
-	s, err = NewWebhookSenderFromEnv(WithWebhookValidator(WebhookValidator{}))
+	s, err = NewWebhookSenderFromEnv(WithWebhookValidator(zakat.Validator{}))
 	require.NoError(t, err)
 	require.Equal(t, zakat.Agencies(), s.rules.Agencies(), "an option given wins over the environment")
 	t.Setenv(EnvWebhookAgencies, "ADB,,ADBPPZ")
@@ -633,7 +652,7 @@ func TestWebhookSenderReportMatrix(t *testing.T) {
 		answer   int // HTTP status, or drop
 		attempts int // the sender's MaxAttempts, all used
 		want     string
-		reason   string // in RequestReport.Err for Unconfirmed
+		reason   string // in zakat.RequestReport.Err for Unconfirmed
 	}{
 		{name: "500 once", answer: 500, attempts: 1, want: "unconfirmed", reason: serverError},
 		{name: "502 once", answer: 502, attempts: 1, want: "unconfirmed", reason: serverError},
@@ -861,7 +880,7 @@ func TestWebhookSenderTLSFailureIsNotSent(t *testing.T) {
 }
 
 // Each webhook request is one call: its attempts send one ID, which its
-// log lines, its RequestReport and its error name; the bank's request ID
+// log lines, its zakat.RequestReport and its error name; the bank's request ID
 // is kept beside it; the next request has another ID; a request never
 // made has none. The password is in none of it.
 func TestWebhookSenderCallIDPerRequest(t *testing.T) {
@@ -869,11 +888,11 @@ func TestWebhookSenderCallIDPerRequest(t *testing.T) {
 		name     string
 		answers  []int // statuses of the first request's attempts
 		serverID string
-		status   TxStatus
+		status   zakat.SendStatus
 	}{
-		{name: "retried then accepted", answers: []int{503, 500, 200}, serverID: "bank-7", status: TxAccepted},
-		{name: "retried then rejected", answers: []int{429, 400}, serverID: "bank-8", status: TxRejected},
-		{name: "unauthorized stops the send", answers: []int{401}, status: TxRejected},
+		{name: "retried then accepted", answers: []int{503, 500, 200}, serverID: "bank-7", status: zakat.SendAccepted},
+		{name: "retried then rejected", answers: []int{429, 400}, serverID: "bank-8", status: zakat.SendRejected},
+		{name: "unauthorized stops the send", answers: []int{401}, status: zakat.SendRejected},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, mt, logs := newTestSender(t, WithBatchSize(1))
@@ -904,13 +923,13 @@ func TestWebhookSenderCallIDPerRequest(t *testing.T) {
 			require.NotContains(t, logs.String(), testPassword)
 			second := report.Requests[1]
 			if tc.answers[len(tc.answers)-1] == 401 {
-				require.Equal(t, TxNotSent, second.Status)
+				require.Equal(t, zakat.SendNotSent, second.Status)
 				require.Empty(t, second.CallID, "a request never made has no ID")
 			} else {
 				require.NotEqual(t, first.CallID, second.CallID)
 				require.Equal(t, second.CallID, sent[len(sent)-1])
 			}
-			if tc.status == TxAccepted {
+			if tc.status == zakat.SendAccepted {
 				require.NoError(t, err)
 				return
 			}

@@ -11,21 +11,20 @@ import (
 	gojson "github.com/goccy/go-json"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/zakat"
 )
 
 // batchBody is a valid webhook body of n fully populated transactions
 // (zakat fitrah, so the rate x dependants rule runs), distinct ordernos.
 func batchBody(b testing.TB, n int) []byte {
-	txs := make([]paygate.Transaction, n)
+	txs := make([]zakat.Transaction, n)
 	for i := range txs {
-		txs[i] = paygate.Transaction{
+		txs[i] = zakat.Transaction{
 			Agency: zakat.AgencyLZS, OrderNo: fmt.Sprintf("ORD-%08d", i), Amount: 1050,
 			Name: "Ahmad bin Ali", Email: "ahmad@example.com",
 			Time:   time.Date(2026, 11, 22, 10, 30, 0, 0, time.FixedZone("", 8*3600)),
-			Status: paygate.StatusSuccess,
-			Data: paygate.ZakatData{
+			Status: zakat.StatusSuccess,
+			Data: zakat.Data{
 				Email: "ahmad@example.com", Name: "Ahmad bin Ali", ICNo: "900101145678",
 				State: zakat.Selangor, Type: zakat.ZakatFitrah, Year: "2026", Phone: "0123456789",
 				Address: "1 Jalan Satu", Postcode: "40000", City: "Shah Alam", Amount: "10.50",
@@ -33,7 +32,7 @@ func batchBody(b testing.TB, n int) []byte {
 			},
 		}
 	}
-	body, err := json.Marshal(paygate.Batch{Transactions: txs})
+	body, err := json.Marshal(zakat.Batch{Transactions: txs})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -44,11 +43,11 @@ func batchBody(b testing.TB, n int) []byte {
 // the same checks on the typed records (ValidateTransactions).
 func decodeThenCheck(b *testing.B, name string, unmarshal func([]byte, any) error, body []byte) side {
 	return side{name, func() {
-		var batch paygate.Batch
+		var batch zakat.Batch
 		if err := unmarshal(body, &batch); err != nil {
 			b.Fatal(name, err)
 		}
-		if err := paygate.ValidateTransactions(batch.Transactions); err != nil {
+		if err := (zakat.Validator{}).ValidateTransactions(batch.Transactions); err != nil {
 			b.Fatal(name, err)
 		}
 	}}
@@ -56,7 +55,7 @@ func decodeThenCheck(b *testing.B, name string, unmarshal func([]byte, any) erro
 
 // BenchmarkValidate: ValidateBatchJSON against sonic, goccy/go-json and
 // encoding/json decoding into the same types followed by the same checks,
-// and (up to 100k) the JSON Schema validator with WebhookSchema, at 1k,
+// and (up to 100k) the JSON Schema validator with zakat.Validator.Schema, at 1k,
 // 100k and (without -short) 1M transactions. "body-x" is the bytes
 // ValidateBatchJSON allocates per call over the body's size.
 func BenchmarkValidate(b *testing.B) {
@@ -76,7 +75,7 @@ func BenchmarkValidate(b *testing.B) {
 			}
 			batch := max(1, 20_000/n)
 			res := interleave(b, batch, side{"paygate", func() {
-				if _, err := paygate.ValidateBatchJSON(body); err != nil {
+				if _, err := (zakat.Validator{}).ValidateBatchJSON(body); err != nil {
 					b.Fatal(err)
 				}
 			}}, peers...)
@@ -86,12 +85,12 @@ func BenchmarkValidate(b *testing.B) {
 	}
 }
 
-// schemaPeer checks body against WebhookSchema with santhosh-tekuri's
+// schemaPeer checks body against zakat.Validator.Schema with santhosh-tekuri's
 // validator, format assertions on (what the schema's own tests use).
 func schemaPeer(b *testing.B, body []byte) side {
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(paygate.WebhookSchema()))
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(zakat.Validator{}.Schema()))
 	if err != nil {
 		b.Fatal(err)
 	}

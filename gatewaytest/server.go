@@ -15,6 +15,7 @@ import (
 
 	"github.com/paygate-go/paygate/internal/paths"
 	"github.com/paygate-go/paygate/internal/signing"
+	"github.com/paygate-go/paygate/zakat"
 
 	"github.com/paygate-go/paygate"
 )
@@ -50,7 +51,7 @@ type Server struct {
 	byNo     map[string]*Order // by orderNo
 	byRef    map[string]*Order // by refNo (the composed refNo~extra)
 	log      []*Delivery
-	webhook  map[string]paygate.Transaction
+	webhook  map[string]zakat.Transaction
 	received int      // webhook transactions received, repeats included
 	requests int      // webhook requests received
 	pending  inflight // deliveries and late settlements under way (Settle, Close)
@@ -81,7 +82,7 @@ type config struct {
 	upperHex              bool
 	refNoTildes           bool
 	webhookPath           string
-	webhookRules          paygate.WebhookValidator
+	webhookRules          zakat.Validator
 	recovery              recovery
 	payHost               bool
 	refuseB2BUnderMinimum bool
@@ -158,7 +159,7 @@ func Start(opts ...Option) (*Server, error) {
 		cfg:             cfg,
 		byNo:            map[string]*Order{},
 		byRef:           map[string]*Order{},
-		webhook:         map[string]paygate.Transaction{},
+		webhook:         map[string]zakat.Transaction{},
 		closed:          make(chan struct{}),
 		settling:        map[string]chan struct{}{},
 		client:          &http.Client{Timeout: 10 * time.Second},

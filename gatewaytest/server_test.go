@@ -353,13 +353,13 @@ func TestReports(t *testing.T) {
 	require.ErrorIs(t, err, paygate.ErrOrderNotFound)
 }
 
-func testTxs(n int) []paygate.Transaction {
-	txs := make([]paygate.Transaction, n)
+func testTxs(n int) []zakat.Transaction {
+	txs := make([]zakat.Transaction, n)
 	for i := range txs {
-		txs[i] = paygate.Transaction{
-			Agency: zakat.AgencyTest, OrderNo: "BANK-" + string(rune('A'+i%26)) + strings.Repeat("x", i/26), Amount: paygate.Amount(100 * (i + 1)),
+		txs[i] = zakat.Transaction{
+			Agency: zakat.AgencyTest, OrderNo: "BANK-" + string(rune('A'+i%26)) + strings.Repeat("x", i/26), Amount: zakat.Amount(100 * (i + 1)),
 			Name: "Ali", Email: "ali@example.com", Time: time.Date(2026, 11, 22, 10, 0, 0, 0, time.FixedZone("", 8*3600)),
-			Status: paygate.StatusSuccess, Data: paygate.ZakatData{Type: zakat.ZakatPendapatan},
+			Status: zakat.StatusSuccess, Data: zakat.Data{Type: zakat.ZakatPendapatan},
 		}
 	}
 	return txs

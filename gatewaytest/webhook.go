@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/zakat"
 )
 
 // maxWebhookBody caps a webhook request the sandbox reads.
@@ -77,7 +78,7 @@ func WithWebhookPath(path string) Option { return func(c *config) { c.webhookPat
 // codes are then the ones accepted (default: the document's, BANKLZS,
 // BANKPPZ, BANK; docs/assumptions.md A-webhook-brand). Server.WebhookSender
 // gives a sender the same validator.
-func WithWebhookValidator(v paygate.WebhookValidator) Option {
+func WithWebhookValidator(v zakat.Validator) Option {
 	return func(c *config) { c.webhookRules = v }
 }
 
@@ -178,7 +179,7 @@ func (s *Server) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 	batch, err := s.cfg.webhookRules.ValidateBatchJSON(body)
 	if err != nil {
 		var problems []map[string]string
-		if ve, ok := err.(*paygate.ValidationError); ok {
+		if ve, ok := err.(*zakat.ValidationError); ok {
 			for _, p := range ve.Problems {
 				problems = append(problems, map[string]string{"pointer": p.Field, "rule": p.Rule, "value": p.Value})
 			}
@@ -200,7 +201,7 @@ func (s *Server) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 }
 
 // storeBatch stores a valid batch by orderno and returns the answer.
-func (s *Server) storeBatch(batch *paygate.Batch) (int, map[string]any) {
+func (s *Server) storeBatch(batch *zakat.Batch) (int, map[string]any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.received += len(batch.Transactions)
@@ -254,14 +255,14 @@ func sleepCtx(r *http.Request, d time.Duration) bool {
 }
 
 // Transactions returns the stored webhook transactions, by orderno.
-func (s *Server) Transactions() []paygate.Transaction {
+func (s *Server) Transactions() []zakat.Transaction {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]paygate.Transaction, 0, len(s.webhook))
+	out := make([]zakat.Transaction, 0, len(s.webhook))
 	for _, tx := range s.webhook {
 		out = append(out, tx)
 	}
-	slices.SortFunc(out, func(a, b paygate.Transaction) int {
+	slices.SortFunc(out, func(a, b zakat.Transaction) int {
 		switch {
 		case a.OrderNo < b.OrderNo:
 			return -1

@@ -35,7 +35,7 @@ func post(t *testing.T, sb *Server, url, body string) (int, string) {
 // stores every record; the document's path is not served and the
 // document's codes are refused by both sides.
 func TestWebhookBrandEndToEnd(t *testing.T) {
-	adb, err := paygate.NewWebhookValidator(zakat.ADBAgencies()...)
+	adb, err := zakat.NewValidator(zakat.ADBAgencies()...)
 	require.NoError(t, err)
 	sb := NewServer(WithWebhookPath("/api/adb/webhook"), WithWebhookValidator(adb))
 	t.Cleanup(sb.Close)
@@ -78,7 +78,7 @@ func TestWebhookBrandEndToEnd(t *testing.T) {
 	report, err = sender.Send(context.Background(), bank)
 	require.Error(t, err)
 	require.Len(t, report.Invalid, 1)
-	require.Equal(t, "must be one of ADBLZS, ADBPPZ, ADB (the codes in force; set them with NewWebhookValidator, PAYGATE_WEBHOOK_AGENCIES or the CLI's -agencies)",
+	require.Equal(t, "must be one of ADBLZS, ADBPPZ, ADB (the codes in force; set them with zakat.NewValidator, PAYGATE_WEBHOOK_AGENCIES or the CLI's -agencies)",
 		report.Invalid[0].Problems[0].Rule)
 	status, body := post(t, sb, sb.WebhookURL(), `{"transactions":[{"agency":"BANKLZS","orderno":"X","amount":1,"name":"A","email":"a@b.co","time":"2026-11-22T10:30:00+0800","status":"success","data":{}}]}`)
 	require.Equal(t, http.StatusBadRequest, status)
@@ -148,8 +148,8 @@ func TestWebhookFitrahRuleHoldsBackOnlyItsRecord(t *testing.T) {
 	sender, err := sb.WebhookSender(paygate.WithBatchSize(2))
 	require.NoError(t, err)
 	txs := testTxs(5)
-	txs[1].Data = paygate.ZakatData{Type: zakat.ZakatFitrah, Rate: "7.00", Dependants: "3"} // 21.00, amount is 2.00
-	txs[3].Data = paygate.ZakatData{Type: zakat.Fitrah, Rate: "2.5", Dependants: "4"}
+	txs[1].Data = zakat.Data{Type: zakat.ZakatFitrah, Rate: "7.00", Dependants: "3"} // 21.00, amount is 2.00
+	txs[3].Data = zakat.Data{Type: zakat.Fitrah, Rate: "2.5", Dependants: "4"}
 	txs[3].Amount = 1000 // 2.5 x 4 = 10.00: valid
 	report, err := sender.Send(context.Background(), txs)
 	require.Error(t, err)

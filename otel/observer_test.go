@@ -316,13 +316,13 @@ func TestWebhookSendSpans(t *testing.T) {
 }
 
 // webhookTxs are two valid zakat transactions.
-func webhookTxs() []paygate.Transaction {
+func webhookTxs() []zakat.Transaction {
 	at := time.Date(2026, 11, 22, 10, 30, 0, 0, time.FixedZone("MYT", 8*3600))
-	return []paygate.Transaction{
+	return []zakat.Transaction{
 		{Agency: zakat.AgencyLZS, OrderNo: "ZK-55501", Amount: 12000, Name: "Aminah", Email: "aminah@example.com", Time: at,
-			Status: paygate.StatusSuccess, Data: paygate.ZakatData{Type: zakat.ZakatPendapatan, State: zakat.Selangor, Year: "2026"}},
+			Status: zakat.StatusSuccess, Data: zakat.Data{Type: zakat.ZakatPendapatan, State: zakat.Selangor, Year: "2026"}},
 		{Agency: zakat.AgencyPPZ, OrderNo: "ZK-55502", Amount: 2800, Name: "Farid", Email: "farid@example.com", Time: at,
-			Status: paygate.StatusSuccess, Data: paygate.ZakatData{Type: zakat.Fitrah, State: zakat.KualaLumpur, Rate: "7.00", Dependants: "4"}},
+			Status: zakat.StatusSuccess, Data: zakat.Data{Type: zakat.Fitrah, State: zakat.KualaLumpur, Rate: "7.00", Dependants: "4"}},
 	}
 }
 

@@ -13,7 +13,7 @@ type Agency string
 // The agencies docs/protocol.md B2 lists. The document replaced the brand
 // in its codes by `BANK`; the real service's codes carry the brand, ADB
 // (the bank webhook page; docs/assumptions.md A-webhook-brand). Which set
-// a batch must use is the service's choice: a paygate.WebhookValidator
+// a batch must use is the service's choice: a Validator
 // holds it (the zero one: the document's).
 const (
 	// AgencyLZS: payment to the Selangor zakat agency via the bank; the
@@ -44,17 +44,17 @@ var (
 var agencySuffixes = [...]string{"LZS", "PPZ", ""}
 
 // Agencies lists the document's codes, BANKLZS, BANKPPZ and BANK: the set
-// a zero paygate.WebhookValidator accepts. A fresh slice each call.
+// a zero Validator accepts. A fresh slice each call.
 func Agencies() []Agency { return slices.Clone(documentAgencies[:]) }
 
 // ADBAgencies lists the real service's codes, ADBLZS, ADBPPZ and ADB, for
-// paygate.NewWebhookValidator. A fresh slice each call.
+// NewValidator. A fresh slice each call.
 func ADBAgencies() []Agency { return slices.Clone(adbAgencies[:]) }
 
 // BrandAgencies are B2's codes with the document's `BANK` replaced by
 // brand: brand+"LZS", brand+"PPZ" and brand (BrandAgencies("ADB") is
 // ADBAgencies, BrandAgencies("BANK") is Agencies), for a service under
-// another brand. It does not check brand; paygate.NewWebhookValidator
+// another brand. It does not check brand; NewValidator
 // checks the codes.
 func BrandAgencies(brand string) []Agency {
 	codes := make([]Agency, len(agencySuffixes))
@@ -65,16 +65,16 @@ func BrandAgencies(brand string) []Agency {
 }
 
 // Valid reports whether a is one of the document's codes (Agencies). On the
-// real service, or with any other set, the paygate.WebhookValidator that
+// real service, or with any other set, the Validator that
 // holds the set decides (its Accepts).
 func (a Agency) Valid() bool { return slices.Contains(documentAgencies[:], a) }
 
 // ParseAgencies reads a comma-separated list of agency codes, the form of
 // PAYGATE_WEBHOOK_AGENCIES and the CLI's -agencies, for
-// paygate.NewWebhookValidator, which checks them; spaces around a code are
-// dropped. A blank list is nil, which NewWebhookValidator reads as the
+// NewValidator, which checks them; spaces around a code are
+// dropped. A blank list is nil, which NewValidator reads as the
 // document's codes; an empty code between commas is kept, as "", for
-// NewWebhookValidator to refuse.
+// NewValidator to refuse.
 func ParseAgencies(list string) []Agency {
 	if strings.TrimSpace(list) == "" {
 		return nil

@@ -1,14 +1,16 @@
-// Package zakat is the vocabulary of a zakat transaction in the bank
-// webhook: the values its `agency` field (docs/protocol.md B2) and its
-// `zakat_state` and `zakat_type` data fields (B3) take, with the lists the
-// protocol allows and the agency codes of the document and of the real
-// service.
+// Package zakat is the partner bank's side of the SDK, apart from the
+// sender: a zakat transaction of the bank webhook (Transaction, its Data,
+// a Batch; docs/protocol.md B1-B3), the values its `agency`, `zakat_state`
+// and `zakat_type` take, the Validator that checks records and bodies
+// against every rule of the protocol (with the JSON Schema of the body),
+// and the SendReport of a send. paygate.WebhookSender posts the
+// transactions; a merchant using the root package paygate never meets
+// this package, and it imports nothing of paygate.
 //
-// It is a package of its own because it is the bank's vocabulary: a
-// merchant using the root package paygate never meets it, so it stays off
-// that package's page. paygate's Transaction and
-// ZakatData carry these types, and paygate.WebhookValidator checks them;
-// this package imports nothing of paygate.
+// The zero Validator checks the document's agency codes:
+//
+//	_, err := zakat.Validator{}.ValidateBatchJSON(body) // err: a *zakat.ValidationError, by JSON pointer
+//	rules, err := zakat.NewValidator(zakat.ADBAgencies()...) // the real service's codes
 //
 // A State or Type constant is its JSON value in CamelCase (Selangor is
 // "selangor", KualaLumpur "kuala_lumpur", ZakatFitrah "zakat_fitrah"), so
@@ -19,7 +21,6 @@
 // BANK), AgencyADBLZS, AgencyADBPPZ and AgencyADBTest the real service's
 // (ADBLZS, ADBPPZ, ADB; docs/assumptions.md A-webhook-brand).
 //
-//	tx := paygate.Transaction{Agency: zakat.AgencyADBLZS, /* ... */
-//		Data: paygate.ZakatData{State: zakat.Selangor, Type: zakat.ZakatPendapatan}}
-//	rules, err := paygate.NewWebhookValidator(zakat.ADBAgencies()...)
+//	tx := zakat.Transaction{Agency: zakat.AgencyADBLZS, Amount: 12000, Status: zakat.StatusSuccess, /* ... */
+//		Data: zakat.Data{State: zakat.Selangor, Type: zakat.ZakatPendapatan}}
 package zakat

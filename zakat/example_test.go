@@ -1,6 +1,7 @@
 package zakat_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/paygate-go/paygate/zakat"
@@ -19,7 +20,7 @@ func Example() {
 }
 
 // ParseAgencies reads PAYGATE_WEBHOOK_AGENCIES; its result goes to
-// paygate.NewWebhookValidator, which checks the codes.
+// zakat.NewValidator, which checks the codes.
 func ExampleParseAgencies() {
 	fmt.Printf("%q\n", zakat.ParseAgencies(" ADBLZS, ADBPPZ ,ADB"))
 	fmt.Println(zakat.ParseAgencies("") == nil)
@@ -36,4 +37,20 @@ func ExampleType_IsFitrah() {
 	// fitrah true
 	// zakat_fitrah true
 	// zakat_emas false
+}
+
+func ExampleValidator_ValidateBatchJSON() {
+	_, err := zakat.Validator{}.ValidateBatchJSON([]byte(`{"transactions":[{"agency":"BANKLZS","orderno":"A1",
+		"amount":-5,"name":"Ali","email":"ali@example.com","time":"2026-11-22T10:30:00",
+		"status":"success","data":{"zakat_ic_no":"1234"}}]}`))
+	var ve *zakat.ValidationError
+	if errors.As(err, &ve) {
+		for _, p := range ve.Problems {
+			fmt.Println(p.Field, "|", p.Rule)
+		}
+	}
+	// Output:
+	// /transactions/0/amount | must be >= 0
+	// /transactions/0/time | must be ISO 8601 with a timezone offset (Z, +08:00 or +0800), e.g. 2026-11-22T10:30:00+08:00
+	// /transactions/0/data/zakat_ic_no | must be 12 digits
 }

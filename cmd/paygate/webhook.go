@@ -29,18 +29,18 @@ func runWebhook(e env, args []string) int {
 // $PAYGATE_WEBHOOK_AGENCIES, else the document's; docs/assumptions.md
 // A-webhook-brand), and -brand, a brand's three codes instead
 // (zakat.BrandAgencies), and returns a reader of the validator they set.
-func agenciesFlag(fs *flag.FlagSet) func() (paygate.WebhookValidator, error) {
+func agenciesFlag(fs *flag.FlagSet) func() (zakat.Validator, error) {
 	list := fs.String("agencies", "", "comma-separated agency codes, e.g. ADBLZS,ADBPPZ,ADB (default $"+paygate.EnvWebhookAgencies+", else BANKLZS,BANKPPZ,BANK)")
 	brand := fs.String("brand", "", "instead of -agencies, a brand's codes: NAME+LZS, NAME+PPZ and NAME\n(-brand ADB: ADBLZS,ADBPPZ,ADB, the real service's; -brand BANK: the document's)")
-	return func() (paygate.WebhookValidator, error) {
+	return func() (zakat.Validator, error) {
 		from, codes := "-agencies or "+paygate.EnvWebhookAgencies, zakat.ParseAgencies(envOr(*list, paygate.EnvWebhookAgencies))
 		if *brand != "" {
 			if *list != "" {
-				return paygate.WebhookValidator{}, errors.New("give -agencies or -brand, not both")
+				return zakat.Validator{}, errors.New("give -agencies or -brand, not both")
 			}
 			from, codes = "-brand", zakat.BrandAgencies(*brand)
 		}
-		v, err := paygate.NewWebhookValidator(codes...)
+		v, err := zakat.NewValidator(codes...)
 		if err != nil {
 			return v, fmt.Errorf("%s: %w", from, err)
 		}
@@ -48,7 +48,7 @@ func agenciesFlag(fs *flag.FlagSet) func() (paygate.WebhookValidator, error) {
 	}
 }
 
-// runWebhookValidate checks batch files with WebhookValidator.ValidateBatchReader,
+// runWebhookValidate checks batch files with zakat.Validator.ValidateBatchReader,
 // streaming, so a file of any size fits in a few tens of megabytes. It
 // prints one line per file, `FILE: ok` or `FILE: N problems`, each problem
 // then indented on its own line (pointer, rule, value). FILE "-" is
@@ -78,7 +78,7 @@ func runWebhookValidate(e env, args []string) int {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(40 << 20))
 	status := exitOK
 	for _, name := range fs.Args() {
-		var ve *paygate.ValidationError
+		var ve *zakat.ValidationError
 		switch err := validateFile(e, name, rules); {
 		case err == nil:
 			fmt.Fprintf(e.stdout, "%s: ok\n", name)
@@ -105,7 +105,7 @@ func runWebhookValidate(e env, args []string) int {
 
 // validateFile streams one named file (or standard input for "-") through
 // rules.ValidateBatchReader.
-func validateFile(e env, name string, rules paygate.WebhookValidator) error {
+func validateFile(e env, name string, rules zakat.Validator) error {
 	r := e.stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -199,13 +199,13 @@ func runWebhookSend(e env, args []string) int {
 // webhookSender is the sender of paygate webhook send: to -webhook-url or
 // PAYGATE_WEBHOOK_URL with PAYGATE_WEBHOOK_PASSWORD, checked by the
 // -agencies rules, which it returns too, and opts.
-func webhookSender(webhookURL string, agencies func() (paygate.WebhookValidator, error), opts ...paygate.SenderOption) (*paygate.WebhookSender, paygate.WebhookValidator, error) {
+func webhookSender(webhookURL string, agencies func() (zakat.Validator, error), opts ...paygate.SenderOption) (*paygate.WebhookSender, zakat.Validator, error) {
 	target, password := envOr(webhookURL, paygate.EnvWebhookURL), os.Getenv(paygate.EnvWebhookPassword)
 	switch {
 	case target == "":
-		return nil, paygate.WebhookValidator{}, fmt.Errorf("%s (or -webhook-url) is not set", paygate.EnvWebhookURL)
+		return nil, zakat.Validator{}, fmt.Errorf("%s (or -webhook-url) is not set", paygate.EnvWebhookURL)
 	case password == "":
-		return nil, paygate.WebhookValidator{}, fmt.Errorf("%s is not set", paygate.EnvWebhookPassword)
+		return nil, zakat.Validator{}, fmt.Errorf("%s is not set", paygate.EnvWebhookPassword)
 	}
 	rules, err := agencies()
 	if err != nil {
@@ -218,7 +218,7 @@ func webhookSender(webhookURL string, agencies func() (paygate.WebhookValidator,
 // printSendReport prints what became of each orderno of file name: the
 // counts, the invalid ones (not sent), the rejected, each failed batch, the
 // unconfirmed and the not sent.
-func printSendReport(e env, name string, report *paygate.SendReport, invalid []paygate.InvalidTransaction) {
+func printSendReport(e env, name string, report *zakat.SendReport, invalid []zakat.InvalidTransaction) {
 	fmt.Fprintf(e.stdout, "%s: %d accepted, %d rejected, %d unconfirmed, %d not sent, %d invalid (not sent); %d batches in %d HTTP requests (retries included)\n",
 		name, len(report.Accepted), len(report.Rejected), len(report.Unconfirmed), len(report.NotSent), len(invalid), len(report.Requests), report.Attempts())
 	printInvalid(e, invalid)
@@ -244,16 +244,16 @@ func printSendReport(e env, name string, report *paygate.SendReport, invalid []p
 // invalid one (by its index in the file). A problem of the batch itself
 // (not JSON, no transactions array, a repeated key) is an error: no
 // transaction is then known to be what the file means.
-func validTransactions(body []byte, rules paygate.WebhookValidator) ([]paygate.Transaction, []paygate.InvalidTransaction, error) {
+func validTransactions(body []byte, rules zakat.Validator) ([]zakat.Transaction, []zakat.InvalidTransaction, error) {
 	batch, err := rules.ValidateBatchJSON(body)
 	if err == nil {
 		return batch.Transactions, nil, nil
 	}
-	var ve *paygate.ValidationError
+	var ve *zakat.ValidationError
 	if !errors.As(err, &ve) {
 		return nil, nil, err
 	}
-	byIndex := map[int][]paygate.FieldError{}
+	byIndex := map[int][]zakat.FieldError{}
 	var order []int
 	for _, p := range ve.Problems {
 		i, ok := transactionIndex(p.Field)
@@ -274,7 +274,7 @@ func validTransactions(body []byte, rules paygate.WebhookValidator) ([]paygate.T
 		return nil, nil, err
 	}
 	slices.Sort(order)
-	invalid := make([]paygate.InvalidTransaction, 0, len(order))
+	invalid := make([]zakat.InvalidTransaction, 0, len(order))
 	var valid bytes.Buffer
 	valid.WriteString(`{"transactions":[`)
 	n := 0
@@ -285,7 +285,7 @@ func validTransactions(body []byte, rules paygate.WebhookValidator) ([]paygate.T
 			}
 			_ = json.Unmarshal(raw, &no) // for the listing only
 			s, _ := no.OrderNo.(string)
-			invalid = append(invalid, paygate.InvalidTransaction{Index: i, OrderNo: s, Problems: problems})
+			invalid = append(invalid, zakat.InvalidTransaction{Index: i, OrderNo: s, Problems: problems})
 			continue
 		}
 		if n > 0 {
@@ -315,7 +315,7 @@ func transactionIndex(pointer string) (int, bool) {
 }
 
 // printInvalid lists the invalid transactions, one problem a line.
-func printInvalid(e env, invalid []paygate.InvalidTransaction) {
+func printInvalid(e env, invalid []zakat.InvalidTransaction) {
 	for _, tx := range invalid {
 		fmt.Fprintf(e.stdout, "  invalid /transactions/%d (orderno %q), not sent:\n", tx.Index, tx.OrderNo)
 		for _, p := range tx.Problems {

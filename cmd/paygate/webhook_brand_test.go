@@ -19,7 +19,7 @@ import (
 // its path.
 func adbBatch(t *testing.T) string {
 	t.Helper()
-	raw, err := os.ReadFile("../../testdata/webhook/valid-batch.json")
+	raw, err := os.ReadFile("../../zakat/testdata/webhook/valid-batch.json")
 	require.NoError(t, err)
 	body := strings.ReplaceAll(string(raw), `"agency": "BANK`, `"agency": "ADB`)
 	body = strings.ReplaceAll(body, `:00+08:00"`, `:00+0800"`)
@@ -45,7 +45,7 @@ func TestWebhookCommandsWithAgencies(t *testing.T) {
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, paygate.EnvWebhookAgencies)
 
-	adb, err := paygate.NewWebhookValidator(zakat.ADBAgencies()...)
+	adb, err := zakat.NewValidator(zakat.ADBAgencies()...)
 	require.NoError(t, err)
 	sb := gatewaytest.NewServer(gatewaytest.WithWebhookPath("/api/adb/webhook"), gatewaytest.WithWebhookValidator(adb))
 	t.Cleanup(sb.Close)
@@ -87,9 +87,9 @@ func TestSandboxCommandWebhookBrand(t *testing.T) {
 	}
 	sender, err := paygate.NewWebhookSenderFromEnv()
 	require.NoError(t, err)
-	tx := paygate.Transaction{Agency: "ADBPPZ", OrderNo: "S1", Amount: 100, Name: "A", Email: "a@b.co",
-		Time: time.Now(), Status: paygate.StatusSuccess}
-	report, err := sender.Send(context.Background(), []paygate.Transaction{tx})
+	tx := zakat.Transaction{Agency: "ADBPPZ", OrderNo: "S1", Amount: 100, Name: "A", Email: "a@b.co",
+		Time: time.Now(), Status: zakat.StatusSuccess}
+	report, err := sender.Send(context.Background(), []zakat.Transaction{tx})
 	require.NoError(t, err)
 	require.Equal(t, []string{"S1"}, report.Accepted)
 	cancel()

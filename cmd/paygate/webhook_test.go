@@ -14,7 +14,7 @@ import (
 // WebhookSender.Send does; -all-or-nothing sends nothing then; the exit
 // status is 0 only when every transaction was accepted.
 func TestWebhookSend(t *testing.T) {
-	valid := "../../testdata/webhook/valid-batch.json"
+	valid := "../../zakat/testdata/webhook/valid-batch.json"
 	raw, err := os.ReadFile(valid)
 	require.NoError(t, err)
 	var batch map[string]any
@@ -97,8 +97,8 @@ func TestWebhookValidate(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
 		return p
 	}
-	valid := "../../testdata/webhook/valid-batch.json"
-	invalid := "../../testdata/webhook/invalid-batch.json"
+	valid := "../../zakat/testdata/webhook/valid-batch.json"
+	invalid := "../../zakat/testdata/webhook/invalid-batch.json"
 	oneBad := write("one.json", `{"transactions":[{"agency":"BANK","orderno":"1","amount":1,"name":"a","email":"a@b.co","time":"2026-11-22T10:00:00+08:00","status":"ok","data":{}}]}`)
 	notJSON := write("broken.json", `{"transactions": [`)
 	missing := filepath.Join(dir, "missing.json")

@@ -20,7 +20,7 @@ func main() {
 		log.Fatal("usage: bankfeed [-sandbox] BATCH.json")
 	}
 	url, password := os.Getenv("PAYGATE_WEBHOOK_URL"), os.Getenv("PAYGATE_WEBHOOK_PASSWORD")
-	rules, err := paygate.NewWebhookValidator(zakat.ParseAgencies(os.Getenv("PAYGATE_WEBHOOK_AGENCIES"))...) // e.g. ADBLZS,ADBPPZ,ADB
+	rules, err := zakat.NewValidator(zakat.ParseAgencies(os.Getenv("PAYGATE_WEBHOOK_AGENCIES"))...) // e.g. ADBLZS,ADBPPZ,ADB
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func main() {
 
 // feed validates a batch with rules (the agency codes) and sends it to the
 // webhook endpoint at url.
-func feed(ctx context.Context, url, password string, rules paygate.WebhookValidator, body []byte, out io.Writer) error {
+func feed(ctx context.Context, url, password string, rules zakat.Validator, body []byte, out io.Writer) error {
 	batch, err := rules.ValidateBatchJSON(body)
 	if err != nil {
 		return err // every problem, by JSON pointer; nothing was sent

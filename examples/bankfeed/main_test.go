@@ -17,17 +17,17 @@ import (
 func TestFeed(t *testing.T) {
 	sb := gatewaytest.NewServer()
 	defer sb.Close()
-	valid, err := os.ReadFile("../../testdata/webhook/valid-batch.json")
+	valid, err := os.ReadFile("../../zakat/testdata/webhook/valid-batch.json")
 	require.NoError(t, err)
 	var out bytes.Buffer
-	require.NoError(t, feed(context.Background(), sb.URL, sb.WebhookPassword, paygate.WebhookValidator{}, valid, &out))
+	require.NoError(t, feed(context.Background(), sb.URL, sb.WebhookPassword, zakat.Validator{}, valid, &out))
 	require.Equal(t, "ORD-000001 accepted\nORD-000002 accepted\nORD-000003 accepted\n", out.String())
 	require.Len(t, sb.Transactions(), 3)
 
 	// A wrong password: every transaction rejected, each line says why,
 	// and the error carries the same report.
 	out.Reset()
-	err = feed(context.Background(), sb.URL, "wrong-password", paygate.WebhookValidator{}, valid, &out)
+	err = feed(context.Background(), sb.URL, "wrong-password", zakat.Validator{}, valid, &out)
 	var se *paygate.SendError
 	require.True(t, errors.As(err, &se))
 	require.ErrorIs(t, err, paygate.ErrUnauthorized)
@@ -35,10 +35,10 @@ func TestFeed(t *testing.T) {
 	require.Contains(t, out.String(), "ORD-000001 rejected: ")
 	require.Contains(t, err.Error(), "send incomplete: 0 of 3 transactions accepted, 3 rejected")
 
-	invalid, err := os.ReadFile("../../testdata/webhook/invalid-batch.json")
+	invalid, err := os.ReadFile("../../zakat/testdata/webhook/invalid-batch.json")
 	require.NoError(t, err)
-	err = feed(context.Background(), sb.URL, sb.WebhookPassword, paygate.WebhookValidator{}, invalid, &out)
-	var ve *paygate.ValidationError
+	err = feed(context.Background(), sb.URL, sb.WebhookPassword, zakat.Validator{}, invalid, &out)
+	var ve *zakat.ValidationError
 	require.True(t, errors.As(err, &ve))
 	require.Len(t, ve.Problems, 4)
 	require.Equal(t, 3, sb.WebhookReceived(), "nothing of the invalid batch was sent")
@@ -47,11 +47,11 @@ func TestFeed(t *testing.T) {
 // The feed against the real endpoint's shape: a URL with the brand's path
 // and the brand's agency codes.
 func TestFeedBrand(t *testing.T) {
-	rules, err := paygate.NewWebhookValidator(zakat.ParseAgencies("ADBLZS,ADBPPZ,ADB")...)
+	rules, err := zakat.NewValidator(zakat.ParseAgencies("ADBLZS,ADBPPZ,ADB")...)
 	require.NoError(t, err)
 	sb := gatewaytest.NewServer(gatewaytest.WithWebhookPath("/api/adb/webhook"), gatewaytest.WithWebhookValidator(rules))
 	defer sb.Close()
-	valid, err := os.ReadFile("../../testdata/webhook/valid-batch.json")
+	valid, err := os.ReadFile("../../zakat/testdata/webhook/valid-batch.json")
 	require.NoError(t, err)
 	adb := bytes.ReplaceAll(valid, []byte(`"agency": "BANK`), []byte(`"agency": "ADB`))
 	var out bytes.Buffer

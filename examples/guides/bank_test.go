@@ -23,31 +23,31 @@ import (
 
 // sendZakat is the README's third integration: typed transactions, one
 // send, and what to send again.
-func sendZakat(ctx context.Context, out io.Writer) ([]paygate.Transaction, error) {
+func sendZakat(ctx context.Context, out io.Writer) ([]zakat.Transaction, error) {
 	// code: readme-bank
 	sender, err := paygate.NewWebhookSenderFromEnv() // PAYGATE_WEBHOOK_URL, _PASSWORD, _AGENCIES
 	if err != nil {
 		return nil, err // names the variable to set
 	}
 	myt := time.FixedZone("MYT", 8*3600)
-	txs := []paygate.Transaction{{
+	txs := []zakat.Transaction{{
 		Agency: zakat.AgencyLZS, OrderNo: "ZK-1001", Amount: 12000, // sen: RM 120.00
 		Name: "Ali", Email: "ali@example.com", Time: time.Date(2026, 11, 22, 10, 30, 0, 0, myt),
-		Status: paygate.StatusSuccess,
-		Data:   paygate.ZakatData{Type: zakat.ZakatPendapatan, State: zakat.Selangor, Year: "2026"},
+		Status: zakat.StatusSuccess,
+		Data:   zakat.Data{Type: zakat.ZakatPendapatan, State: zakat.Selangor, Year: "2026"},
 	}, {
 		Agency: zakat.AgencyPPZ, OrderNo: "ZK-1002", Amount: 2800, // fitrah: rate x dependants exactly
 		Name: "Siti", Email: "siti@example.com", Time: time.Date(2026, 11, 22, 11, 0, 0, 0, myt),
-		Status: paygate.StatusSuccess,
-		Data:   paygate.ZakatData{Type: zakat.Fitrah, State: zakat.KualaLumpur, Rate: "7.00", Dependants: "4"},
+		Status: zakat.StatusSuccess,
+		Data:   zakat.Data{Type: zakat.Fitrah, State: zakat.KualaLumpur, Rate: "7.00", Dependants: "4"},
 	}}
 	report, err := sender.Send(ctx, txs) // validates, then posts the valid ones in batches; never nil
-	var resend []paygate.Transaction
+	var resend []zakat.Transaction
 	for _, o := range report.Outcomes() { // by index in txs: o.OrderNo, o.Status, o.Err (the reason)
 		switch {
 		case o.Status.SafeToResend(): // unconfirmed or not sent: send again later, unchanged
 			resend = append(resend, txs[o.Index])
-		case o.Status != paygate.TxAccepted: // invalid or rejected: fix it first
+		case o.Status != zakat.SendAccepted: // invalid or rejected: fix it first
 			fmt.Fprintln(out, o.OrderNo, o.Status, o.Err)
 		}
 	}
@@ -87,7 +87,7 @@ func TestSendZakatUnauthorized(t *testing.T) {
 // agency codes.
 func brandedSender(url, password string) (*paygate.WebhookSender, error) {
 	// code: bank-real-service
-	rules, err := paygate.NewWebhookValidator(zakat.ADBAgencies()...) // ADBLZS, ADBPPZ, ADB
+	rules, err := zakat.NewValidator(zakat.ADBAgencies()...) // ADBLZS, ADBPPZ, ADB
 	if err != nil {
 		return nil, err
 	}
@@ -107,10 +107,10 @@ func brandedSender(url, password string) (*paygate.WebhookSender, error) {
 
 // bankSandboxTest is the guide's test of a bank's feed against the sandbox
 // with the real service's shape.
-func bankSandboxTest(t *testing.T) *paygate.SendReport {
+func bankSandboxTest(t *testing.T) *zakat.SendReport {
 	ctx := context.Background()
 	// code: bank-sandbox-test
-	rules, err := paygate.NewWebhookValidator(zakat.ADBAgencies()...)
+	rules, err := zakat.NewValidator(zakat.ADBAgencies()...)
 	require.NoError(t, err)
 	sb := gatewaytest.NewServer(
 		gatewaytest.WithWebhookPath("/api/adb/webhook"),
@@ -119,9 +119,9 @@ func bankSandboxTest(t *testing.T) *paygate.SendReport {
 	defer sb.Close()
 	sender, err := brandedSender(sb.WebhookURL(), sb.WebhookPassword) // or sb.WebhookSender()
 	require.NoError(t, err)
-	report, err := sender.Send(ctx, []paygate.Transaction{{
+	report, err := sender.Send(ctx, []zakat.Transaction{{
 		Agency: zakat.AgencyADBLZS, OrderNo: "ZK-1", Amount: 5000, Name: "Ali", Email: "ali@example.com",
-		Time: time.Now(), Status: paygate.StatusSuccess,
+		Time: time.Now(), Status: zakat.StatusSuccess,
 	}})
 	require.NoError(t, err)
 	require.Equal(t, []string{"ZK-1"}, report.Accepted)
@@ -138,14 +138,14 @@ func TestBankSandbox(t *testing.T) {
 // validateFile is the guide's check of a batch file before it is sent.
 func validateFile(path string, out io.Writer) error {
 	// code: bank-validate
-	rules := paygate.WebhookValidator{} // the zero value: the document's BANKLZS, BANKPPZ, BANK
+	rules := zakat.Validator{} // the zero value: the document's BANKLZS, BANKPPZ, BANK
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	n, err := rules.ValidateBatchReader(f) // streams: a 500 MB file in a few tens of MB
-	var invalid *paygate.ValidationError
+	var invalid *zakat.ValidationError
 	if errors.As(err, &invalid) {
 		for _, p := range invalid.Problems { // by JSON pointer: /transactions/3/amount ...
 			fmt.Fprintln(out, p)

@@ -4,6 +4,10 @@ package email
 
 import "strings"
 
+// Rule is the text of a broken Valid rule, for every e-mail field (orders,
+// webhook records).
+const Rule = "must be a plain e-mail address (name@example.com: no display name, quotes or [address] literal)"
+
 // Valid reports whether s is a plain addr-spec as paygate's validEmail
 // documents it: a dot-atom local part of 1 to 64 characters, @, and a
 // domain of dot-separated labels of letters, digits and inner hyphens; 254

@@ -372,7 +372,7 @@ func skipAll[T Text](p *Scanner[T]) string {
 // scanCorpus are inputs for the scanner's tests: the webhook test files
 // of the SDK, long values, and every kind of broken token.
 func scanCorpus(tb testing.TB) [][]byte {
-	files, err := filepath.Glob("../../testdata/webhook/*.json")
+	files, err := filepath.Glob("../../zakat/testdata/webhook/*.json")
 	require.NoError(tb, err)
 	require.NotEmpty(tb, files, "the SDK's webhook test files moved")
 	var out [][]byte

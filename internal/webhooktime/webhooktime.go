@@ -15,7 +15,7 @@ import "time"
 // the offset's hours 00-23; a time without an offset is refused, and so is
 // a comma before the fraction, which ISO 8601 allows (docs/assumptions.md
 // A-webhook-time-comma). The schema's `time` pattern
-// (paygate.WebhookSchema) states the same rule. Digits beyond the ninth of
+// (zakat.Validator.Schema) states the same rule. Digits beyond the ninth of
 // a fraction are dropped (time.Time holds nanoseconds).
 func Parse(s string) (time.Time, bool) {
 	// YYYY-MM-DDThh:mm is 16 bytes; the shortest offset is one more.

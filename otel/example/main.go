@@ -107,7 +107,7 @@ func send(ctx context.Context, sb *gatewaytest.Server, observed paygate.Transpor
 	if err != nil {
 		return err
 	}
-	_, err = sender.Send(ctx, []paygate.Transaction{{Agency: zakat.AgencyLZS, OrderNo: "ZK-1", Amount: 5000, Name: "Ali",
-		Email: "ali@example.com", Time: time.Now(), Status: paygate.StatusSuccess}})
+	_, err = sender.Send(ctx, []zakat.Transaction{{Agency: zakat.AgencyLZS, OrderNo: "ZK-1", Amount: 5000, Name: "Ali",
+		Email: "ali@example.com", Time: time.Now(), Status: zakat.StatusSuccess}})
 	return err
 }

@@ -1,4 +1,4 @@
-package paygate
+package zakat
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ func TestValidateBatchRepeatsPastTheBudget(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, n*pad, orderNoBudget)
 
-	_, err = ValidateBatchJSON(body)
+	_, err = Validator{}.ValidateBatchJSON(body)
 	problems := problemsOf(t, err)
 	require.Len(t, problems, 4, "%v", problems)
 	value := fmt.Sprintf("ORD-%06d-", 3) + strings.Repeat("x", maxErrorValue-11) + "…"
@@ -46,7 +46,7 @@ func TestValidateBatchRepeatsPastTheBudget(t *testing.T) {
 // count the rest in one last problem, and they agree.
 func TestValidateBatchProblemCap(t *testing.T) {
 	body := []byte(`{"transactions":[` + strings.TrimSuffix(strings.Repeat("1,", maxBatchProblems+500), ",") + `]}`)
-	_, err := ValidateBatchJSON(body)
+	_, err := Validator{}.ValidateBatchJSON(body)
 	problems := problemsOf(t, err)
 	require.Len(t, problems, maxBatchProblems+1)
 	require.Equal(t, FieldError{Field: "/transactions/999", Rule: ruleObject, Value: "1"}, problems[maxBatchProblems-1])
@@ -74,11 +74,11 @@ func TestValidateBatchSpillsToAFileOnlyWhenStreaming(t *testing.T) {
 	require.Greater(t, n*pad, orderNoBudget)
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
 
-	_, err := ValidateBatchReader(bytes.NewReader(body))
+	_, err := Validator{}.ValidateBatchReader(bytes.NewReader(body))
 	require.ErrorContains(t, err, "paygate: checking that the ordernos are unique")
 	var ve *ValidationError
 	require.False(t, errors.As(err, &ve), "not a verdict on the batch: %v", err)
 
-	_, err = ValidateBatchJSON(body)
+	_, err = Validator{}.ValidateBatchJSON(body)
 	require.NotEmpty(t, problemsOf(t, err))
 }

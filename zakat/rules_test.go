@@ -1,4 +1,4 @@
-package paygate
+package zakat
 
 import (
 	"bytes"
@@ -9,23 +9,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paygate-go/paygate/zakat"
 	"github.com/stretchr/testify/require"
 )
 
 // validTx is a transaction that passes every rule; tests change one thing.
 func validTx(i int) Transaction {
 	return Transaction{
-		Agency:  zakat.AgencyLZS,
+		Agency:  AgencyLZS,
 		OrderNo: fmt.Sprintf("ORD-%06d", i),
 		Amount:  1050,
 		Name:    "Ahmad bin Ali",
 		Email:   "ahmad@example.com",
 		Time:    time.Date(2026, 11, 22, 10, 30, 0, 0, time.FixedZone("", 8*3600)),
 		Status:  StatusSuccess,
-		Data: ZakatData{
+		Data: Data{
 			Email: "ahmad@example.com", Name: "Ahmad bin Ali", ICNo: "900101145678",
-			State: zakat.Selangor, Type: zakat.ZakatFitrah, Year: "2026", Phone: "0123456789",
+			State: Selangor, Type: ZakatFitrah, Year: "2026", Phone: "0123456789",
 			Address: "1 Jalan Satu", Postcode: "40000", City: "Shah Alam", Amount: "10.50",
 			Rate: "2.625", Dependants: "4",
 		},
@@ -73,11 +72,11 @@ func TestValidateTransactionsRules(t *testing.T) {
 	}{
 		{name: "valid", edit: func(*Transaction) {}},
 		{name: "valid: zero amount", edit: func(tx *Transaction) { tx.Amount = 0; tx.Data.Rate = ""; tx.Data.Dependants = "" }},
-		{name: "valid: test agency", edit: func(tx *Transaction) { tx.Agency = zakat.AgencyTest }},
-		{name: "valid: minimal data", edit: func(tx *Transaction) { tx.Data = ZakatData{} }},
-		{name: "valid: fitrah type", edit: func(tx *Transaction) { tx.Data.Type = zakat.Fitrah }},
+		{name: "valid: test agency", edit: func(tx *Transaction) { tx.Agency = AgencyTest }},
+		{name: "valid: minimal data", edit: func(tx *Transaction) { tx.Data = Data{} }},
+		{name: "valid: fitrah type", edit: func(tx *Transaction) { tx.Data.Type = Fitrah }},
 		{name: "valid: non-fitrah without rate", edit: func(tx *Transaction) {
-			tx.Data.Type, tx.Data.Rate, tx.Data.Dependants = zakat.ZakatPendapatan, "", ""
+			tx.Data.Type, tx.Data.Rate, tx.Data.Dependants = ZakatPendapatan, "", ""
 		}},
 		{name: "agency missing", edit: func(tx *Transaction) { tx.Agency = "" }, pointer: "/transactions/0/agency", rule: ruleRequired},
 		{name: "agency unknown", edit: func(tx *Transaction) { tx.Agency = "BANKXYZ" }, pointer: "/transactions/0/agency", rule: "must be one of BANKLZS, BANKPPZ, BANK"},
@@ -110,7 +109,7 @@ func TestValidateTransactionsRules(t *testing.T) {
 		{name: "zakat_amount trailing dot", edit: func(tx *Transaction) { tx.Data.Amount = "10." }, pointer: "/transactions/0/data/zakat_amount", rule: "must be numeric with at most 2 decimals"},
 		{name: "rate not numeric", edit: func(tx *Transaction) { tx.Data.Rate = "2,6" }, pointer: "/transactions/0/data/zakat_rate", rule: "must be numeric"},
 		{name: "dependant fraction", edit: func(tx *Transaction) { tx.Data.Dependants = "1.5" }, pointer: "/transactions/0/data/zakat_dependant", rule: "must be a whole number"},
-		{name: "rate on non-fitrah", edit: func(tx *Transaction) { tx.Data.Type, tx.Data.Dependants = zakat.ZakatEmas, "" }, pointer: "/transactions/0/data/zakat_rate", rule: ruleFitrahOnly},
+		{name: "rate on non-fitrah", edit: func(tx *Transaction) { tx.Data.Type, tx.Data.Dependants = ZakatEmas, "" }, pointer: "/transactions/0/data/zakat_rate", rule: ruleFitrahOnly},
 		{name: "dependant without type", edit: func(tx *Transaction) { tx.Data.Type, tx.Data.Rate = "", "" }, pointer: "/transactions/0/data/zakat_dependant", rule: ruleFitrahOnly},
 		{name: "fitrah product", edit: func(tx *Transaction) { tx.Amount = 1051 }, pointer: "/transactions/0/amount", rule: ruleFitrahProduct},
 		{name: "fitrah product of a zero amount", edit: func(tx *Transaction) { tx.Amount = 0 }, pointer: "/transactions/0/amount", rule: ruleFitrahProduct},
@@ -126,7 +125,7 @@ func TestValidateTransactionsRules(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tx := validTx(0)
 			tt.edit(&tx)
-			probs := problemsOf(t, ValidateTransactions([]Transaction{tx}))
+			probs := problemsOf(t, Validator{}.ValidateTransactions([]Transaction{tx}))
 			if tt.pointer == "" {
 				require.Empty(t, probs)
 				return
@@ -139,7 +138,7 @@ func TestValidateTransactionsRules(t *testing.T) {
 func TestValidateTransactionsDuplicatesAndAll(t *testing.T) {
 	a, b, c := validTx(0), validTx(1), validTx(0)
 	b.Email = "bad"
-	probs := problemsOf(t, ValidateTransactions([]Transaction{a, b, c, c}))
+	probs := problemsOf(t, Validator{}.ValidateTransactions([]Transaction{a, b, c, c}))
 	require.Len(t, probs, 3)
 	require.Equal(t, "/transactions/1/email", probs[0].Field)
 	require.Equal(t, "/transactions/2/orderno", probs[1].Field)
@@ -147,7 +146,7 @@ func TestValidateTransactionsDuplicatesAndAll(t *testing.T) {
 	require.Equal(t, "ORD-000000", probs[1].Value)
 	require.Equal(t, "/transactions/3/orderno", probs[2].Field)
 	require.Equal(t, ruleUnique+" (also at /transactions/0/orderno)", probs[2].Rule, "a repeat names the first, not the last")
-	require.NoError(t, ValidateTransactions(nil))
+	require.NoError(t, Validator{}.ValidateTransactions(nil))
 }
 
 // notUTF8Strings are Go strings that are not UTF-8, which json.Marshal
@@ -201,14 +200,14 @@ func TestValidateTransactionsRefusesTextNotUTF8(t *testing.T) {
 					want = append(want, FieldError{Field: "/transactions/0/data/zakat_rate", Rule: ruleFitrahOnly, Value: tc.text},
 						FieldError{Field: "/transactions/0/data/zakat_dependant", Rule: ruleFitrahOnly, Value: tc.text})
 				}
-				require.Equal(t, want, problemsOf(t, ValidateTransactions([]Transaction{tx})))
+				require.Equal(t, want, problemsOf(t, Validator{}.ValidateTransactions([]Transaction{tx})))
 			})
 		}
 	}
 	for _, s := range []string{"INV-é", "INV-\uFFFD", "INV-\U0010FFFF"} {
 		tx := validTx(0)
 		tx.OrderNo, tx.Name, tx.Data.City = s, s, s
-		require.NoError(t, ValidateTransactions([]Transaction{tx}), "%q", s)
+		require.NoError(t, Validator{}.ValidateTransactions([]Transaction{tx}), "%q", s)
 	}
 }
 
@@ -227,13 +226,13 @@ func TestValidateTransactionsOrdernosNotUTF8AreNotDuplicates(t *testing.T) {
 	require.Equal(t, []FieldError{
 		{Field: "/transactions/0/orderno", Rule: ruleUTF8},
 		{Field: "/transactions/1/orderno", Rule: ruleUTF8},
-	}, problemsOf(t, ValidateTransactions([]Transaction{a, b})))
+	}, problemsOf(t, Validator{}.ValidateTransactions([]Transaction{a, b})))
 
 	b.OrderNo = a.OrderNo // the same bytes: still refused as text, not compared
 	require.Equal(t, []FieldError{
 		{Field: "/transactions/0/orderno", Rule: ruleUTF8},
 		{Field: "/transactions/1/orderno", Rule: ruleUTF8},
-	}, problemsOf(t, ValidateTransactions([]Transaction{a, b})))
+	}, problemsOf(t, Validator{}.ValidateTransactions([]Transaction{a, b})))
 }
 
 // A typed string's UTF-8 rule reads its own field: an agency that is not
@@ -245,7 +244,7 @@ func TestValidateTransactionsTextNotUTF8BesideAMissingField(t *testing.T) {
 	require.Equal(t, []FieldError{
 		{Field: "/transactions/0/agency", Rule: ruleUTF8},
 		{Field: "/transactions/0/orderno", Rule: ruleRequired},
-	}, problemsOf(t, ValidateTransactions([]Transaction{tx})))
+	}, problemsOf(t, Validator{}.ValidateTransactions([]Transaction{tx})))
 }
 
 // The fitrah product's problem names the product it wants, in ringgit
@@ -255,7 +254,7 @@ func TestValidateTransactionsFitrahProductNamesTheProduct(t *testing.T) {
 	tx.Amount = 1051
 	require.Equal(t, []FieldError{
 		{Field: "/transactions/0/amount", Rule: ruleFitrahProduct + " (2.625 x 4 = 10.50)", Value: "10.51"},
-	}, problemsOf(t, ValidateTransactions([]Transaction{tx})))
+	}, problemsOf(t, Validator{}.ValidateTransactions([]Transaction{tx})))
 }
 
 // Ordernos are unique byte for byte, on the typed path as on the JSON ones

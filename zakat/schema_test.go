@@ -1,4 +1,4 @@
-package paygate
+package zakat
 
 import (
 	"bytes"
@@ -9,23 +9,24 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paygate-go/paygate/zakat"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
+
+	"github.com/paygate-go/paygate/internal/testbound"
 )
 
 // compileSchema compiles the embedded webhook schema with an established
 // validator, format assertions on (email).
 func compileSchema(t testing.TB) *jsonschema.Schema {
 	t.Helper()
-	onDisk, err := os.ReadFile("webhook_schema.json")
+	onDisk, err := os.ReadFile("schema.json")
 	require.NoError(t, err)
-	require.Equal(t, onDisk, WebhookSchema(), "embedded schema is the file beside webhook.go")
-	return compileSchemaOf(t, WebhookSchema())
+	require.Equal(t, onDisk, Validator{}.Schema(), "embedded schema is the file beside transaction.go")
+	return compileSchemaOf(t, Validator{}.Schema())
 }
 
-// compileSchemaOf compiles a webhook schema (WebhookSchema or a
-// WebhookValidator's Schema).
+// compileSchemaOf compiles a webhook schema (Validator.Schema or a
+// Validator's Schema).
 func compileSchemaOf(t testing.TB, schema []byte) *jsonschema.Schema {
 	t.Helper()
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
@@ -117,7 +118,7 @@ func agreementCorpus() []mutation {
 
 // apply makes a body with the mutation on transaction 0 of a 2-transaction
 // batch whose agencies are the first of codes.
-func (m mutation) apply(t *testing.T, codes []zakat.Agency) []byte {
+func (m mutation) apply(t *testing.T, codes []Agency) []byte {
 	body := validBatchMap(2)
 	for _, tx := range body["transactions"].([]any) {
 		tx.(map[string]any)["agency"] = string(codes[0])
@@ -146,18 +147,18 @@ func (m mutation) apply(t *testing.T, codes []zakat.Agency) []byte {
 
 // ValidateBatchJSON and an established JSON Schema validator give the same
 // verdict on every case the schema can express, for the document's agency
-// codes (WebhookSchema) and for the bank webhook page's
-// (WebhookValidator.Schema), and the streaming validator gives the same
+// codes (Validator{}.Schema) and for the bank webhook page's
+// (Validator.Schema), and the streaming validator gives the same
 // verdict as ValidateBatchJSON.
 func TestWebhookSchemaAgreement(t *testing.T) {
-	adb, err := NewWebhookValidator(zakat.ADBAgencies()...)
+	adb, err := NewValidator(ADBAgencies()...)
 	require.NoError(t, err)
 	for _, tt := range []struct {
 		name   string
-		rules  WebhookValidator
+		rules  Validator
 		schema *jsonschema.Schema
 	}{
-		{name: "document codes", rules: WebhookValidator{}, schema: compileSchema(t)},
+		{name: "document codes", rules: Validator{}, schema: compileSchema(t)},
 		{name: "ADB codes", rules: adb, schema: compileSchemaOf(t, adb.Schema())},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,7 +185,7 @@ func TestWebhookSchemaAgreement(t *testing.T) {
 				}
 				if m.path[0] == "agency" {
 					code, _ := m.value.(string)
-					require.Equal(t, slices.Contains(codes, zakat.Agency(code)), ours, "agency %#v", m.value)
+					require.Equal(t, slices.Contains(codes, Agency(code)), ours, "agency %#v", m.value)
 				}
 			}
 			t.Logf("agreement on %d cases: %d valid, %d invalid; %d beyond the schema", valid+invalid, valid, invalid, beyond)
@@ -215,18 +216,18 @@ func TestWebhookSchemaCrossItemRules(t *testing.T) {
 	txs[0].(map[string]any)["amount"] = json.Number("99.99")
 	raw, _ := json.Marshal(body)
 	require.True(t, schemaAccepts(sch, raw))
-	_, err := ValidateBatchJSON(raw)
+	_, err := Validator{}.ValidateBatchJSON(raw)
 	probs := problemsOf(t, err)
 	require.Len(t, probs, 2)
-	require.Contains(t, string(WebhookSchema()), "orderno is unique")
-	require.Contains(t, string(WebhookSchema()), "zakat_rate x zakat_dependant")
+	require.Contains(t, string(Validator{}.Schema()), "orderno is unique")
+	require.Contains(t, string(Validator{}.Schema()), "zakat_rate x zakat_dependant")
 
 	// Text that is not UTF-8 reaches a schema validator decoded, as U+FFFD.
 	bad := bodyWithText(t, []string{"name"}, "Siti \xff")
 	require.True(t, schemaAccepts(sch, bad))
-	_, err = ValidateBatchJSON(bad)
+	_, err = Validator{}.ValidateBatchJSON(bad)
 	require.Equal(t, []FieldError{{Field: "/transactions/0/name", Rule: ruleUTF8}}, problemsOf(t, err))
-	require.Contains(t, string(WebhookSchema()), "valid UTF-8")
+	require.Contains(t, string(Validator{}.Schema()), "valid UTF-8")
 }
 
 // benchBatch builds a body of n valid transactions.
@@ -249,7 +250,7 @@ func BenchmarkValidateBatchJSON(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(body)))
 		for i := 0; i < b.N; i++ {
-			if _, err := ValidateBatchJSON(body); err != nil {
+			if _, err := (Validator{}).ValidateBatchJSON(body); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -282,16 +283,16 @@ func BenchmarkValidateBatchJSON(b *testing.B) {
 func BenchmarkValidateRatios(b *testing.B) {
 	body := benchBatch(100_000)
 	sch := compileSchema(b)
-	benchRatios(b, 1, func() {
-		if _, err := ValidateBatchJSON(body); err != nil {
+	testbound.BenchRatios(b, 1, func() {
+		if _, err := (Validator{}).ValidateBatchJSON(body); err != nil {
 			b.Fatal(err)
 		}
-	}, ratioBaseline{"unmarshal", func() {
+	}, testbound.RatioBaseline{Name: "unmarshal", Fn: func() {
 		var batch Batch
 		if err := json.Unmarshal(body, &batch); err != nil {
 			b.Fatal(err)
 		}
-	}}, ratioBaseline{"jsonschema", func() {
+	}}, testbound.RatioBaseline{Name: "jsonschema", Fn: func() {
 		if !schemaAccepts(sch, body) {
 			b.Fatal("schema rejected the batch")
 		}
@@ -303,7 +304,7 @@ func BenchmarkValidateRatios(b *testing.B) {
 // TestWebhookSchemaAgreement compares the schema's rule for it with the
 // validator's (step 4 of TESTING.md's "Adding a webhook field").
 func TestAgreementCorpusCoversEveryField(t *testing.T) {
-	codes := WebhookValidator{}.Agencies()
+	codes := Validator{}.Agencies()
 	type verdicts struct{ accepted, refused int }
 	seen := map[string]*verdicts{}
 	for _, m := range agreementCorpus() {
@@ -314,7 +315,7 @@ func TestAgreementCorpusCoversEveryField(t *testing.T) {
 		if seen[key] == nil {
 			seen[key] = &verdicts{}
 		}
-		if _, err := ValidateBatchJSON(m.apply(t, codes)); err == nil {
+		if _, err := (Validator{}).ValidateBatchJSON(m.apply(t, codes)); err == nil {
 			seen[key].accepted++
 		} else {
 			seen[key].refused++

@@ -3,7 +3,7 @@
 
 //go:build unix
 
-package paygate
+package zakat
 
 import (
 	"bufio"
@@ -37,13 +37,13 @@ func TestValidateFileHelper(t *testing.T) {
 	case "whole":
 		var body []byte
 		if body, err = os.ReadFile(name); err == nil {
-			_, err = ValidateBatchJSON(body)
+			_, err = Validator{}.ValidateBatchJSON(body)
 		}
 	case "stream":
 		debug.SetGCPercent(10) // as `paygate webhook validate` does
 		var f *os.File
 		if f, err = os.Open(name); err == nil {
-			_, err = ValidateBatchReader(f)
+			_, err = Validator{}.ValidateBatchReader(f)
 			f.Close()
 		}
 	}

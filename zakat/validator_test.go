@@ -1,4 +1,4 @@
-package paygate
+package zakat
 
 import (
 	"bytes"
@@ -7,30 +7,29 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paygate-go/paygate/zakat"
 	"github.com/stretchr/testify/require"
 )
 
-func TestNewWebhookValidator(t *testing.T) {
+func TestNewValidator(t *testing.T) {
 	tests := []struct {
 		name    string
-		codes   []zakat.Agency
-		want    []zakat.Agency
+		codes   []Agency
+		want    []Agency
 		wantErr string
 	}{
-		{name: "none: the document's", want: []zakat.Agency{"BANKLZS", "BANKPPZ", "BANK"}},
-		{name: "the bank webhook page's", codes: zakat.ADBAgencies(), want: []zakat.Agency{"ADBLZS", "ADBPPZ", "ADB"}},
-		{name: "one, order kept", codes: []zakat.Agency{"B_2", "a-1"}, want: []zakat.Agency{"B_2", "a-1"}},
-		{name: "empty code", codes: []zakat.Agency{"ADB", ""}, wantErr: `agency ""`},
-		{name: "space", codes: []zakat.Agency{"AD B"}, wantErr: `agency "AD B"`},
-		{name: "quote", codes: []zakat.Agency{`AD"B`}, wantErr: `want 1 to 64`},
-		{name: "non-ASCII", codes: []zakat.Agency{"ADBÉ"}, wantErr: `want 1 to 64`},
-		{name: "too long", codes: []zakat.Agency{zakat.Agency(strings.Repeat("A", 65))}, wantErr: "want 1 to 64"},
-		{name: "twice", codes: []zakat.Agency{"ADB", "ADBLZS", "ADB"}, wantErr: `agency "ADB": given twice`},
+		{name: "none: the document's", want: []Agency{"BANKLZS", "BANKPPZ", "BANK"}},
+		{name: "the bank webhook page's", codes: ADBAgencies(), want: []Agency{"ADBLZS", "ADBPPZ", "ADB"}},
+		{name: "one, order kept", codes: []Agency{"B_2", "a-1"}, want: []Agency{"B_2", "a-1"}},
+		{name: "empty code", codes: []Agency{"ADB", ""}, wantErr: `agency ""`},
+		{name: "space", codes: []Agency{"AD B"}, wantErr: `agency "AD B"`},
+		{name: "quote", codes: []Agency{`AD"B`}, wantErr: `want 1 to 64`},
+		{name: "non-ASCII", codes: []Agency{"ADBÉ"}, wantErr: `want 1 to 64`},
+		{name: "too long", codes: []Agency{Agency(strings.Repeat("A", 65))}, wantErr: "want 1 to 64"},
+		{name: "twice", codes: []Agency{"ADB", "ADBLZS", "ADB"}, wantErr: `agency "ADB": given twice`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := NewWebhookValidator(tt.codes...)
+			v, err := NewValidator(tt.codes...)
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
 				return
@@ -44,36 +43,36 @@ func TestNewWebhookValidator(t *testing.T) {
 			require.False(t, v.Accepts(""))
 		})
 	}
-	require.Equal(t, zakat.Agencies(), WebhookValidator{}.Agencies(), "the zero value is the document's")
-	codes := []zakat.Agency{"X1"}
-	v, err := NewWebhookValidator(codes...)
+	require.Equal(t, Agencies(), Validator{}.Agencies(), "the zero value is the document's")
+	codes := []Agency{"X1"}
+	v, err := NewValidator(codes...)
 	require.NoError(t, err)
 	codes[0] = "CHANGED"
 	v.Agencies()[0] = "CHANGED"
-	require.Equal(t, []zakat.Agency{"X1"}, v.Agencies(), "the validator keeps its own copy")
+	require.Equal(t, []Agency{"X1"}, v.Agencies(), "the validator keeps its own copy")
 }
 
 // A list in the form of PAYGATE_WEBHOOK_AGENCIES, read by
-// zakat.ParseAgencies, makes the validator of its codes, and a list with a
+// ParseAgencies, makes the validator of its codes, and a list with a
 // bad or repeated code is refused.
-func TestNewWebhookValidatorFromList(t *testing.T) {
+func TestNewValidatorFromList(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    []zakat.Agency
+		want    []Agency
 		wantErr bool
 	}{
-		{in: "", want: zakat.Agencies()},
-		{in: "  ", want: zakat.Agencies()},
-		{in: "ADBLZS,ADBPPZ,ADB", want: zakat.ADBAgencies()},
-		{in: " ADBLZS , ADBPPZ,ADB ", want: zakat.ADBAgencies()},
-		{in: "ADB", want: []zakat.Agency{"ADB"}},
+		{in: "", want: Agencies()},
+		{in: "  ", want: Agencies()},
+		{in: "ADBLZS,ADBPPZ,ADB", want: ADBAgencies()},
+		{in: " ADBLZS , ADBPPZ,ADB ", want: ADBAgencies()},
+		{in: "ADB", want: []Agency{"ADB"}},
 		{in: "ADB,,ADBLZS", wantErr: true},
 		{in: "ADB,", wantErr: true},
 		{in: "ADB,ADB", wantErr: true},
 		{in: "ADB;ADBLZS", wantErr: true},
 	}
 	for _, tt := range tests {
-		v, err := NewWebhookValidator(zakat.ParseAgencies(tt.in)...)
+		v, err := NewValidator(ParseAgencies(tt.in)...)
 		if tt.wantErr {
 			require.Error(t, err, tt.in)
 			continue
@@ -83,28 +82,28 @@ func TestNewWebhookValidatorFromList(t *testing.T) {
 	}
 }
 
-// The three validators of a WebhookValidator (typed, whole body,
+// The three validators of a Validator (typed, whole body,
 // streaming) accept its codes and refuse the others, naming the codes.
-func TestWebhookValidatorAgencies(t *testing.T) {
-	adb, err := NewWebhookValidator(zakat.ADBAgencies()...)
+func TestValidatorAgencies(t *testing.T) {
+	adb, err := NewValidator(ADBAgencies()...)
 	require.NoError(t, err)
 	// Every refusal names the set in force, whose it is, and the three ways
 	// to set another (issue 31: the real brand's codes were refused with
 	// no word of -agencies or PAYGATE_WEBHOOK_AGENCIES).
 	const (
-		how      = "; set them with NewWebhookValidator, PAYGATE_WEBHOOK_AGENCIES or the CLI's -agencies)"
+		how      = "; set them with zakat.NewValidator, PAYGATE_WEBHOOK_AGENCIES or the CLI's -agencies)"
 		document = "must be one of BANKLZS, BANKPPZ, BANK (the document's placeholders, the default; the real service's are ADBLZS, ADBPPZ, ADB" + how
 		inForce  = "must be one of ADBLZS, ADBPPZ, ADB (the codes in force" + how
 	)
 	tests := []struct {
 		name   string
-		rules  WebhookValidator
-		agency zakat.Agency
+		rules  Validator
+		agency Agency
 		rule   string // "": valid
 	}{
-		{name: "document: BANKLZS", rules: WebhookValidator{}, agency: "BANKLZS"},
-		{name: "document: BANK", rules: WebhookValidator{}, agency: "BANK"},
-		{name: "document: ADBLZS", rules: WebhookValidator{}, agency: "ADBLZS", rule: document},
+		{name: "document: BANKLZS", rules: Validator{}, agency: "BANKLZS"},
+		{name: "document: BANK", rules: Validator{}, agency: "BANK"},
+		{name: "document: ADBLZS", rules: Validator{}, agency: "ADBLZS", rule: document},
 		{name: "ADB: ADBLZS", rules: adb, agency: "ADBLZS"},
 		{name: "ADB: ADBPPZ", rules: adb, agency: "ADBPPZ"},
 		{name: "ADB: ADB", rules: adb, agency: "ADB"},
@@ -113,7 +112,7 @@ func TestWebhookValidatorAgencies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			txs := validTxs(2)
+			txs := []Transaction{validTx(0), validTx(1)}
 			txs[0].Agency, txs[1].Agency = tt.agency, tt.rules.Agencies()[0]
 			body, err := json.Marshal(Batch{Transactions: txs})
 			require.NoError(t, err)
@@ -133,34 +132,34 @@ func TestWebhookValidatorAgencies(t *testing.T) {
 	}
 }
 
-// A validator's schema is WebhookSchema with its codes in the agency enum
-// and nothing else changed; the zero value's is WebhookSchema.
-func TestWebhookValidatorSchema(t *testing.T) {
-	require.Equal(t, WebhookSchema(), WebhookValidator{}.Schema())
-	adb, err := NewWebhookValidator(zakat.ADBAgencies()...)
+// A validator's schema is the zero value's with its codes in the agency enum
+// and nothing else changed; the zero value's is the embedded schema.
+func TestValidatorSchema(t *testing.T) {
+	require.Equal(t, Validator{}.Schema(), Validator{}.Schema())
+	adb, err := NewValidator(ADBAgencies()...)
 	require.NoError(t, err)
 	var doc, want map[string]any
 	require.NoError(t, json.Unmarshal(adb.Schema(), &doc))
-	require.NoError(t, json.Unmarshal(WebhookSchema(), &want))
+	require.NoError(t, json.Unmarshal(Validator{}.Schema(), &want))
 	agency := doc["$defs"].(map[string]any)["transaction"].(map[string]any)["properties"].(map[string]any)["agency"].(map[string]any)
 	require.Equal(t, []any{"ADBLZS", "ADBPPZ", "ADB"}, agency["enum"])
 	agency["enum"] = []any{"BANKLZS", "BANKPPZ", "BANK"}
 	require.Equal(t, want, doc, "only the enum differs")
-	require.Contains(t, string(WebhookSchema()), defaultAgencyEnum, "the embedded schema holds the enum Schema replaces")
+	require.Contains(t, string(Validator{}.Schema()), defaultAgencyEnum, "the embedded schema holds the enum Schema replaces")
 }
 
 // A validator's schema holds its codes whatever the line ends of the
 // embedded schema: a checkout by Git for Windows (core.autocrlf) embeds
 // CRLF, where the enum went unreplaced and the document's codes came back.
-func TestWebhookValidatorSchemaLineEnds(t *testing.T) {
-	adb, err := NewWebhookValidator(zakat.ADBAgencies()...)
+func TestValidatorSchemaLineEnds(t *testing.T) {
+	adb, err := NewValidator(ADBAgencies()...)
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name string
 		base []byte
 	}{
-		{name: "LF", base: WebhookSchema()},
-		{name: "CRLF", base: bytes.ReplaceAll(WebhookSchema(), []byte("\n"), []byte("\r\n"))},
+		{name: "LF", base: Validator{}.Schema()},
+		{name: "CRLF", base: bytes.ReplaceAll(Validator{}.Schema(), []byte("\n"), []byte("\r\n"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var doc map[string]any
@@ -198,7 +197,7 @@ func TestWebhookValueCapInForceOnEveryPath(t *testing.T) {
 			if tc.rule != "" {
 				want = []FieldError{{Field: "/transactions/0/name", Rule: tc.rule}}
 			}
-			v := WebhookValidator{}.WithMaxValueBytes(tc.maxValue)
+			v := Validator{}.WithMaxValueBytes(tc.maxValue)
 			_, whole := v.ValidateBatchJSON(body)
 			require.Equal(t, want, problemsOf(t, whole), "ValidateBatchJSON")
 			n, streamed := v.ValidateBatchReader(bytes.NewReader(body))

@@ -1,4 +1,4 @@
-package paygate
+package zakat
 
 import (
 	"encoding/json"
@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paygate-go/paygate/zakat"
 	"github.com/stretchr/testify/require"
 )
 
@@ -56,13 +55,13 @@ func TestEnumRulesListTheirValues(t *testing.T) {
 		values []string
 	}{
 		{rule: zakatRule("zakat_state"), values: func() (v []string) {
-			for _, s := range zakat.States() {
+			for _, s := range States() {
 				v = append(v, string(s))
 			}
 			return v
 		}()},
 		{rule: zakatRule("zakat_type"), values: func() (v []string) {
-			for _, z := range zakat.Types() {
+			for _, z := range Types() {
 				v = append(v, string(z))
 			}
 			return v
@@ -92,7 +91,7 @@ func TestSchemaNamesTheTableFields(t *testing.T) {
 			} `json:"data"`
 		} `json:"$defs"`
 	}
-	require.NoError(t, json.Unmarshal(WebhookSchema(), &schema))
+	require.NoError(t, json.Unmarshal(Validator{}.Schema(), &schema))
 	var txNames, dataNames, fitrahOnly []string
 	for _, f := range txFields {
 		txNames = append(txNames, f.name)
@@ -103,7 +102,7 @@ func TestSchemaNamesTheTableFields(t *testing.T) {
 			fitrahOnly = append(fitrahOnly, f.name)
 		}
 	}
-	const fix = "webhook_schema.json against the rows of webhook_fields.go, in their order: "
+	const fix = "schema.json against the rows of fields.go, in their order: "
 	require.Equal(t, txNames, schema.Defs.Transaction.Required, fix+"$defs.transaction.required is txFields")
 	require.Equal(t, txNames, objectKeys(t, schema.Defs.Transaction.Properties), fix+"$defs.transaction.properties are txFields")
 	require.Equal(t, dataNames, objectKeys(t, schema.Defs.Data.Properties), fix+"$defs.data.properties are zakatFields")

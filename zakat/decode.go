@@ -1,4 +1,4 @@
-package paygate
+package zakat
 
 import (
 	"bytes"
@@ -11,20 +11,8 @@ import (
 	"github.com/paygate-go/paygate/internal/ordernoset"
 )
 
-// ValidateBatchJSON reads a raw webhook body (docs/protocol.md B1) and
-// checks every rule of B1-B3, reporting all problems at once in a
-// *ValidationError, each named by its JSON pointer (field "" for a body
-// that is not JSON). Keys match exactly, a key given twice is a problem
-// (A-webhook-keys), and a kept string that is not valid UTF-8 is a problem
-// of its field, never read as U+FFFD (A-webhook-encoding). With no problem
-// it returns the typed batch, whose strings are copies. It checks the
-// document's agency codes; WebhookValidator.ValidateBatchJSON others.
-func ValidateBatchJSON(body []byte) (*Batch, error) {
-	return validateBatchJSON(body, WebhookValidator{})
-}
-
-// validateBatchJSON is ValidateBatchJSON with the agency codes of rules.
-func validateBatchJSON(body []byte, rules WebhookValidator) (*Batch, error) {
+// validateBatchJSON is Validator.ValidateBatchJSON.
+func validateBatchJSON(body []byte, rules Validator) (*Batch, error) {
 	var v ValidationError
 	p := jsonscan.New(body)
 	batch, _, err := decodeBatch(p, &v, body, rules)
@@ -47,7 +35,7 @@ func validateBatchJSON(body []byte, rules WebhookValidator) (*Batch, error) {
 // (streaming) the transactions are checked one at a time and not kept: the
 // batch holds only their count. rules holds the agency codes. An error
 // means the ordernos could not all be checked (reportLateRepeats).
-func decodeBatch(p *jsonscan.Scanner[[]byte], v *ValidationError, body []byte, rules WebhookValidator) (batch *Batch, count int, err error) {
+func decodeBatch(p *jsonscan.Scanner[[]byte], v *ValidationError, body []byte, rules Validator) (batch *Batch, count int, err error) {
 	p.SetLimits(jsonscan.Limits{MaxValue: rules.maxValueBytes(), Head: maxErrorValue + 1, OnLong: longValueProblem(v, rules.maxValueBytes())})
 	v.limit = maxBatchProblems
 	defer v.countDropped()
@@ -93,7 +81,7 @@ type batchDecoder struct {
 	p     *jsonscan.Scanner[[]byte]
 	v     *ValidationError
 	keep  bool // keep the transactions (ValidateBatchJSON), or only count them (streaming)
-	rules WebhookValidator
+	rules Validator
 	batch *Batch
 	seen  *ordernoset.Set
 	one   Transaction // the transaction being read, when they are not kept
@@ -113,7 +101,7 @@ const minTransactionJSON = 100
 // of '{' is capped by what the body's length can hold of valid
 // transactions: braces inside strings cost nothing to write, and sized from
 // them alone a 4 MB body allocated 640 MB.
-func newBatchDecoder(p *jsonscan.Scanner[[]byte], v *ValidationError, body []byte, rules WebhookValidator) *batchDecoder {
+func newBatchDecoder(p *jsonscan.Scanner[[]byte], v *ValidationError, body []byte, rules Validator) *batchDecoder {
 	d := &batchDecoder{p: p, v: v, keep: body != nil, rules: rules, batch: &Batch{}}
 	// Half the '{' (a transaction and its data object); none when streaming.
 	d.batch.Transactions = make([]Transaction, 0, min(bytes.Count(body, []byte{'{'})/2, len(body)/minTransactionJSON))
@@ -189,7 +177,7 @@ const maxBatchProblems = 1000
 
 // decodeTransaction reads one transaction object, reporting wrong JSON types,
 // repeated keys and unreadable values, then applies the value rules.
-func decodeTransaction(p *jsonscan.Scanner[[]byte], i int, tx *Transaction, v *ValidationError, seen *ordernoset.Set, rules WebhookValidator) {
+func decodeTransaction(p *jsonscan.Scanner[[]byte], i int, tx *Transaction, v *ValidationError, seen *ordernoset.Set, rules Validator) {
 	var m txMasks
 	var keys uint16
 	p.Members(func(key []byte) {
@@ -268,7 +256,7 @@ var kindRules = [...]string{kindString: ruleString, kindNumber: ruleNumber, kind
 // decodeZakat reads a data object into d and returns the mask of the fields
 // present as strings; wrong types, repeated keys and text that is not
 // valid UTF-8 are reported.
-func decodeZakat(p *jsonscan.Scanner[[]byte], i int, d *ZakatData, v *ValidationError) uint16 {
+func decodeZakat(p *jsonscan.Scanner[[]byte], i int, d *Data, v *ValidationError) uint16 {
 	var present, keys uint16
 	p.Members(func(key []byte) {
 		bit := zakatIndex(key)
@@ -298,23 +286,10 @@ func decodeZakat(p *jsonscan.Scanner[[]byte], i int, d *ZakatData, v *Validation
 	return present
 }
 
-// ValidateBatchReader is ValidateBatchJSON for a body read from r a window
-// at a time: it reports exactly the same problems, in the same order, and
-// returns the number of transactions read. Its memory is bounded whatever
-// the bytes: about two 256 KiB windows, at most 8 MiB of ordernos (the
-// rest spilled, sorted, to a temporary file removed before it returns),
-// and the first 1,000 problems (docs/assumptions.md A-webhook-value-cap).
-// An error reading r or the temporary file is returned as it is, not a
-// *ValidationError: the batch was not wholly checked. It checks the
-// document's agency codes; WebhookValidator.ValidateBatchReader others.
-func ValidateBatchReader(r io.Reader) (int, error) {
-	return validateStream(r, jsonscan.Chunk, WebhookValidator{})
-}
-
-// validateStream is ValidateBatchReader with windows of about chunk bytes
+// validateStream is Validator.ValidateBatchReader with windows of about chunk bytes
 // (tests use tiny ones, to put window ends everywhere) and the agency codes
 // and value cap of rules.
-func validateStream(r io.Reader, chunk int, rules WebhookValidator) (int, error) {
+func validateStream(r io.Reader, chunk int, rules Validator) (int, error) {
 	p := jsonscan.NewStream(r, chunk)
 	var v ValidationError
 	_, count, err := decodeBatch(p, &v, nil, rules)

@@ -1,4 +1,4 @@
-package paygate
+package zakat
 
 import (
 	"time"
@@ -9,5 +9,5 @@ import (
 // parseWebhookTime reads a webhook `time` (docs/protocol.md B2: "ISO 8601
 // with a time-zone offset") in the forms docs/assumptions.md A-webhook-time
 // lists, by internal/webhooktime's rule, which the schema's `time` pattern
-// (WebhookSchema) states too.
+// (Validator.Schema) states too.
 func parseWebhookTime(s string) (time.Time, bool) { return webhooktime.Parse(s) }

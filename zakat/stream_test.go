@@ -1,4 +1,4 @@
-package paygate
+package zakat
 
 import (
 	"bytes"
@@ -15,19 +15,20 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate/internal/jsonscan"
-	"github.com/paygate-go/paygate/zakat"
 	"github.com/stretchr/testify/require"
+
+	"github.com/paygate-go/paygate/internal/testbound"
 )
 
 // requireSameAsJSON checks that streaming body, in windows of every given
 // size, reports exactly what ValidateBatchJSON reports.
 func requireSameAsJSON(t testing.TB, body []byte, chunks ...int) {
 	t.Helper()
-	requireSameAsJSONWith(t, WebhookValidator{}, body, chunks...)
+	requireSameAsJSONWith(t, Validator{}, body, chunks...)
 }
 
 // requireSameAsJSONWith is requireSameAsJSON with rules (a value cap).
-func requireSameAsJSONWith(t testing.TB, rules WebhookValidator, body []byte, chunks ...int) {
+func requireSameAsJSONWith(t testing.TB, rules Validator, body []byte, chunks ...int) {
 	t.Helper()
 	batch, want := rules.ValidateBatchJSON(body)
 	for _, chunk := range chunks {
@@ -63,14 +64,14 @@ func requireSameError(t testing.TB, want, got error, msg string, args ...any) {
 func TestValidateBatchReaderMatchesJSON(t *testing.T) {
 	files, err := filepath.Glob("testdata/webhook/*.json")
 	require.NoError(t, err)
-	bodies := [][]byte{WebhookSchema()} // once testdata/webhook/schema.json, still a test body
+	bodies := [][]byte{Validator{}.Schema()} // once zakat/testdata/webhook/schema.json, still a test body
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
 		bodies = append(bodies, b)
 	}
 	for _, m := range agreementCorpus() {
-		bodies = append(bodies, m.apply(t, zakat.Agencies()))
+		bodies = append(bodies, m.apply(t, Agencies()))
 	}
 	long := strings.Repeat(`1,`, 200) + `1`
 	for _, s := range []string{
@@ -95,7 +96,7 @@ func TestValidateBatchReaderMatchesJSON(t *testing.T) {
 	// With a small value cap, windows end inside long tokens too.
 	bodies = append(bodies, longValueBodies()...)
 	for _, maxValue := range []int{1, 3, 10, 64} {
-		capped := WebhookValidator{}.WithMaxValueBytes(maxValue)
+		capped := Validator{}.WithMaxValueBytes(maxValue)
 		for _, b := range bodies {
 			requireSameAsJSONWith(t, capped, b, 1, 2, 7, 64, 4096)
 		}
@@ -173,7 +174,7 @@ func TestValidateBatchValueCap(t *testing.T) {
 		tc.edit(batch, batch["transactions"].([]any)[0].(map[string]any))
 		body, err := json.Marshal(batch)
 		require.NoError(t, err)
-		rules := WebhookValidator{}.WithMaxValueBytes(maxValue)
+		rules := Validator{}.WithMaxValueBytes(maxValue)
 		_, whole := rules.ValidateBatchJSON(body)
 		n, streamed := validateStream(bytes.NewReader(body), 16, rules)
 		require.Equal(t, 1, n, tc.name)
@@ -207,7 +208,7 @@ func TestValidateBatchReaderReadErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, chunk := range []int{16, jsonscan.Chunk} {
 				r := io.MultiReader(bytes.NewReader(tc.before), iotest.ErrReader(tc.cause))
-				_, err := validateStream(r, chunk, WebhookValidator{})
+				_, err := validateStream(r, chunk, Validator{})
 				require.ErrorIs(t, err, tc.cause, "chunk %d", chunk)
 				var ve *ValidationError
 				require.False(t, errors.As(err, &ve), "chunk %d: a read error reported as %v", chunk, err)
@@ -230,7 +231,7 @@ func TestValidateBatchReaderLargestCaps(t *testing.T) {
 		{name: "1 TiB", maxValue: 1 << 40},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			requireSameAsJSONWith(t, WebhookValidator{}.WithMaxValueBytes(tc.maxValue), body, 16, 1000, jsonscan.Chunk)
+			requireSameAsJSONWith(t, Validator{}.WithMaxValueBytes(tc.maxValue), body, 16, 1000, jsonscan.Chunk)
 		})
 	}
 }
@@ -241,11 +242,11 @@ func TestValidateBatchDepthCap(t *testing.T) {
 	nest := func(depth int) []byte {
 		return []byte(`{"x":` + strings.Repeat("[", depth) + "0" + strings.Repeat("]", depth) + `,"transactions":[]}`)
 	}
-	_, err := ValidateBatchJSON(nest(jsonscan.MaxDepth + 1))
+	_, err := Validator{}.ValidateBatchJSON(nest(jsonscan.MaxDepth + 1))
 	require.ErrorContains(t, err, "nesting deeper than 10000")
-	_, err = validateStream(bytes.NewReader(nest(jsonscan.MaxDepth+1)), 64, WebhookValidator{})
+	_, err = validateStream(bytes.NewReader(nest(jsonscan.MaxDepth+1)), 64, Validator{})
 	require.ErrorContains(t, err, "nesting deeper than 10000")
-	_, err = ValidateBatchJSON(nest(jsonscan.MaxDepth))
+	_, err = Validator{}.ValidateBatchJSON(nest(jsonscan.MaxDepth))
 	require.NoError(t, err)
 }
 
@@ -254,15 +255,15 @@ func TestValidateBatchDepthCap(t *testing.T) {
 func TestValidateBatchTrailingBytes(t *testing.T) {
 	for _, tail := range []string{"\x00", " x", "{}", " \n\x00 "} {
 		body := []byte(`{"transactions":[]}` + tail)
-		_, whole := ValidateBatchJSON(body)
-		_, streamed := validateStream(bytes.NewReader(body), 4, WebhookValidator{})
+		_, whole := Validator{}.ValidateBatchJSON(body)
+		_, streamed := validateStream(bytes.NewReader(body), 4, Validator{})
 		for _, err := range []error{whole, streamed} {
 			probs := problemsOf(t, err)
 			require.Len(t, probs, 1, "%q", tail)
 			require.Contains(t, probs[0].Rule, "data after the top-level value", "%q", tail)
 		}
 	}
-	_, err := ValidateBatchJSON([]byte(`{"transactions":[]} ` + "\n\t\r"))
+	_, err := Validator{}.ValidateBatchJSON([]byte(`{"transactions":[]} ` + "\n\t\r"))
 	require.NoError(t, err)
 }
 
@@ -270,7 +271,7 @@ func TestValidateBatchTrailingBytes(t *testing.T) {
 // what ValidateBatchJSON reports.
 func FuzzValidateBatchReader(f *testing.F) {
 	files, _ := filepath.Glob("testdata/webhook/*.json")
-	f.Add(WebhookSchema()) // once testdata/webhook/schema.json, still a seed
+	f.Add(Validator{}.Schema()) // once zakat/testdata/webhook/schema.json, still a seed
 	for _, name := range files {
 		if b, err := os.ReadFile(name); err == nil {
 			f.Add(b)
@@ -288,7 +289,7 @@ func FuzzValidateBatchReader(f *testing.F) {
 		go func() {
 			defer close(done)
 			requireSameAsJSON(t, body, 1, 5, 64)
-			requireSameAsJSONWith(t, WebhookValidator{}.WithMaxValueBytes(3), body, 1, 5, 64)
+			requireSameAsJSONWith(t, Validator{}.WithMaxValueBytes(3), body, 1, 5, 64)
 		}()
 		select {
 		case <-done:
@@ -318,7 +319,7 @@ func (r *nestedReader) Read(b []byte) (int, error) {
 			r.pending = `{"k` + fmt.Sprint(r.level) + `":[` + r.filler + ","
 		case !r.closed:
 			r.closed = true
-			r.liveAtDepth = liveHeap()
+			r.liveAtDepth = testbound.LiveHeap()
 			r.pending = "0" + strings.Repeat("]}", r.depth)
 		default:
 			return 0, io.EOF
@@ -337,8 +338,8 @@ func (r *nestedReader) Read(b []byte) (int, error) {
 func TestValidateBatchReaderNestedKeysHoldNoWindows(t *testing.T) {
 	const depth, chunk = 2000, 4 << 10
 	r := &nestedReader{depth: depth, filler: strings.Repeat("0,", 4<<10) + "0"}
-	before := liveHeap()
-	_, err := validateStream(r, chunk, WebhookValidator{})
+	before := testbound.LiveHeap()
+	_, err := validateStream(r, chunk, Validator{})
 	require.ErrorContains(t, err, "/transactions", "the body was read to its end")
 	require.True(t, r.closed)
 	grown := int64(r.liveAtDepth) - int64(before)

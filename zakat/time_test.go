@@ -1,4 +1,4 @@
-package paygate
+package zakat
 
 import (
 	"encoding/json"
@@ -77,7 +77,7 @@ func schemaTimePattern(t testing.TB) *regexp.Regexp {
 			} `json:"transaction"`
 		} `json:"$defs"`
 	}
-	require.NoError(t, json.Unmarshal(WebhookSchema(), &s))
+	require.NoError(t, json.Unmarshal(Validator{}.Schema(), &s))
 	require.NotEmpty(t, s.Defs.Transaction.Properties.Time.Pattern)
 	return regexp.MustCompile(s.Defs.Transaction.Properties.Time.Pattern)
 }
@@ -125,7 +125,7 @@ func TestWebhookTimeResentAsRFC3339(t *testing.T) {
 	for _, tt := range tests {
 		in, want := tt.in, tt.want
 		body := `{"transactions":[{"agency":"BANK","orderno":"1","amount":1,"name":"a","email":"a@b.co","time":"` + in + `","status":"success","data":{}}]}`
-		batch, err := ValidateBatchJSON([]byte(body))
+		batch, err := Validator{}.ValidateBatchJSON([]byte(body))
 		require.NoError(t, err, in)
 		out, err := json.Marshal(batch)
 		require.NoError(t, err)

@@ -1,4 +1,4 @@
-package paygate
+package zakat
 
 import (
 	"bytes"
@@ -68,7 +68,7 @@ func TestValidateBatchJSONRules(t *testing.T) {
 			tt.edit(body["transactions"].([]any)[0].(map[string]any), body)
 			raw, err := json.Marshal(body)
 			require.NoError(t, err)
-			batch, err := ValidateBatchJSON(raw)
+			batch, err := Validator{}.ValidateBatchJSON(raw)
 			probs := problemsOf(t, err)
 			if tt.pointer == "" {
 				require.Empty(t, probs)
@@ -100,11 +100,11 @@ func TestValidateBatchJSONShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.body, func(t *testing.T) {
-			_, err := ValidateBatchJSON([]byte(tt.body))
+			_, err := Validator{}.ValidateBatchJSON([]byte(tt.body))
 			requireProblem(t, problemsOf(t, err), tt.pointer, tt.rule)
 		})
 	}
-	batch, err := ValidateBatchJSON([]byte(`{"transactions": []}`))
+	batch, err := Validator{}.ValidateBatchJSON([]byte(`{"transactions": []}`))
 	require.NoError(t, err)
 	require.Empty(t, batch.Transactions)
 }
@@ -115,9 +115,9 @@ func TestValidateBatchNotAnObjectReadsNoTransaction(t *testing.T) {
 	for _, body := range []string{`[]`, `[{"orderno":"1"}]`, `"x"`, `7`} {
 		t.Run(body, func(t *testing.T) {
 			want := []FieldError{{Rule: ruleObject}}
-			_, err := ValidateBatchJSON([]byte(body))
+			_, err := Validator{}.ValidateBatchJSON([]byte(body))
 			require.Equal(t, want, problemsOf(t, err))
-			n, err := ValidateBatchReader(strings.NewReader(body))
+			n, err := Validator{}.ValidateBatchReader(strings.NewReader(body))
 			require.Equal(t, want, problemsOf(t, err))
 			require.Zero(t, n)
 		})
@@ -139,7 +139,7 @@ func TestValidateBatchJSONTopLevelKeysInAnyOrder(t *testing.T) {
 			want: []FieldError{{Field: "/$schema", Rule: ruleDuplicateKey}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			batch, err := ValidateBatchJSON([]byte(tc.body))
+			batch, err := Validator{}.ValidateBatchJSON([]byte(tc.body))
 			require.Equal(t, tc.want, problemsOf(t, err))
 			if tc.want == nil {
 				require.Equal(t, "urn:x", batch.Schema)
@@ -153,7 +153,7 @@ func TestValidateBatchJSONTopLevelKeysInAnyOrder(t *testing.T) {
 // problem, by both readers.
 func TestValidateBatchCountsOneProblemPastTheCap(t *testing.T) {
 	body := []byte(`{"transactions":[` + strings.TrimSuffix(strings.Repeat("1,", maxBatchProblems+1), ",") + `]}`)
-	_, err := ValidateBatchJSON(body)
+	_, err := Validator{}.ValidateBatchJSON(body)
 	problems := problemsOf(t, err)
 	require.Len(t, problems, maxBatchProblems+1)
 	require.Equal(t, FieldError{Rule: "1 more problems, not listed: only the first 1000 are"}, problems[maxBatchProblems])
@@ -169,7 +169,7 @@ func TestValidateBatchJSONKeepsNoTransactionPastAProblem(t *testing.T) {
 	body := []byte(`{"$schema":7,"transactions":[` + string(tx) + `]}`)
 	var v ValidationError
 	p := jsonscan.New(body)
-	batch, count, err := decodeBatch(p, &v, body, WebhookValidator{})
+	batch, count, err := decodeBatch(p, &v, body, Validator{})
 	require.NoError(t, err)
 	require.Equal(t, []FieldError{{Field: "/$schema", Rule: ruleString, Value: "7"}}, v.Problems)
 	require.Equal(t, 1, count)
@@ -185,7 +185,7 @@ func TestValidateBatchJSONAllProblems(t *testing.T) {
 	txs[1].(map[string]any)["data"].(map[string]any)["zakat_phone"] = "1"
 	txs[2].(map[string]any)["orderno"] = txs[0].(map[string]any)["orderno"]
 	raw, _ := json.Marshal(body)
-	_, err := ValidateBatchJSON(raw)
+	_, err := Validator{}.ValidateBatchJSON(raw)
 	probs := problemsOf(t, err)
 	var pointers []string
 	for _, p := range probs {
@@ -205,7 +205,7 @@ func TestValidateBatchJSONRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(raw), `"time":"2026-11-22T10:30:00+08:00"`)
 	require.Contains(t, string(raw), `"amount":10.50`)
-	batch, err := ValidateBatchJSON(raw)
+	batch, err := Validator{}.ValidateBatchJSON(raw)
 	require.NoError(t, err)
 	require.Len(t, batch.Transactions, 2)
 	for i := range txs {
@@ -221,7 +221,7 @@ func TestValidateBatchJSONCopies(t *testing.T) {
 	txs := []Transaction{validTx(0), validTx(1)}
 	raw, err := json.Marshal(Batch{Schema: "urn:x", Transactions: txs})
 	require.NoError(t, err)
-	batch, err := ValidateBatchJSON(raw)
+	batch, err := Validator{}.ValidateBatchJSON(raw)
 	require.NoError(t, err)
 	for i := range raw {
 		raw[i] = 'X'
@@ -246,16 +246,16 @@ func FuzzValidateBatchJSON(f *testing.F) {
 		f.Add(bodyWithText(f, []string{"orderno"}, tc.text))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		batch, err := ValidateBatchJSON(body)
+		batch, err := Validator{}.ValidateBatchJSON(body)
 		if err != nil {
 			problemsOf(t, err)
 			require.Nil(t, batch)
 			return
 		}
-		require.NoError(t, ValidateTransactions(batch.Transactions), "accepted raw, rejected typed")
+		require.NoError(t, Validator{}.ValidateTransactions(batch.Transactions), "accepted raw, rejected typed")
 		again, err := json.Marshal(batch)
 		require.NoError(t, err)
-		batch2, err := ValidateBatchJSON(again)
+		batch2, err := Validator{}.ValidateBatchJSON(again)
 		require.NoError(t, err, "re-encoded batch: %s", again)
 		require.Len(t, batch2.Transactions, len(batch.Transactions))
 	})
@@ -269,7 +269,7 @@ func TestValidateBatchJSONAllocationsDoNotGrowPerTransaction(t *testing.T) {
 	small, large := benchBatch(10), benchBatch(2000)
 	allocs := func(body []byte) float64 {
 		return testing.AllocsPerRun(5, func() {
-			if _, err := ValidateBatchJSON(body); err != nil {
+			if _, err := (Validator{}).ValidateBatchJSON(body); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -303,9 +303,9 @@ func TestValidateBatchJSONOwnsWhatItReturns(t *testing.T) {
 		{name: "problems quoting values", body: []byte(`{"transactions":[` + tx + "," + bad + `]}`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			wantBatch, wantErr := ValidateBatchJSON(bytes.Clone(tc.body))
+			wantBatch, wantErr := Validator{}.ValidateBatchJSON(bytes.Clone(tc.body))
 			buf := bytes.Clone(tc.body)
-			gotBatch, gotErr := ValidateBatchJSON(buf)
+			gotBatch, gotErr := Validator{}.ValidateBatchJSON(buf)
 			for i := range buf {
 				buf[i] = 'X'
 			}
@@ -338,7 +338,7 @@ func TestValidateBatchJSONMemoryBoundedByBody(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			_, err := ValidateBatchJSON(body)
+			_, err := Validator{}.ValidateBatchJSON(body)
 			runtime.ReadMemStats(&after)
 			require.Error(t, err)
 			allocated := after.TotalAlloc - before.TotalAlloc
@@ -454,7 +454,7 @@ func TestValidateBatchJSONRefusesTextNotUTF8(t *testing.T) {
 		for _, tc := range notUTF8Texts() {
 			t.Run(pointer+"/"+tc.name, func(t *testing.T) {
 				body := bodyWithText(t, path, tc.text)
-				batch, err := ValidateBatchJSON(body)
+				batch, err := Validator{}.ValidateBatchJSON(body)
 				require.Nil(t, batch)
 				require.Equal(t, want, problemsOf(t, err))
 				requireSameAsJSON(t, body, 1, 2, 7, 64)
@@ -481,7 +481,7 @@ func TestValidateBatchJSONReadsUTF8Text(t *testing.T) {
 		for _, tc := range utf8Texts() {
 			t.Run(pointer+"/"+tc.name, func(t *testing.T) {
 				body := bodyWithText(t, path, tc.text)
-				batch, err := ValidateBatchJSON(body)
+				batch, err := Validator{}.ValidateBatchJSON(body)
 				require.NoError(t, err)
 				require.Equal(t, tc.want, read[pointer](batch))
 				requireSameAsJSON(t, body, 1, 2, 7, 64)
@@ -512,7 +512,7 @@ func TestValidateBatchJSONOrdernosNotUTF8AreNotDuplicates(t *testing.T) {
 		require.NoError(t, json.Unmarshal(raw, &ref))
 		require.Equal(t, ref.Transactions[0].OrderNo, ref.Transactions[1].OrderNo, "encoding/json reads %q and %q alike", pair[0], pair[1])
 
-		_, err = ValidateBatchJSON(raw)
+		_, err = Validator{}.ValidateBatchJSON(raw)
 		require.Equal(t, []FieldError{
 			{Field: "/transactions/0/orderno", Rule: ruleUTF8},
 			{Field: "/transactions/1/orderno", Rule: ruleUTF8},

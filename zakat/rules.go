@@ -1,4 +1,4 @@
-package paygate
+package zakat
 
 import (
 	"fmt"
@@ -10,23 +10,8 @@ import (
 	"github.com/paygate-go/paygate/internal/ordernoset"
 )
 
-// ValidateTransactions checks typed transactions against every rule of docs/protocol.md
-// B2, B3 and Errors, reporting all problems at once in a *ValidationError
-// whose fields are JSON pointers (/transactions/3/data/zakat_ic_no). An empty
-// string (or zero Time) counts as absent: required fields must be set,
-// optional data fields are checked only when set. A string that is not
-// valid UTF-8 is a problem of its field (json.Marshal would send U+FFFD in
-// place of its bad bytes: an assumption, docs/assumptions.md
-// A-webhook-encoding).
-//
-// It checks the document's agency codes; WebhookValidator.ValidateTransactions
-// checks others.
-func ValidateTransactions(txs []Transaction) error {
-	return validateTransactions(txs, WebhookValidator{})
-}
-
-// validateTransactions is ValidateTransactions with the agency codes of rules.
-func validateTransactions(txs []Transaction, rules WebhookValidator) error {
+// validateTransactions is Validator.ValidateTransactions.
+func validateTransactions(txs []Transaction, rules Validator) error {
 	_, err := checkTyped(txs, rules)
 	return err
 }
@@ -41,7 +26,7 @@ type txProblems struct {
 // problems of every transaction that has any, in index order, and all of
 // them as one *ValidationError (nil when there are none). A transaction's
 // problems are its own: duplicates are reported at the later orderno.
-func checkTyped(txs []Transaction, rules WebhookValidator) ([]txProblems, error) {
+func checkTyped(txs []Transaction, rules Validator) ([]txProblems, error) {
 	var v ValidationError
 	var byTx []txProblems
 	seen := make(orderNoMap, len(txs))
@@ -111,7 +96,7 @@ type txMasks struct {
 // m reports are skipped. The fitrah product is a rule of the record, not
 // advice (docs/protocol.md B3 says "should equal"; docs/assumptions.md
 // A-webhook-fitrah).
-func checkTransaction(v *ValidationError, i int, tx *Transaction, m txMasks, seen orderNoSet, rules WebhookValidator) {
+func checkTransaction(v *ValidationError, i int, tx *Transaction, m txMasks, seen orderNoSet, rules Validator) {
 	checkTxFields(v, i, tx, m, rules)
 	if tx.OrderNo != "" && m.present&txOrderNo != 0 {
 		checkUnique(v, i, tx.OrderNo, seen)
@@ -125,7 +110,7 @@ func checkTransaction(v *ValidationError, i int, tx *Transaction, m txMasks, see
 
 // checkTxFields reports the transaction fields that are missing, then those
 // that break their rule (txFields), in the table's order.
-func checkTxFields(v *ValidationError, i int, tx *Transaction, m txMasks, rules WebhookValidator) {
+func checkTxFields(v *ValidationError, i int, tx *Transaction, m txMasks, rules Validator) {
 	if missing := txAll &^ (m.present | m.reported); missing != 0 {
 		for bit := range txFields {
 			if missing&(1<<bit) != 0 {
@@ -147,7 +132,7 @@ func checkTxFields(v *ValidationError, i int, tx *Transaction, m txMasks, rules 
 
 // checkZakat reports the data fields present that break their rule
 // (zakatFields) and returns the mask of those present and valid.
-func checkZakat(v *ValidationError, i int, d *ZakatData, present uint16) (valid uint16) {
+func checkZakat(v *ValidationError, i int, d *Data, present uint16) (valid uint16) {
 	valid = present
 	for bit := range zakatFields {
 		f, b := &zakatFields[bit], uint16(1)<<bit

@@ -1,8 +1,8 @@
-package paygate
+package zakat
 
 import (
 	"github.com/paygate-go/paygate/internal/jsonscan"
-	"github.com/paygate-go/paygate/zakat"
+	"github.com/paygate-go/paygate/internal/sen"
 )
 
 //go:generate go test -run TestGeneratedLookups -update-lookups .
@@ -38,7 +38,7 @@ const (
 // zakatFields: a row holds the JSON key, how the value is read and stored
 // and its rule, and the bits, the key lookups and the rule texts derive
 // from the rows. A new field or rule is a row, plus its property in
-// webhook_schema.json (TestSchemaNamesTheTableFields holds the schema's
+// schema.json (TestSchemaNamesTheTableFields holds the schema's
 // names to the rows, TestWebhookSchemaAgreement its rules to the
 // validator's), then `go generate` for the lookups (TestGeneratedLookups).
 
@@ -64,7 +64,7 @@ type txField struct {
 	// check returns the rule a present value breaks and the value to
 	// show, or "" (it builds neither when the value is good: it runs on
 	// every transaction); nil: no rule beyond reading it.
-	check func(tx *Transaction, rules WebhookValidator) (rule, value string)
+	check func(tx *Transaction, rules Validator) (rule, value string)
 }
 
 // txFields lists the fields of docs/protocol.md B2 in JSON order, every one
@@ -74,9 +74,9 @@ var txFields = [...]txField{
 	{
 		name:   "agency",
 		text:   func(tx *Transaction) string { return string(tx.Agency) },
-		store:  func(tx *Transaction, s string) { tx.Agency = zakat.Agency(s) },
+		store:  func(tx *Transaction, s string) { tx.Agency = Agency(s) },
 		absent: func(tx *Transaction) bool { return tx.Agency == "" },
-		check: func(tx *Transaction, rules WebhookValidator) (string, string) {
+		check: func(tx *Transaction, rules Validator) (string, string) {
 			if rules.Accepts(tx.Agency) {
 				return "", ""
 			}
@@ -88,7 +88,7 @@ var txFields = [...]txField{
 		text:   func(tx *Transaction) string { return tx.OrderNo },
 		store:  func(tx *Transaction, s string) { tx.OrderNo = s },
 		absent: func(tx *Transaction) bool { return tx.OrderNo == "" },
-		check: func(tx *Transaction, _ WebhookValidator) (string, string) {
+		check: func(tx *Transaction, _ Validator) (string, string) {
 			return ruleIf(tx.OrderNo == "", ruleNotEmpty), ""
 		},
 	},
@@ -96,7 +96,7 @@ var txFields = [...]txField{
 		name:  "amount",
 		kind:  kindNumber,
 		parse: parseAmount,
-		check: func(tx *Transaction, _ WebhookValidator) (string, string) {
+		check: func(tx *Transaction, _ Validator) (string, string) {
 			if tx.Amount >= 0 {
 				return "", ""
 			}
@@ -108,7 +108,7 @@ var txFields = [...]txField{
 		text:   func(tx *Transaction) string { return tx.Name },
 		store:  func(tx *Transaction, s string) { tx.Name = s },
 		absent: func(tx *Transaction) bool { return tx.Name == "" },
-		check: func(tx *Transaction, _ WebhookValidator) (string, string) {
+		check: func(tx *Transaction, _ Validator) (string, string) {
 			return ruleIf(tx.Name == "", ruleNotEmpty), ""
 		},
 	},
@@ -117,7 +117,7 @@ var txFields = [...]txField{
 		text:   func(tx *Transaction) string { return tx.Email },
 		store:  func(tx *Transaction, s string) { tx.Email = s },
 		absent: func(tx *Transaction) bool { return tx.Email == "" },
-		check: func(tx *Transaction, _ WebhookValidator) (string, string) {
+		check: func(tx *Transaction, _ Validator) (string, string) {
 			return ruleIf(!validEmail(tx.Email), ruleEmail), tx.Email
 		},
 	},
@@ -131,7 +131,7 @@ var txFields = [...]txField{
 		text:   func(tx *Transaction) string { return string(tx.Status) },
 		store:  func(tx *Transaction, s string) { tx.Status = Status(s) },
 		absent: func(tx *Transaction) bool { return tx.Status == "" },
-		check: func(tx *Transaction, _ WebhookValidator) (string, string) {
+		check: func(tx *Transaction, _ Validator) (string, string) {
 			return ruleIf(!tx.Status.Valid(), ruleStatus), string(tx.Status)
 		},
 	},
@@ -150,10 +150,10 @@ func ruleIf(broken bool, rule string) string {
 // negative (docs/protocol.md B2).
 func parseAmount(tx *Transaction, p *jsonscan.Scanner[[]byte], text []byte) string {
 	num := p.Keep(text) // in the arena: converted, it would escape with the error
-	a, err := amountFromJSONNumber(num)
+	v, err := sen.FromJSONNumber(num)
 	switch {
 	case err == nil:
-		tx.Amount = a
+		tx.Amount = Amount(v)
 		return ""
 	case num[0] == '-':
 		return ruleAmountMin
@@ -172,7 +172,7 @@ func parseTime(tx *Transaction, _ *jsonscan.Scanner[[]byte], text []byte) string
 // with its rule.
 type zakatField struct {
 	name  string
-	ptr   func(*ZakatData) *string
+	ptr   func(*Data) *string
 	valid func(string) bool // nil: any string
 	rule  string            // the text of a broken valid
 	// fitrahOnly: allowed only for a fitrah zakat_type (ruleFitrahOnly).
@@ -183,21 +183,21 @@ type zakatField struct {
 // of a data mask is zakatFields[i]. Read-only. After a change, `go
 // generate` rewrites zakatIndex.
 var zakatFields = [...]zakatField{
-	{name: "email", ptr: func(d *ZakatData) *string { return &d.Email }, valid: validEmail, rule: ruleEmail},
-	{name: "zakat_name", ptr: func(d *ZakatData) *string { return &d.Name }},
-	{name: "zakat_ic_no", ptr: func(d *ZakatData) *string { return &d.ICNo }, valid: digits(12, 12), rule: "must be 12 digits"},
-	{name: "zakat_state", ptr: func(d *ZakatData) *string { return (*string)(&d.State) }, valid: func(s string) bool { return zakat.State(s).Valid() },
+	{name: "email", ptr: func(d *Data) *string { return &d.Email }, valid: validEmail, rule: ruleEmail},
+	{name: "zakat_name", ptr: func(d *Data) *string { return &d.Name }},
+	{name: "zakat_ic_no", ptr: func(d *Data) *string { return &d.ICNo }, valid: digits(12, 12), rule: "must be 12 digits"},
+	{name: "zakat_state", ptr: func(d *Data) *string { return (*string)(&d.State) }, valid: func(s string) bool { return State(s).Valid() },
 		rule: "must be one of johor, kedah, kelantan, melaka, negeri_sembilan, pahang, pulau_pinang, perak, perlis, sabah, sarawak, selangor, terengganu, kuala_lumpur, labuan, putrajaya"},
-	{name: "zakat_type", ptr: func(d *ZakatData) *string { return (*string)(&d.Type) }, valid: func(s string) bool { return zakat.Type(s).Valid() },
+	{name: "zakat_type", ptr: func(d *Data) *string { return (*string)(&d.Type) }, valid: func(s string) bool { return Type(s).Valid() },
 		rule: "must be one of fitrah, zakat_emas, zakat_fitrah, zakat_kwsp, zakat_padi, zakat_pendapatan, zakat_perak, zakat_perniagaan, zakat_pertanian, zakat_qada, zakat_rikaz, zakat_saham, zakat_simpanan, zakat_ternakan"},
-	{name: "zakat_year", ptr: func(d *ZakatData) *string { return &d.Year }, valid: digits(4, 4), rule: "must be 4 digits"},
-	{name: "zakat_phone", ptr: func(d *ZakatData) *string { return &d.Phone }, valid: digits(10, 12), rule: "must be 10 to 12 digits"},
-	{name: "zakat_address", ptr: func(d *ZakatData) *string { return &d.Address }},
-	{name: "zakat_postcode", ptr: func(d *ZakatData) *string { return &d.Postcode }, valid: digits(5, 5), rule: "must be 5 digits"},
-	{name: "zakat_city", ptr: func(d *ZakatData) *string { return &d.City }},
-	{name: "zakat_amount", ptr: func(d *ZakatData) *string { return &d.Amount }, valid: decimal(2), rule: "must be numeric with at most 2 decimals"},
-	{name: "zakat_rate", ptr: func(d *ZakatData) *string { return &d.Rate }, valid: decimal(-1), rule: "must be numeric", fitrahOnly: true},
-	{name: "zakat_dependant", ptr: func(d *ZakatData) *string { return &d.Dependants }, valid: digits(1, -1), rule: "must be a whole number", fitrahOnly: true}, // A-webhook-dependants
+	{name: "zakat_year", ptr: func(d *Data) *string { return &d.Year }, valid: digits(4, 4), rule: "must be 4 digits"},
+	{name: "zakat_phone", ptr: func(d *Data) *string { return &d.Phone }, valid: digits(10, 12), rule: "must be 10 to 12 digits"},
+	{name: "zakat_address", ptr: func(d *Data) *string { return &d.Address }},
+	{name: "zakat_postcode", ptr: func(d *Data) *string { return &d.Postcode }, valid: digits(5, 5), rule: "must be 5 digits"},
+	{name: "zakat_city", ptr: func(d *Data) *string { return &d.City }},
+	{name: "zakat_amount", ptr: func(d *Data) *string { return &d.Amount }, valid: decimal(2), rule: "must be numeric with at most 2 decimals"},
+	{name: "zakat_rate", ptr: func(d *Data) *string { return &d.Rate }, valid: decimal(-1), rule: "must be numeric", fitrahOnly: true},
+	{name: "zakat_dependant", ptr: func(d *Data) *string { return &d.Dependants }, valid: digits(1, -1), rule: "must be a whole number", fitrahOnly: true}, // A-webhook-dependants
 }
 
 // The bits the rules of more than one field read, derived from the tables.
@@ -230,7 +230,7 @@ func (f zakatField) key() string { return f.name }
 // digits returns a check for lo to hi ASCII digits (hi < 0: no upper bound).
 func digits(lo, hi int) func(string) bool {
 	return func(s string) bool {
-		return len(s) >= lo && (hi < 0 || len(s) <= hi) && nonDigit(s) < 0
+		return len(s) >= lo && (hi < 0 || len(s) <= hi) && sen.NonDigit(s) < 0
 	}
 }
 
@@ -239,13 +239,13 @@ func digits(lo, hi int) func(string) bool {
 func decimal(places int) func(string) bool {
 	return func(s string) bool {
 		whole, frac, dot := cutByte(s, '.')
-		if whole == "" || nonDigit(whole) >= 0 {
+		if whole == "" || sen.NonDigit(whole) >= 0 {
 			return false
 		}
 		if !dot {
 			return true
 		}
-		return frac != "" && nonDigit(frac) < 0 && (places < 0 || len(frac) <= places)
+		return frac != "" && sen.NonDigit(frac) < 0 && (places < 0 || len(frac) <= places)
 	}
 }
 
