@@ -293,9 +293,9 @@ func TestOrderNoUniqueByteForByte(t *testing.T) {
 				}
 				return n
 			}
-			_, jsonErr := ValidateBatchJSON(body)
-			_, readerErr := ValidateBatchReader(bytes.NewReader(body))
-			require.Equal(t, tt.repeats, count(ValidateTransactions(txs)), "typed")
+			_, jsonErr := Validator{}.ValidateBatchJSON(body)
+			_, readerErr := Validator{}.ValidateBatchReader(bytes.NewReader(body))
+			require.Equal(t, tt.repeats, count(Validator{}.ValidateTransactions(txs)), "typed")
 			require.Equal(t, tt.repeats, count(jsonErr), "JSON")
 			require.Equal(t, tt.repeats, count(readerErr), "reader")
 		})
