@@ -1,8 +1,8 @@
 // Package formbody reads a form-encoded request body as url.ParseQuery
 // does, with the same fields and the same errors, in less work: the
 // callback handler parses every callback with it. It stays because
-// url.ParseQuery in its place measured a signed callback over loopback
-// HTTP 8 to 11 % slower per request, past issue 40's 3 % (BENCHMARKS.md
+// url.ParseQuery in its place measured a duplicate signed callback over
+// loopback HTTP 8 % slower per request, past issue 40's 3 % (BENCHMARKS.md
 // "Per request").
 package formbody
 
