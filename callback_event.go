@@ -146,7 +146,8 @@ func (e event) process(ctx context.Context) verdict {
 	case paid == cb.OrderNo:
 		return verdict{code: http.StatusOK, outcome: OutcomeAlreadyFulfilled, paid: paid}
 	case paid == "" || cb.OrderNo == "":
-		// One side has no orderNo: nothing proves a second payment.
+		// One side has no orderNo: nothing proves a second payment
+		// (docs/assumptions.md A-double-payment).
 		e.log(ctx, slog.LevelWarn, "success for a fulfilled refNo; an orderNo is missing, so it is taken for a retry",
 			"refNo", cb.RefNo, "orderNo", cb.OrderNo, "paidOrderNo", paid)
 		return verdict{code: http.StatusOK, outcome: OutcomeAlreadyFulfilled, paid: paid}

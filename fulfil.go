@@ -13,7 +13,9 @@ import (
 // Fulfiller fulfils a verified paid order: CallbackHandler.Fulfil. The
 // handler calls Fulfil for a verified success, at most once per base refNo
 // while its Deduper keeps the completed event; an error or panic answers
-// 500, and the gateway's retry calls it again.
+// 500, and the gateway's retry calls it again. The handler keeps no record
+// of orders: Fulfil compares cb.Amount with the order it stored
+// (docs/assumptions.md A-unsigned-orders).
 type Fulfiller interface {
 	Fulfil(ctx context.Context, cb *Callback) error
 }

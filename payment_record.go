@@ -271,7 +271,7 @@ func (p *PaymentRecord) setTime(slots ...recordSlot) {
 		if p.Time = parseRecordTime(t.value); !p.Time.IsZero() {
 			return
 		}
-		p.problem(t.name, "is not a time the SDK reads (RFC 3339, or a Malaysian 2006-01-02 15:04:05 or 20060102150405)", t.value)
+		p.problem(t.name, "is not a time the SDK reads (RFC 3339, or a Malaysian 2006-01-02 15:04:05, 2006-01-02T15:04:05, 20060102150405 or 2006-01-02)", t.value)
 	}
 }
 

@@ -356,7 +356,7 @@ func retryTransient(status int, err error) bool {
 
 // retrySignedPost retries a signed POST only when it provably did not reach
 // the service (the connection was never made) or the service said 429 or 503
-// (it did not act on it). A reset or timeout after sending may have created
+// (it did not act on it: docs/assumptions.md A-errors). A reset or timeout after sending may have created
 // the order, so it is not repeated; nor is a failed TLS handshake, which
 // fails the same way again.
 func retrySignedPost(status int, err error) bool {
