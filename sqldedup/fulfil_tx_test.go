@@ -480,3 +480,22 @@ func TestFulfilTxWithoutFnRefusedAtFirstUse(t *testing.T) {
 		})
 	}
 }
+
+// FulfilOnce called directly, outside a handler's first-use check, still
+// refuses a claim of another Deduper before it writes anything.
+func TestFulfilOnceRefusesAnotherDeduper(t *testing.T) {
+	for _, p := range fulfilPaths() {
+		t.Run(p.name, func(t *testing.T) {
+			db, opts := p.open(t)
+			s := newTxShop(t, db, opts...)
+			tf := p.wire(s.d, func(ctx context.Context, tx pathTx, cb *paygate.Callback) error {
+				return s.pathInsert(ctx, tx, cb, "A")
+			})
+			claim := paygate.HookClaim{Key: "fulfil|INV-OD", Result: "GW-1", Deduper: &paygate.MemoryDeduper{}}
+			res, err := tf.FulfilOnce(context.Background(), claim, &paygate.Callback{RefNo: "INV-OD", OrderNo: "GW-1"})
+			require.ErrorIs(t, err, ErrOtherDeduper)
+			require.Equal(t, paygate.ClaimResult{}, res)
+			require.Empty(t, s.rows(t, "INV-OD"))
+		})
+	}
+}
