@@ -1,6 +1,6 @@
 package scrub
 
-// A URL fit for an error or a log line: the root package's redactURL.
+// A URL fit for an error or a log line.
 
 import (
 	"net/url"
