@@ -416,20 +416,28 @@ func checkRepeatedRef(ctx context.Context, s *session) Result {
 }
 
 func checkB2BMinimum(ctx context.Context, s *session) Result {
+	return s.extraOrder(ctx, "at RM 1.00 preselecting fpx/b2b1", "pref_method", "fpx/b2b1")
+}
+
+// extraOrder creates an order with extra fields (name, value pairs),
+// described by what: taken, the guess holds; refused while a plain order
+// was taken, it differs; refused with no plain order to compare, it
+// cannot be told.
+func (s *session) extraOrder(ctx context.Context, what string, fields ...string) Result {
 	if r, ok := s.cannotCreate(); ok {
 		return r
 	}
-	ref, a, err := s.create(ctx, s.signPath, "pref_method", "fpx/b2b1")
+	ref, a, err := s.create(ctx, s.signPath, fields...)
 	if err != nil {
 		return noAnswer(err)
 	}
 	if accepted(a.Status) {
-		return holds("order %s at RM 1.00 preselecting fpx/b2b1 taken: %d", ref, a.Status)
+		return holds("order %s %s taken: %d", ref, what, a.Status)
 	}
 	if !s.plainAccepted {
-		return cannot("order %s at RM 1.00 preselecting fpx/b2b1 refused (%s), but no plain order at RM 1.00 was taken to compare", ref, answerText(a))
+		return cannot("order %s %s refused (%s), but no plain order was taken to compare", ref, what, answerText(a))
 	}
-	return differs("order %s at RM 1.00 preselecting fpx/b2b1 refused, while a plain one was taken: %s", ref, answerText(a))
+	return differs("order %s %s refused, while a plain one was taken: %s", ref, what, answerText(a))
 }
 
 func checkPostBody(ctx context.Context, s *session) Result {
@@ -450,20 +458,7 @@ func checkPostBody(ctx context.Context, s *session) Result {
 }
 
 func checkOrderFields(ctx context.Context, s *session) Result {
-	if r, ok := s.cannotCreate(); ok {
-		return r
-	}
-	ref, a, err := s.create(ctx, s.signPath, "cancelUrl", s.opts.ReturnURL, "utm_source", "paygate-probe", "pref_method", "fpx")
-	if err != nil {
-		return noAnswer(err)
-	}
-	if accepted(a.Status) {
-		return holds("order %s with cancelUrl, utm_source and pref_method taken: %d", ref, a.Status)
-	}
-	if !s.plainAccepted {
-		return cannot("order %s with cancelUrl, utm_source and pref_method refused (%s), but no plain order was taken to compare", ref, answerText(a))
-	}
-	return differs("order %s with cancelUrl, utm_source and pref_method refused, while a plain one was taken: %s", ref, answerText(a))
+	return s.extraOrder(ctx, "with cancelUrl, utm_source and pref_method", "cancelUrl", s.opts.ReturnURL, "utm_source", "paygate-probe", "pref_method", "fpx")
 }
 
 func checkPayLinkHost(ctx context.Context, s *session) Result {
