@@ -52,12 +52,25 @@ func sendError(report *zakat.SendReport, causes []error) error {
 	return &SendError{Report: report, causes: causes}
 }
 
-// fileRequest records a request in report and puts its ordernos in the
-// list of its status.
+// fileRequest records a request in report and puts the ordernos it
+// settles in the list of their status: its own outcomes' by theirs, the
+// others' but those sent again by the request's.
 func fileRequest(report *zakat.SendReport, rr zakat.RequestReport) {
 	lists := [...]*[]string{zakat.SendAccepted: &report.Accepted, zakat.SendRejected: &report.Rejected,
 		zakat.SendUnconfirmed: &report.Unconfirmed, zakat.SendNotSent: &report.NotSent}
-	*lists[rr.Status] = append(*lists[rr.Status], rr.OrderNos...)
+	settled := make(map[int]bool, len(rr.Own)+len(rr.Resent))
+	for _, i := range rr.Resent {
+		settled[i] = true
+	}
+	for _, o := range rr.Own {
+		settled[o.Index] = true
+		*lists[o.Status] = append(*lists[o.Status], o.OrderNo)
+	}
+	for j, i := range rr.Indexes {
+		if !settled[i] {
+			*lists[rr.Status] = append(*lists[rr.Status], rr.OrderNos[j])
+		}
+	}
 	report.Requests = append(report.Requests, rr)
 }
 

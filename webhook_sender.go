@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -168,7 +169,6 @@ func (s *WebhookSender) Resend(ctx context.Context, txs []zakat.Transaction) (*z
 
 // send is Send and Resend; resending says the transactions may be stored.
 func (s *WebhookSender) send(ctx context.Context, txs []zakat.Transaction, resending bool) (report *zakat.SendReport, err error) {
-	_ = resending // read by the duplicate-refusal rule (issue 41)
 	ctx, cancel := context.WithTimeoutCause(ctx, s.sendTimeout, &deadlineError{d: s.sendTimeout})
 	defer cancel()
 	report = &zakat.SendReport{}
@@ -179,33 +179,19 @@ func (s *WebhookSender) send(ctx context.Context, txs []zakat.Transaction, resen
 				Rejected: len(report.Rejected), Unconfirmed: len(report.Unconfirmed), NotSent: len(report.NotSent), Failed: err != nil})
 		}()
 	}
-	var causes []error
+	run := &sendRun{s: s, report: report}
 	valid, idx := validTransactions(txs, nil)
 	var ve *zakat.ValidationError
 	if err := s.rules.ValidateTransactions(txs); errors.As(err, &ve) {
 		report.Invalid = invalidTransactions(txs, ve.Problems)
-		causes = append(causes, fmt.Errorf("%d of %d transactions invalid, not sent: %w", len(report.Invalid), len(txs), err))
+		run.causes = append(run.causes, fmt.Errorf("%d of %d transactions invalid, not sent: %w", len(report.Invalid), len(txs), err))
 		valid, idx = validTransactions(txs, report.Invalid)
 	}
-	var stopped error
 	for start := 0; start < len(valid); start += s.batchSize {
 		end := min(start+s.batchSize, len(valid))
-		chunk := batchPart{txs: valid[start:end], idx: idx[start:end]}
-		if stopped != nil {
-			fileRequest(report, notSentAfter(chunk, stopped))
-			continue
-		}
-		rr, err := s.sendChunk(ctx, chunk)
-		fileRequest(report, rr)
-		if err == nil {
-			continue
-		}
-		if stopsTheSend(ctx, err) {
-			stopped = stopCause(ctx, err)
-		}
-		causes = append(causes, fmt.Errorf("request %d (%d transactions from orderno %q): %w", len(report.Requests)-1, len(chunk.txs), rr.OrderNos[0], rr.Err))
+		run.request(ctx, batchPart{txs: valid[start:end], idx: idx[start:end], sentBefore: resending})
 	}
-	return report, sendError(report, causes)
+	return report, sendError(report, run.causes)
 }
 
 // batchPart is the transactions of one request and their positions in the
@@ -213,6 +199,174 @@ func (s *WebhookSender) send(ctx context.Context, txs []zakat.Transaction, resen
 type batchPart struct {
 	txs []zakat.Transaction
 	idx []int
+	// sentBefore: they may be stored already (Resend, or an earlier
+	// attempt of this send whose outcome is unknown carried them).
+	sentBefore bool
+	// half: a half of a request split to isolate what a refusal did not name.
+	half bool
+}
+
+// sendRun is one Send's state: its report, the causes of its error, what
+// stopped it, and the halves it split refused requests into.
+type sendRun struct {
+	s       *WebhookSender
+	report  *zakat.SendReport
+	causes  []error
+	stopped error
+	// halves counts the halves sent after a refusal that named no
+	// transaction, and refusedHalves those refused so too (splitAllowed).
+	halves, refusedHalves int
+}
+
+// request sends p, files its report and, when a refusal named some of its
+// transactions or none, sends the others or its halves at once.
+func (r *sendRun) request(ctx context.Context, p batchPart) {
+	if r.stopped != nil {
+		fileRequest(r.report, notSentAfter(p, r.stopped))
+		return
+	}
+	rr, err := r.s.sendChunk(ctx, p)
+	if err == nil {
+		fileRequest(r.report, rr)
+		return
+	}
+	if stopsTheSend(ctx, err) {
+		r.stopped = stopCause(ctx, err)
+	}
+	next := r.judge(ctx, &rr, p, err)
+	fileRequest(r.report, rr)
+	if len(rr.Resent) < len(rr.Indexes) {
+		r.causes = append(r.causes, fmt.Errorf("request %d (%d transactions from orderno %q): %w", len(r.report.Requests)-1, len(p.txs), rr.OrderNos[0], rr.Err))
+	}
+	for _, q := range next {
+		r.request(ctx, q)
+	}
+}
+
+// splitAllowed reports whether a request refused without naming its
+// transactions may be split again: not once at least 8 halves were sent
+// and more than 3 in 4 of them were refused so too, as from a service that
+// refuses every batch (isolating k bad transactions in n refuses about one
+// half in two, in about 2k·log2(n) requests).
+func (r *sendRun) splitAllowed() bool {
+	return r.halves < 8 || r.refusedHalves*4 <= r.halves*3
+}
+
+// judge reads a failed request's answer: it sets rr's Status, Err and the
+// outcomes of the transactions the answer settles (Own), and returns the
+// parts to send again at once (their positions in rr.Resent).
+func (r *sendRun) judge(ctx context.Context, rr *zakat.RequestReport, p batchPart, err error) []batchPart {
+	status, why := classify(ctx, err)
+	sentBefore := p.sentBefore || earlierUnknown(err)
+	if status == zakat.SendNotSent && p.sentBefore {
+		status, why = zakat.SendUnconfirmed, "an earlier request of this send carrying them may have stored them, and this one was not sent ("+why+")"
+	}
+	var apiErr *APIError
+	refused := ctx.Err() == nil && errors.As(err, &apiErr) && (apiErr.StatusCode == http.StatusBadRequest ||
+		apiErr.StatusCode == http.StatusConflict || apiErr.StatusCode == http.StatusUnprocessableEntity)
+	if p.half && refused {
+		r.refusedHalves++
+	}
+	if !refused {
+		r.setStatus(rr, status, why, err)
+		return nil
+	}
+	ref := readRefusal(apiErr.Body, rr.OrderNos)
+	switch {
+	case apiErr.StatusCode == http.StatusConflict || ref.duplicate:
+		return r.duplicates(rr, p, ref, sentBefore, err)
+	case len(ref.bad) > 0:
+		for j, problems := range ref.bad {
+			rr.Own = append(rr.Own, zakat.Outcome{Index: p.idx[j], OrderNo: rr.OrderNos[j], Status: zakat.SendRejected,
+				Err: &zakat.Refusal{Index: p.idx[j], OrderNo: rr.OrderNos[j], StatusCode: apiErr.StatusCode, Problems: problems, Cause: err}})
+		}
+		slices.SortFunc(rr.Own, func(a, b zakat.Outcome) int { return a.Index - b.Index })
+		r.setStatus(rr, zakat.SendRejected, "", err)
+		return r.without(rr, p, sentBefore, func(j int) bool { return ref.bad[j] != nil })
+	case len(p.txs) > 1 && r.stopped == nil && r.splitAllowed():
+		r.setStatus(rr, status, why, err)
+		return r.split(rr, p, sentBefore)
+	case sentBefore:
+		r.setStatus(rr, zakat.SendUnconfirmed, fmt.Sprintf("sent before with an unknown outcome, and the HTTP %d names no rule of theirs, so it cannot prove they were not stored", apiErr.StatusCode), err)
+	case len(p.txs) > 1 && r.stopped == nil:
+		r.setStatus(rr, zakat.SendRejected, "", fmt.Errorf("not split further: %d of %d halves were refused without naming a transaction, as if the service refused every batch: %w", r.refusedHalves, r.halves, err))
+	default:
+		r.setStatus(rr, status, why, err)
+	}
+	return nil
+}
+
+// setStatus sets rr's status and error, with why when given.
+func (r *sendRun) setStatus(rr *zakat.RequestReport, status zakat.SendStatus, why string, err error) {
+	rr.Status, rr.Err = status, err
+	if why != "" {
+		rr.Err = fmt.Errorf("%s: %s: %w", status, why, err)
+	}
+}
+
+// duplicates settles a refusal of ordernos as already stored (409, or a
+// 400 or 422 naming the orderno's uniqueness; docs/assumptions.md
+// A-webhook-duplicates): the ordernos it names are stored when sent before,
+// else unconfirmed; the others are sent again without them. Naming none,
+// the request is split, and a lone transaction settled as a named one.
+func (r *sendRun) duplicates(rr *zakat.RequestReport, p batchPart, ref refusal, sentBefore bool, err error) []batchPart {
+	firstSend := fmt.Errorf("%s: the service refused the orderno as already stored on its first send: another transaction may hold it, or an earlier send the caller did not report; never send it again under a new orderno without checking, which could store the payment twice: %w", zakat.SendUnconfirmed, err)
+	named := ref.stored
+	if len(named) == 0 && len(p.txs) == 1 {
+		named = []int{0}
+	}
+	if len(named) == 0 {
+		r.setStatus(rr, zakat.SendUnconfirmed, "a refusal of ordernos as already stored that names none of them", err)
+		if r.stopped == nil && r.splitAllowed() {
+			return r.split(rr, p, sentBefore)
+		}
+		return nil
+	}
+	stored := map[int]bool{}
+	for _, j := range named {
+		stored[j] = true
+	}
+	for j := range p.txs {
+		if !stored[j] {
+			continue
+		}
+		o := zakat.Outcome{Index: p.idx[j], OrderNo: rr.OrderNos[j], Status: zakat.SendAccepted, AlreadyStored: true}
+		if !sentBefore {
+			o.Status, o.AlreadyStored, o.Err = zakat.SendUnconfirmed, false, firstSend
+		}
+		rr.Own = append(rr.Own, o)
+	}
+	r.setStatus(rr, zakat.SendUnconfirmed, "", firstSend)
+	return r.without(rr, p, sentBefore, func(j int) bool { return stored[j] })
+}
+
+// without is the part of p whose positions drop does not hold, to send
+// again at once, noted in rr.Resent: the answer refused the whole request,
+// so it stored none of them (A-webhook-refusals).
+func (r *sendRun) without(rr *zakat.RequestReport, p batchPart, sentBefore bool, drop func(j int) bool) []batchPart {
+	q := batchPart{sentBefore: sentBefore}
+	for j := range p.txs {
+		if !drop(j) {
+			q.txs, q.idx = append(q.txs, p.txs[j]), append(q.idx, p.idx[j])
+		}
+	}
+	if len(q.txs) == 0 {
+		return nil
+	}
+	rr.Resent = q.idx
+	return []batchPart{q}
+}
+
+// split halves p to isolate what a refusal did not name, noting both
+// halves in rr.Resent.
+func (r *sendRun) split(rr *zakat.RequestReport, p batchPart, sentBefore bool) []batchPart {
+	mid := len(p.txs) / 2
+	r.halves += 2
+	rr.Resent = p.idx
+	return []batchPart{
+		{txs: p.txs[:mid], idx: p.idx[:mid], sentBefore: sentBefore, half: true},
+		{txs: p.txs[mid:], idx: p.idx[mid:], sentBefore: sentBefore, half: true},
+	}
 }
 
 // stopsTheSend reports whether a request's failure would be every later
@@ -240,10 +394,16 @@ func orderNos(chunk []zakat.Transaction) []string {
 }
 
 // notSentAfter is the report of a request not made because an earlier
-// one stopped the send: its transactions are zakat.SendNotSent.
+// one stopped the send: its transactions are zakat.SendNotSent, or
+// zakat.SendUnconfirmed when they may be stored already (sent before).
 func notSentAfter(chunk batchPart, stopped error) zakat.RequestReport {
-	return zakat.RequestReport{OrderNos: orderNos(chunk.txs), Indexes: chunk.idx, Status: zakat.SendNotSent,
+	rr := zakat.RequestReport{OrderNos: orderNos(chunk.txs), Indexes: chunk.idx, Status: zakat.SendNotSent,
 		Err: fmt.Errorf("paygate: not sent: the send stopped before this request: %w", stopped)}
+	if chunk.sentBefore {
+		rr.Status = zakat.SendUnconfirmed
+		rr.Err = fmt.Errorf("%s: sent before with an unknown outcome, and the send stopped before they were sent again: %w", rr.Status, stopped)
+	}
+	return rr
 }
 
 // sendChunk posts one request's transactions and returns its report; err

@@ -235,10 +235,13 @@ func TestWebhookSenderRetryMatrix(t *testing.T) {
 			wantInErr: "unconfirmed: the service asked to retry after 8760h0m0s (Retry-After), longer than the sender waits (RetryPolicy.MaxDelay 50ms)"},
 		{name: "5xx to the last attempt names no wait", answers: []any{500, 503}, attempts: 4, wantInErr: "retries exhausted"},
 		// Once an attempt's outcome is unknown, a later 4xx proves nothing.
-		{name: "500 then 409", answers: []any{500, 409}, attempts: 2, wantInErr: "earlier attempt's outcome is unknown"},
-		{name: "500 then 422", answers: []any{500, 422}, attempts: 2, wantInErr: "earlier attempt's outcome is unknown"},
+		// A duplicate refusal (409) after one proves it stored
+		// (A-webhook-duplicates); a 422 naming no rule of its own proves
+		// nothing (A-webhook-refusals).
+		{name: "500 then 409", answers: []any{500, 409}, attempts: 2, accepted: true},
+		{name: "500 then 422", answers: []any{500, 422}, attempts: 2, wantInErr: "cannot prove they were not stored"},
 		{name: "lost answer then 422", answers: []any{netErr, 422}, attempts: 2, wantInErr: "cannot prove"},
-		{name: "409 at once", answers: []any{409}, attempts: 1, wantInErr: "may hold these ordernos"},
+		{name: "409 at once", answers: []any{409}, attempts: 1, wantInErr: "already stored on its first send"},
 		{name: "failed dial then 422", answers: []any{dialErr, 422}, attempts: 2, rejected: true, wantInErr: "bad field"},
 		{name: "429 then 400", answers: []any{429, 400}, retryHdr: "0", attempts: 2, rejected: true, wantInErr: "bad field"},
 		{name: "302 is not followed", answers: []any{302}, attempts: 1, wantIs: ErrRedirect, wantInErr: "not followed"},
@@ -262,25 +265,27 @@ func TestWebhookSenderRetryMatrix(t *testing.T) {
 				}
 				return resp, nil
 			})
-			report, err := s.Send(context.Background(), validTxs(2))
+			// One transaction: a refusal of a request of several is split
+			// (TestSendRefusalSplits).
+			report, err := s.Send(context.Background(), validTxs(1))
 			require.Equal(t, tt.attempts, calls)
 			require.Len(t, report.Requests, 1)
 			require.Equal(t, tt.attempts, report.Requests[0].Attempts)
 			require.Equal(t, tt.waitAsked, report.Requests[0].RetryAfter)
 			if tt.accepted {
 				require.NoError(t, err)
-				require.Len(t, report.Accepted, 2)
+				require.Len(t, report.Accepted, 1)
 				return
 			}
 			require.Error(t, err)
 			require.Empty(t, report.Accepted)
 			if tt.rejected {
-				require.Len(t, report.Rejected, 2)
+				require.Len(t, report.Rejected, 1)
 				var apiErr *APIError
 				require.ErrorAs(t, err, &apiErr)
 				require.Contains(t, string(apiErr.Body), "bad field")
 			} else {
-				require.Len(t, report.Unconfirmed, 2)
+				require.Len(t, report.Unconfirmed, 1)
 			}
 			if tt.wantIs != nil {
 				require.ErrorIs(t, err, tt.wantIs)
@@ -644,7 +649,7 @@ func TestWebhookSenderReportMatrix(t *testing.T) {
 	const (
 		serverError = "unconfirmed: retries exhausted on a temporary refusal or a server error"
 		noAnswer    = "unconfirmed: no answer (the request may have reached the service)"
-		conflict    = "unconfirmed: HTTP 409: the service may hold these ordernos already"
+		conflict    = "unconfirmed: the service refused the orderno as already stored on its first send"
 	)
 	drop := -1 // answer: hijack the connection and close it
 	tests := []struct {
@@ -692,14 +697,15 @@ func TestWebhookSenderReportMatrix(t *testing.T) {
 			s, err := NewWebhookSender(srv.URL, testPassword,
 				WithRetry(RetryPolicy{MaxAttempts: tt.attempts, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}))
 			require.NoError(t, err)
-			report, err := s.Send(context.Background(), validTxs(2))
+			// One transaction: a refusal of several is split (TestSendRefusalSplits).
+			report, err := s.Send(context.Background(), validTxs(1))
 			require.Error(t, err)
 			require.Equal(t, tt.attempts, reqs.Count(), "every attempt used")
 			require.Len(t, report.Requests, 1)
 			rr := report.Requests[0]
 			require.Equal(t, tt.attempts, rr.Attempts)
 			require.Empty(t, report.Accepted)
-			want := []string{validTx(0).OrderNo, validTx(1).OrderNo}
+			want := []string{validTx(0).OrderNo}
 			if tt.want == "rejected" {
 				require.Equal(t, want, report.Rejected)
 				require.Empty(t, report.Unconfirmed)

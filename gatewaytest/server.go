@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -70,6 +71,10 @@ type config struct {
 	dupCallbacks          dupCallbacks
 	faults                WebhookFaults
 	duplicates            DuplicateAnswer
+	duplicateBody         DuplicateBody
+	refusal               WebhookRefusal
+	statusChange          StatusChange
+	webhookLog            *slog.Logger
 	addr                  string
 	refNoForm             RefNoForm
 	fpxShape              FPXShape

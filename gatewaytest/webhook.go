@@ -141,40 +141,62 @@ func (f WebhookFaults) draw() webhookFault {
 // receiveWebhook is POST /api/bank/webhook, or the path of WithWebhookPath
 // (docs/protocol.md "Submit transactions"): the password compared in
 // constant time (401), the body checked with the validator of
-// WithWebhookValidator (400 listing every problem), then
-// the batch stored by orderno as WithWebhookDuplicates says. Faults from
-// WithWebhookFaults are injected around the store.
+// WithWebhookValidator (400 listing every problem), WithWebhookRefusal's
+// rule, then the batch stored by orderno as WithWebhookDuplicates and
+// WithWebhookStatusChange say. Faults from WithWebhookFaults are injected
+// around the store; WithWebhookLog logs each request.
 func (s *Server) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests++
 	s.mu.Unlock()
+	a := &webhookAnswer{}
+	defer a.log(s.cfg.webhookLog)
 	f := s.cfg.faults
 	if !sleepCtx(r, f.Latency) {
 		return
 	}
 	if !equalSecret(r.Header.Get("X-API-Password"), s.WebhookPassword) {
+		a.status = http.StatusUnauthorized
 		jsonError(w, http.StatusUnauthorized, "X-API-Password missing or wrong")
 		return
 	}
-	fault := f.draw()
-	switch fault {
+	a.fault = f.draw()
+	switch a.fault {
 	case fault500:
+		a.status = http.StatusInternalServerError
 		jsonError(w, http.StatusInternalServerError, "injected fault")
 		return
 	case fault503:
 		if f.RetryAfter >= 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(max(1, int(f.RetryAfter/time.Second))))
 		}
+		a.status = http.StatusServiceUnavailable
 		jsonError(w, http.StatusServiceUnavailable, "injected fault")
 		return
 	case faultDropBefore:
 		drop(w)
 		return
 	}
+	status, answer := s.takeBatch(w, r, a)
+	switch a.fault {
+	case faultDropAfter:
+		drop(w)
+		return
+	case faultSlowAfter:
+		if !sleepCtx(r, f.Slow) {
+			return
+		}
+	}
+	a.status = status
+	writeAnswer(w, status, answer)
+}
+
+// takeBatch reads, checks and stores one request's batch and returns the
+// answer, noting in a what it took.
+func (s *Server) takeBatch(w http.ResponseWriter, r *http.Request, a *webhookAnswer) (int, any) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
 	if err != nil {
-		jsonError(w, http.StatusRequestEntityTooLarge, "body too large")
-		return
+		return http.StatusRequestEntityTooLarge, map[string]string{"status": "ERROR", "error": "body too large"}
 	}
 	batch, err := s.cfg.webhookRules.ValidateBatchJSON(body)
 	if err != nil {
@@ -184,32 +206,34 @@ func (s *Server) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 				problems = append(problems, map[string]string{"pointer": p.Field, "rule": p.Rule, "value": p.Value})
 			}
 		}
-		writeJSON(w, http.StatusBadRequest, map[string]any{"status": "ERROR", "errors": problems})
-		return
+		return http.StatusBadRequest, map[string]any{"status": "ERROR", "errors": problems}
 	}
-	status, answer := s.storeBatch(batch)
-	switch fault {
-	case faultDropAfter:
-		drop(w)
-		return
-	case faultSlowAfter:
-		if !sleepCtx(r, f.Slow) {
-			return
-		}
+	if a.count = len(batch.Transactions); a.count > 0 {
+		a.first = batch.Transactions[0].OrderNo
 	}
-	writeJSON(w, status, answer)
+	status, answer, refused := s.cfg.refusal.refuse(batch)
+	if status != 0 {
+		a.refused = refused
+		s.mu.Lock()
+		s.received += len(batch.Transactions)
+		s.mu.Unlock()
+		return status, answer
+	}
+	return s.storeBatch(batch, a)
 }
 
-// storeBatch stores a valid batch by orderno and returns the answer.
-func (s *Server) storeBatch(batch *zakat.Batch) (int, map[string]any) {
+// storeBatch stores a valid batch by orderno and returns the answer. A
+// batch holding a duplicate refused (WithWebhookDuplicates) stores nothing.
+func (s *Server) storeBatch(batch *zakat.Batch, a *webhookAnswer) (int, any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.received += len(batch.Transactions)
 	if s.cfg.duplicates != DuplicateStoredOnce {
-		var dups []string
-		for _, tx := range batch.Transactions {
-			if _, dup := s.webhook[tx.OrderNo]; dup {
-				dups = append(dups, tx.OrderNo)
+		var dups []int
+		for i, tx := range batch.Transactions {
+			if old, dup := s.webhook[tx.OrderNo]; dup && (old.Status == tx.Status || s.cfg.statusChange == StatusChangeAsDuplicate) {
+				dups = append(dups, i)
+				a.duplicates = append(a.duplicates, tx.OrderNo)
 			}
 		}
 		if len(dups) > 0 {
@@ -217,15 +241,19 @@ func (s *Server) storeBatch(batch *zakat.Batch) (int, map[string]any) {
 			if s.cfg.duplicates == DuplicateUnprocessable {
 				status = http.StatusUnprocessableEntity
 			}
-			return status, map[string]any{"status": "ERROR", "message": "orderno already stored", "duplicates": dups}
+			return status, s.cfg.duplicateBody.answer(batch, dups)
 		}
 	}
 	stored := 0
 	for _, tx := range batch.Transactions {
-		if _, dup := s.webhook[tx.OrderNo]; !dup {
-			s.webhook[tx.OrderNo] = tx
+		old, dup := s.webhook[tx.OrderNo]
+		switch {
+		case !dup:
 			stored++
+		case old.Status == tx.Status || s.cfg.statusChange != StatusChangeUpdated:
+			continue
 		}
+		s.webhook[tx.OrderNo] = tx
 	}
 	return http.StatusOK, map[string]any{"status": "OK", "received": len(batch.Transactions), "stored": stored}
 }

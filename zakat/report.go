@@ -18,15 +18,22 @@ type SendStatus uint8
 // help. SendUnconfirmed and SendNotSent are safe to send again (SafeToResend):
 // orderno is unique, so the service does not store a transaction twice.
 const (
-	// SendAccepted: in a request the service answered with 2xx.
+	// SendAccepted: stored: in a request the service answered with 2xx, or,
+	// when sent before (paygate's Resend, or an earlier attempt whose answer
+	// was lost), refused as already stored (Outcome.AlreadyStored).
 	SendAccepted SendStatus = iota
-	// SendRejected: in a request the service refused with a 4xx (other than
-	// 409 and 429) to which no earlier attempt's outcome was unknown: it was
-	// not stored. Outcome.Err holds the service's answer (*paygate.APIError).
+	// SendRejected: the service refused it and its answer proves it was
+	// not stored: a 4xx (other than 401, 403, 409 and 429) pointing at
+	// it for a rule of its own fields, or refusing it alone (or its whole
+	// request, when the service seems to refuse everything), with no
+	// earlier attempt or send whose outcome is unknown (docs/assumptions.md
+	// A-webhook-refusals). Outcome.Err says why: a *Refusal when the
+	// answer pointed at it, else the service's answer (*paygate.APIError).
 	SendRejected
 	// SendUnconfirmed: stored or not, nothing proves which (a lost answer, a
-	// timeout, a 5xx, a 409, a redirect, a 4xx after an attempt whose
-	// outcome was unknown). Outcome.Err says why.
+	// timeout, a 5xx, a redirect, a duplicate refusal of an orderno on its
+	// first send, a refusal after an attempt whose outcome was unknown that
+	// does not prove it was not stored). Outcome.Err says why.
 	SendUnconfirmed
 	// SendNotSent: no byte of it reached the service: the connection or its
 	// TLS handshake failed, or the send stopped before its request (the
@@ -65,8 +72,12 @@ type Outcome struct {
 	// carried it; -1 for SendInvalid.
 	Request int
 	// Err is nil for SendAccepted; otherwise the reason: the request's error
-	// (RequestReport.Err), or a *ValidationError for SendInvalid.
+	// (RequestReport.Err), a *Refusal naming it, or a *ValidationError for
+	// SendInvalid.
 	Err error
+	// AlreadyStored: SendAccepted because the service refused its orderno
+	// as already stored after an earlier send of it whose outcome was unknown.
+	AlreadyStored bool
 }
 
 // SendReport says what became of every transaction of a Send, so that
@@ -77,9 +88,10 @@ type Outcome struct {
 //
 // The statuses follow what the service's answers prove, not what they
 // suggest (docs/assumptions.md A-webhook-answers): once an attempt's
-// outcome is unknown (a lost answer, a timeout, a 5xx), a later 4xx cannot
-// prove that the batch was not stored, so its transactions are Unconfirmed,
-// never Rejected.
+// outcome is unknown (a lost answer, a timeout, a 5xx), a later 4xx proves
+// nothing stored only when it points at a transaction for a rule of its own
+// fields, and a refusal of an orderno as already stored proves it stored
+// (A-webhook-duplicates, A-webhook-refusals).
 type SendReport struct {
 	// Requests lists the requests in order, with the transactions each
 	// carried.
@@ -99,13 +111,17 @@ type SendReport struct {
 }
 
 // Outcomes lists what became of every transaction given to Send, by its
-// index in that slice: out[i] is the outcome of txs[i]. Each call builds a
-// new slice.
+// index in that slice: out[i] is the outcome of txs[i], decided by the
+// last request that carried it. Each call builds a new slice.
 func (r *SendReport) Outcomes() []Outcome {
 	out := make([]Outcome, r.Total())
 	for k, rr := range r.Requests {
 		for j, i := range rr.Indexes {
 			out[i] = Outcome{Index: i, OrderNo: rr.OrderNos[j], Status: rr.Status, Request: k, Err: rr.Err}
+		}
+		for _, o := range rr.Own {
+			o.Request = k
+			out[o.Index] = o
 		}
 	}
 	for _, it := range r.Invalid {
@@ -114,12 +130,13 @@ func (r *SendReport) Outcomes() []Outcome {
 	return out
 }
 
-// Total counts the transactions given to Send: those of every request and
-// the invalid ones.
+// Total counts the transactions given to Send, each once: those of every
+// request that were not sent again (RequestReport.Resent), and the invalid
+// ones.
 func (r *SendReport) Total() int {
 	n := len(r.Invalid)
 	for _, rr := range r.Requests {
-		n += len(rr.Indexes)
+		n += len(rr.Indexes) - len(rr.Resent)
 	}
 	return n
 }
@@ -146,8 +163,11 @@ type InvalidTransaction struct {
 	Problems []FieldError
 }
 
-// RequestReport is the outcome of one webhook request: every transaction
-// it carried shares it.
+// RequestReport is the outcome of one webhook request (a part of a
+// refused request sent again is a request of its own): its transactions
+// share Status and Err, except those with an outcome of their own (Own) and
+// those sent again in a later request (Resent), whose outcome is that
+// request's.
 type RequestReport struct {
 	// OrderNos are the transactions the request carried.
 	OrderNos []string
@@ -155,6 +175,12 @@ type RequestReport struct {
 	Indexes []int
 	// Status is what became of them.
 	Status SendStatus
+	// Own are the outcomes of its transactions that differ from Status and
+	// Err: one a refusal pointed at, an orderno found already stored.
+	Own []Outcome
+	// Resent are the positions in the slice given to Send (of Indexes) of
+	// its transactions sent again in a later request, which decides them.
+	Resent []int
 	// StatusCode is the last status seen; 0 if none.
 	StatusCode int
 	// Attempts counts the attempts made; 0 when the request was never sent.

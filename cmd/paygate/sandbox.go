@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/paygate-go/paygate/internal/paths"
@@ -35,7 +36,8 @@ func runSandbox(e env, args []string) int {
 	if err != nil {
 		return fail(e, "sandbox: %v", err)
 	}
-	opts = append(opts, gatewaytest.WithAddr(*addr), gatewaytest.WithWebhookPath(*webhookPath), gatewaytest.WithWebhookValidator(rules))
+	opts = append(opts, gatewaytest.WithAddr(*addr), gatewaytest.WithWebhookPath(*webhookPath), gatewaytest.WithWebhookValidator(rules),
+		gatewaytest.WithWebhookLog(slog.New(slog.NewTextHandler(e.stderr, nil))))
 	if *retry > 0 {
 		opts = append(opts, gatewaytest.WithRetryInterval(*retry))
 	}
