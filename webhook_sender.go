@@ -149,8 +149,11 @@ func checkWebhookPassword(password string) error {
 // Send checks every transaction (zakat.Validator.ValidateTransactions,
 // with the validator of WithWebhookValidator) and posts the valid ones in
 // batches, each retried on 429, 5xx and network errors; invalid ones are
-// listed in SendReport.Invalid and not sent. It stops, the rest
-// zakat.SendNotSent, on a 401/403 (ErrUnauthorized), a redirect (ErrRedirect), a failed TLS
+// listed in SendReport.Invalid and not sent. A refusal (400, 409, 422)
+// settles the transactions it names and sends the others of its request
+// again at once; one that names none is split in halves to find them
+// (docs/bank-sender.md "Refusals"). It stops, the rest zakat.SendNotSent,
+// on a 401/403 (ErrUnauthorized), a redirect (ErrRedirect), a failed TLS
 // handshake, the end of ctx or the WithSendTimeout deadline. The report is
 // never nil and says what became of every transaction; the error is nil
 // when all were accepted, else a *SendError carrying the same report.
@@ -159,10 +162,12 @@ func (s *WebhookSender) Send(ctx context.Context, txs []zakat.Transaction) (repo
 }
 
 // Resend is Send for transactions sent before whose outcome is unknown
-// (zakat.SendUnconfirmed in an earlier report, or a process that stopped
-// mid-send): the service's refusal of one of their ordernos as already
-// stored proves it stored, so it is reported zakat.SendAccepted, never
-// rejected (docs/assumptions.md A-webhook-duplicates).
+// (zakat.SendUnconfirmed or SendNotSent in an earlier report, or a process
+// that stopped mid-send): a refusal of one's orderno as already stored
+// (409, or a 400/422 naming the orderno's uniqueness) proves it stored, so
+// it is zakat.SendAccepted with Outcome.AlreadyStored, never rejected;
+// Send says the same only after an attempt of its own was lost
+// (docs/assumptions.md A-webhook-duplicates).
 func (s *WebhookSender) Resend(ctx context.Context, txs []zakat.Transaction) (*zakat.SendReport, error) {
 	return s.send(ctx, txs, true)
 }
@@ -226,6 +231,9 @@ func (r *sendRun) request(ctx context.Context, p batchPart) {
 		return
 	}
 	rr, err := r.s.sendChunk(ctx, p)
+	if p.half {
+		r.halves++
+	}
 	if err == nil {
 		fileRequest(r.report, rr)
 		return
@@ -247,7 +255,9 @@ func (r *sendRun) request(ctx context.Context, p batchPart) {
 // transactions may be split again: not once at least 8 halves were sent
 // and more than 3 in 4 of them were refused so too, as from a service that
 // refuses every batch (isolating k bad transactions in n refuses about one
-// half in two, in about 2k·log2(n) requests).
+// half in two, in about 2k·log2(n) requests). The halves already made are
+// still sent, each once: a service refusing everything costs a send about
+// 2·log2(batch size) requests more than its batches.
 func (r *sendRun) splitAllowed() bool {
 	return r.halves < 8 || r.refusedHalves*4 <= r.halves*3
 }
@@ -265,7 +275,7 @@ func (r *sendRun) judge(ctx context.Context, rr *zakat.RequestReport, p batchPar
 	refused := ctx.Err() == nil && errors.As(err, &apiErr) && (apiErr.StatusCode == http.StatusBadRequest ||
 		apiErr.StatusCode == http.StatusConflict || apiErr.StatusCode == http.StatusUnprocessableEntity)
 	if p.half && refused {
-		r.refusedHalves++
+		r.refusedHalves++ // r.halves counts it in request
 	}
 	if !refused {
 		r.setStatus(rr, status, why, err)
@@ -361,7 +371,6 @@ func (r *sendRun) without(rr *zakat.RequestReport, p batchPart, sentBefore bool,
 // halves in rr.Resent.
 func (r *sendRun) split(rr *zakat.RequestReport, p batchPart, sentBefore bool) []batchPart {
 	mid := len(p.txs) / 2
-	r.halves += 2
 	rr.Resent = p.idx
 	return []batchPart{
 		{txs: p.txs[:mid], idx: p.idx[:mid], sentBefore: sentBefore, half: true},

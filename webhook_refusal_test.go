@@ -1,0 +1,96 @@
+package paygate
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate-go/paygate/zakat"
+)
+
+// How a refusal's body is read (docs/assumptions.md A-webhook-duplicates,
+// A-webhook-refusals): each reading the sandbox can play, and bodies that
+// must name nothing.
+func TestReadRefusal(t *testing.T) {
+	nos := []string{"ZK-1", "ZK-2", "ZK-3"}
+	tests := []struct {
+		name      string
+		body      string
+		duplicate bool
+		stored    []int
+		bad       map[int][]zakat.FieldError
+	}{
+		{name: "sandbox duplicates list", body: `{"status":"ERROR","message":"orderno already stored","duplicates":["ZK-3","ZK-9"]}`, duplicate: true, stored: []int{2}},
+		{name: "pointer at orderno, uniqueness rule", body: `{"errors":[{"pointer":"/transactions/1/orderno","rule":"must be unique","value":"ZK-2"}]}`, duplicate: true, stored: []int{1}},
+		{name: "plain text naming ordernos", body: "orderno already stored: ZK-1, ZK-3\n", duplicate: true, stored: []int{0, 2}},
+		{name: "duplicate naming none", body: `{"status":"ERROR","message":"Duplicate orderno"}`, duplicate: true},
+		{name: "problem detail", body: `{"title":"order_no has already been taken","detail":"ZK-2"}`, duplicate: true},
+		{name: "pointer at a field", body: `{"status":"ERROR","errors":[{"pointer":"/transactions/2/amount","rule":"exceeds the limit","value":"9e9"}]}`,
+			bad: map[int][]zakat.FieldError{2: {{Field: "amount", Rule: "exceeds the limit", Value: "9e9"}}}},
+		{name: "field and message keys", body: `{"problems":[{"field":"/transactions/0/data/zakat_rate","message":"not a rate"}]}`,
+			bad: map[int][]zakat.FieldError{0: {{Field: "data/zakat_rate", Rule: "not a rate"}}}},
+		{name: "rule with a line break", body: `{"errors":[{"pointer":"/transactions/0/name","rule":"bad\nname"}]}`,
+			bad: map[int][]zakat.FieldError{0: {{Field: "name", Rule: "bad name"}}}},
+		{name: "pointer past the request", body: `{"errors":[{"pointer":"/transactions/3/amount","rule":"x"}]}`},
+		{name: "negative pointer", body: `{"errors":[{"pointer":"/transactions/-1/amount","rule":"x"}]}`},
+		{name: "padded index", body: `{"errors":[{"pointer":"/transactions/01/amount","rule":"x"}]}`},
+		{name: "pointer outside transactions", body: `{"errors":[{"pointer":"/agency","rule":"x"}]}`},
+		{name: "orderno pointer for another rule", body: `{"errors":[{"pointer":"/transactions/0/orderno","rule":"too long"}]}`,
+			bad: map[int][]zakat.FieldError{0: {{Field: "orderno", Rule: "too long"}}}},
+		{name: "text without orderno", body: "already exists"},
+		{name: "HTML page", body: "<html><body>Bad Request</body></html>"},
+		{name: "empty", body: ""},
+		{name: "JSON array", body: `["ZK-1"]`},
+		{name: "duplicates not strings", body: `{"duplicates":[1,2]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := readRefusal([]byte(tt.body), nos)
+			require.Equal(t, tt.duplicate, r.duplicate)
+			require.Equal(t, tt.stored, r.stored)
+			require.Equal(t, tt.bad, r.bad)
+		})
+	}
+}
+
+// A hostile body never names a transaction the request does not hold,
+// never names one twice as stored, and every text it gives is one valid
+// line of bounded length.
+func FuzzReadRefusal(f *testing.F) {
+	for _, seed := range []string{
+		`{"status":"ERROR","message":"orderno already stored","duplicates":["A","B"]}`,
+		`{"status":"ERROR","errors":[{"pointer":"/transactions/1/amount","rule":"r","value":"v"}]}`,
+		`{"errors":[{"pointer":"/transactions/0/orderno","rule":"must be unique"}]}`,
+		"orderno already stored: A, B", `{"errors":[{"pointer":"/transactions/9999999999999999999/x"}]}`,
+		"\xff\xfe orderno duplicate \u2028",
+	} {
+		f.Add([]byte(seed), 3)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, n int) {
+		n = min(max(n, 0), 50)
+		nos := make([]string, n)
+		for i := range nos {
+			nos[i] = string(rune('A' + i))
+		}
+		r := readRefusal(body, nos)
+		require.True(t, len(r.stored) == 0 || r.duplicate, "named stored only in a duplicate refusal")
+		seen := map[int]bool{}
+		for _, i := range r.stored {
+			require.True(t, 0 <= i && i < n, "stored %d of %d", i, n)
+			require.False(t, seen[i], "stored %d twice", i)
+			seen[i] = true
+		}
+		for i, problems := range r.bad {
+			require.True(t, 0 <= i && i < n, "bad %d of %d", i, n)
+			for _, p := range problems {
+				for _, s := range []string{p.Field, p.Rule, p.Value} {
+					require.True(t, utf8.ValidString(s))
+					require.LessOrEqual(t, len(s), maxRefusalText)
+					require.False(t, strings.ContainsAny(s, "\r\n\u2028\u2029"), "%q", s)
+				}
+			}
+		}
+	})
+}
