@@ -75,7 +75,9 @@ const (
 
 // WithWebhookStatusChange sets how a repeated orderno with another status
 // is answered (default StatusChangeAsDuplicate).
-func WithWebhookStatusChange(c StatusChange) Option { return func(cfg *config) { cfg.statusChange = c } }
+func WithWebhookStatusChange(c StatusChange) Option {
+	return func(cfg *config) { cfg.statusChange = c }
+}
 
 // WithWebhookLog logs one line for each webhook request the sandbox takes
 // (message "webhook batch"): the transaction count, the first orderno, the

@@ -292,4 +292,3 @@ func TestWebhookStatusChange(t *testing.T) {
 		})
 	}
 }
-
