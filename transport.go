@@ -10,7 +10,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/paygate-go/paygate/internal/callid"
@@ -160,6 +162,10 @@ func (t *transport) once(ctx context.Context, x exchange, n int, id string) (*re
 		return nil, 0, err
 	}
 	req.Header.Set(callid.Header, id)
+	var connected atomic.Bool // a connection made: its TLS handshake completed
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
+	}))
 	start := t.now()
 	resp, err := t.client.Do(req)
 	var status int
@@ -171,7 +177,7 @@ func (t *transport) once(ctx context.Context, x exchange, n int, id string) (*re
 		slog.String("path", req.URL.Path), slog.Int("status", status),
 		slog.Int("attempt", n), slog.Duration("duration", t.now().Sub(start)), slog.String("call_id", id))
 	if err != nil {
-		return nil, 0, &transportError{method: req.Method, path: req.URL.Path, err: redactTransportError(err)}
+		return nil, 0, &transportError{method: req.Method, path: req.URL.Path, err: redactTransportError(err), connected: connected.Load()}
 	}
 	defer resp.Body.Close()
 	skewed := t.learnClock(req, resp, signedWith)
@@ -189,7 +195,7 @@ func (t *transport) once(ctx context.Context, x exchange, n int, id string) (*re
 	}
 	body, err := readBody(resp, limit, ok && !x.cutBody)
 	if err != nil {
-		return nil, 0, &transportError{method: req.Method, path: req.URL.Path, err: err}
+		return nil, 0, &transportError{method: req.Method, path: req.URL.Path, err: err, connected: true}
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
 	if !ok {
@@ -267,6 +273,19 @@ func readBody(resp *http.Response, limit int64, strict bool) (string, error) {
 type transportError struct {
 	method, path string
 	err          error
+	// connected: a connection was made (for https, its TLS handshake
+	// completed), so the request may have reached the service whatever
+	// went wrong after (afterConnect).
+	connected bool
+}
+
+// afterConnect reports whether a transport error came once a connection
+// was made: "may have reached the service", never a failed dial or
+// handshake, whatever its cause (bytes that are not TLS after a completed
+// handshake included).
+func afterConnect(err error) bool {
+	var te *transportError
+	return errors.As(err, &te) && te.connected
 }
 
 // Error names the request and the cause.
@@ -372,8 +391,11 @@ func retrySignedPost(status int, err error) bool {
 // notSent reports whether a transport error happened before any byte of the
 // request could reach the server: a failed dial or name lookup, or a TLS
 // handshake that failed (tlsFailure) or timed out, after which no byte of
-// the request is written.
+// the request is written; never once a connection was made (afterConnect).
 func notSent(err error) bool {
+	if afterConnect(err) {
+		return false
+	}
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
 		return true
@@ -389,8 +411,12 @@ func notSent(err error) bool {
 // tlsFailure reports whether a transport error is a failed TLS handshake
 // that fails the same way when tried again: a certificate the client does
 // not trust or that does not name the host, an alert from the server, or
-// an answer that is not TLS at all.
+// an answer that is not TLS at all; never once the handshake completed
+// (afterConnect), whatever the bytes that follow.
 func tlsFailure(err error) bool {
+	if afterConnect(err) {
+		return false
+	}
 	var verify *tls.CertificateVerificationError
 	var authority x509.UnknownAuthorityError
 	var host x509.HostnameError

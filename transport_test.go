@@ -49,6 +49,10 @@ func TestRetryRules(t *testing.T) {
 		{name: "expired certificate", err: tlsError(x509.CertificateInvalidError{Reason: x509.Expired}), transient: false, signedPost: false, handshake: true},
 		{name: "handshake refused", err: tlsError(tls.AlertError(40)), transient: false, signedPost: false, handshake: true},
 		{name: "not TLS", err: tlsError(tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}), transient: false, signedPost: false, handshake: true},
+		// Once the handshake completed, bytes that are not TLS are an
+		// answer lost after the request may have reached the service.
+		{name: "not TLS after the handshake", err: &transportError{err: tlsError(tls.RecordHeaderError{Msg: "received record with version 5454"}), connected: true}, transient: true, signedPost: false},
+		{name: "alert after the handshake", err: &transportError{err: tlsError(tls.AlertError(20)), connected: true}, transient: true, signedPost: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,6 +62,9 @@ func TestRetryRules(t *testing.T) {
 			require.Equal(t, tt.handshake, tlsFailure(tt.err), "tlsFailure")
 			if tt.handshake {
 				require.True(t, notSent(tt.err), "a failed handshake sent nothing")
+			}
+			if afterConnect(tt.err) {
+				require.False(t, notSent(tt.err), "once connected, it may have reached the service")
 			}
 		})
 	}
