@@ -26,8 +26,8 @@ type SendError struct {
 	causes []error
 }
 
-// Error says that the send is incomplete, with the count of each status
-// and the first problem.
+// Error says on one line that the send is incomplete, with the count of
+// each status and the first problem (its line breaks as spaces).
 func (e *SendError) Error() string {
 	r := e.Report
 	var b strings.Builder
@@ -37,7 +37,20 @@ func (e *SendError) Error() string {
 		b.WriteString("; first problem: ")
 		b.WriteString(e.causes[0].Error())
 	}
-	return b.String()
+	return oneLineText(b.String())
+}
+
+// oneLineText is s with every line break (CR, LF, VT, FF, NEL, U+2028,
+// U+2029) as a space, so that an error is one log line whatever its causes
+// hold.
+func oneLineText(s string) string {
+	return strings.Map(func(c rune) rune {
+		switch c {
+		case '\r', '\n', '\v', '\f', '\u0085', '\u2028', '\u2029':
+			return ' '
+		}
+		return c
+	}, s)
 }
 
 // Unwrap returns the validation error and each failed request's error.

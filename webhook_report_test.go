@@ -155,3 +155,25 @@ func TestSendErrorWithoutCausesSaysTheCounts(t *testing.T) {
 	require.Equal(t, "paygate: send incomplete: 0 of 1 transactions accepted, 0 rejected, 0 unconfirmed, 1 not sent, 0 invalid (SendReport.Outcomes says which)", err.Error())
 	require.Empty(t, err.Unwrap())
 }
+
+// SendError.Error is one line whatever its causes hold: a validation
+// error's list, a body with line breaks.
+func TestSendErrorIsOneLine(t *testing.T) {
+	for _, cause := range []string{"line one\nline two", "a\r\nb", "x\u2028y\u2029z", "v\vf\fnel\u0085"} {
+		err := &SendError{Report: &zakat.SendReport{NotSent: []string{"ORD-1"},
+			Requests: []zakat.RequestReport{{OrderNos: []string{"ORD-1"}, Indexes: []int{0}, Status: zakat.SendNotSent}}},
+			causes: []error{errors.New(cause)}}
+		msg := err.Error()
+		require.NotContains(t, msg, "\n")
+		require.NotContains(t, msg, "\r")
+		require.False(t, strings.ContainsAny(msg, "\v\f\u0085\u2028\u2029"), "%q", msg)
+		require.Contains(t, msg, "first problem: ")
+	}
+	s, mt, _ := newTestSender(t, WithRetry(RetryPolicy{MaxAttempts: 1}))
+	mt.RegisterResponder(http.MethodPost, testWebhookURL, httpmock.NewStringResponder(500, "line one\nline two"))
+	txs := validTxs(2)
+	txs[0].Amount = -1
+	_, err := s.Send(context.Background(), txs)
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "\n")
+}
