@@ -33,6 +33,11 @@ func serviceURL(opt, raw string) (*url.URL, error) {
 // posts to, or an error that does not repeat the URL's secrets. Plain http
 // is refused but to a loopback host (docs/assumptions.md A-http-loopback).
 func webhookEndpoint(webhookURL string) (string, error) {
+	return webhookEndpointAt(webhookURL, paths.Webhook)
+}
+
+// webhookEndpointAt is webhookEndpoint with bare as a bare host's path.
+func webhookEndpointAt(webhookURL, bare string) (string, error) {
 	u, err := url.Parse(webhookURL)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return "", fmt.Errorf("paygate: webhook URL %q: want an absolute http(s) URL", scrub.URL(webhookURL))
@@ -47,7 +52,7 @@ func webhookEndpoint(webhookURL string) (string, error) {
 		return "", fmt.Errorf("paygate: webhook URL %q: want no query or fragment (the endpoint's URL, or a bare host)", scrub.URL(webhookURL))
 	}
 	if u.Path == "" || u.Path == "/" {
-		u.Path, u.RawPath = paths.Webhook, ""
+		u.Path, u.RawPath = bare, ""
 	}
 	return u.String(), nil
 }

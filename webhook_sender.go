@@ -12,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paygate-go/paygate/internal/agencybrand"
 	"github.com/paygate-go/paygate/internal/callid"
+	"github.com/paygate-go/paygate/internal/paths"
 	"github.com/paygate-go/paygate/observe"
 	"github.com/paygate-go/paygate/zakat"
 )
@@ -32,6 +34,8 @@ type WebhookSender struct {
 	transport transport
 	// sendTimeout bounds one Send (WithSendTimeout).
 	sendTimeout time.Duration
+	// barePath is the path a bare host's URL gets (WithADBBrand).
+	barePath string
 }
 
 // SenderOption configures a WebhookSender. The options it shares with a
@@ -101,29 +105,42 @@ func WithWebhookValidator(v zakat.Validator) SenderOption {
 	})
 }
 
+// WithADBBrand is the one switch for the real service's brand
+// (docs/assumptions.md A-webhook-brand): Send checks its agency codes,
+// ADBLZS, ADBPPZ and ADB (zakat.ADBAgencies), and a bare host's URL gets
+// its path, /api/adb/webhook. Without it the document's codes (BANKLZS,
+// BANKPPZ, BANK) and path are the default; a later WithWebhookValidator
+// sets other codes.
+func WithADBBrand() SenderOption {
+	return senderOption(func(s *WebhookSender) error {
+		rules, err := zakat.NewValidator(zakat.ADBAgencies()...)
+		s.rules, s.barePath = rules, paths.ADBWebhook
+		return err
+	})
+}
+
 // NewWebhookSender makes a sender for the webhook endpoint at webhookURL
 // with the API password the operator issued. A URL with a path is the
 // endpoint, used as given (the bank webhook page's
 // https://pay.tulus.my/api/adb/webhook); only a bare host (no path, or "/")
-// gets the document's path, /api/bank/webhook (docs/assumptions.md
-// A-webhook-brand). A query or fragment is refused. The URL must be https,
-// or http to a loopback host (a local sandbox): the password travels in a
-// header. An empty password, or one with a line break, is refused; errors
-// never repeat it.
+// gets the document's path, /api/bank/webhook, or WithADBBrand's
+// (docs/assumptions.md A-webhook-brand). A query or fragment is refused.
+// The URL must be https, or http to a loopback host (a local sandbox): the
+// password travels in a header. An empty password, or one with a line
+// break, is refused; errors never repeat it.
 func NewWebhookSender(webhookURL, password string, opts ...SenderOption) (*WebhookSender, error) {
-	endpoint, err := webhookEndpoint(webhookURL)
-	if err != nil {
+	if _, err := webhookEndpoint(webhookURL); err != nil {
 		return nil, err
 	}
 	if err := checkWebhookPassword(password); err != nil {
 		return nil, err
 	}
 	s := &WebhookSender{
-		endpoint:    endpoint,
 		password:    newSecret(password),
 		batchSize:   DefaultBatchSize,
 		transport:   defaultTransport(),
 		sendTimeout: DefaultSendTimeout,
+		barePath:    paths.Webhook,
 	}
 	for _, o := range opts {
 		if o == nil {
@@ -133,6 +150,11 @@ func NewWebhookSender(webhookURL, password string, opts ...SenderOption) (*Webho
 			return nil, err
 		}
 	}
+	endpoint, err := webhookEndpointAt(webhookURL, s.barePath)
+	if err != nil {
+		return nil, err
+	}
+	s.endpoint = endpoint
 	s.transport.client = noRedirects(s.transport.client)
 	return s, nil
 }
@@ -189,7 +211,7 @@ func (s *WebhookSender) send(ctx context.Context, txs []zakat.Transaction, resen
 	var ve *zakat.ValidationError
 	if err := s.rules.ValidateTransactions(txs); errors.As(err, &ve) {
 		report.Invalid = invalidTransactions(txs, ve.Problems)
-		run.causes = append(run.causes, fmt.Errorf("%d of %d transactions invalid, not sent: %w", len(report.Invalid), len(txs), err))
+		run.causes = append(run.causes, s.invalidCause(len(report.Invalid), len(txs), ve))
 		valid, idx = validTransactions(txs, report.Invalid)
 	}
 	for start := 0; start < len(valid); start += s.batchSize {
@@ -198,6 +220,38 @@ func (s *WebhookSender) send(ctx context.Context, txs []zakat.Transaction, resen
 	}
 	return report, sendError(report, run.causes)
 }
+
+// brandFix names the switch of the agency codes, for a batch of the other
+// brand's (agencybrand).
+const brandFix = "set it with paygate.WithADBBrand() for the real service (ADBLZS, ADBPPZ, ADB), or without it for the document's (BANKLZS, BANKPPZ, BANK)"
+
+// invalidCause is Send's cause for its invalid transactions: the
+// validation error, or, when they carry the other brand's agency codes,
+// one sentence naming the switch instead of one problem per transaction
+// (docs/assumptions.md A-webhook-brand); it unwraps to ve.
+func (s *WebhookSender) invalidCause(invalid, total int, ve *zakat.ValidationError) error {
+	m, ok := agencybrand.Find(s.rules, ve.Problems)
+	if !ok {
+		return fmt.Errorf("%d of %d transactions invalid, not sent: %w", invalid, total, ve)
+	}
+	msg := fmt.Sprintf("%d of %d transactions invalid, not sent: %s", invalid, total, m.Sentence(brandFix))
+	if len(m.Rest) > 0 {
+		msg += fmt.Sprintf("; %d other problems, the first: %s", len(m.Rest), m.Rest[0].Error())
+	}
+	return &causeError{msg: msg, err: ve}
+}
+
+// causeError is a cause with a message of its own that unwraps to err.
+type causeError struct {
+	msg string
+	err error
+}
+
+// Error is the message.
+func (e *causeError) Error() string { return e.msg }
+
+// Unwrap returns err.
+func (e *causeError) Unwrap() error { return e.err }
 
 // batchPart is the transactions of one request and their positions in the
 // slice given to Send.

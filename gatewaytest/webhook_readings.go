@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/paygate-go/paygate/internal/paths"
 	"github.com/paygate-go/paygate/zakat"
 )
 
@@ -173,4 +174,15 @@ func writeAnswer(w http.ResponseWriter, status int, v any) {
 		return
 	}
 	writeJSON(w, status, v)
+}
+
+// WithADBBrand serves the webhook as the real service does (paygate's
+// WithADBBrand, docs/assumptions.md A-webhook-brand): at /api/adb/webhook,
+// taking the agency codes ADBLZS, ADBPPZ and ADB (zakat.ADBAgencies).
+// Server.WebhookURL and Server.WebhookSender follow it.
+func WithADBBrand() Option {
+	return func(c *config) {
+		c.webhookPath = paths.ADBWebhook
+		c.webhookRules, _ = zakat.NewValidator(zakat.ADBAgencies()...) // valid codes: no error
+	}
 }

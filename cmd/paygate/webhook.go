@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/internal/agencybrand"
 	"github.com/paygate-go/paygate/zakat"
 )
 
@@ -47,6 +48,10 @@ func agenciesFlag(fs *flag.FlagSet) func() (zakat.Validator, error) {
 		return v, nil
 	}
 }
+
+// cliBrandFix names the CLI's switch of the agency codes, for a batch of
+// the other brand's (agencybrand).
+const cliBrandFix = "set it with -brand ADB for the real service, or -brand BANK (the default) for the document's"
 
 // runWebhookValidate checks batch files with zakat.Validator.ValidateBatchReader,
 // streaming, so a file of any size fits in a few tens of megabytes. It
@@ -93,7 +98,12 @@ func runWebhookValidate(e env, args []string) int {
 			noun = "problem"
 		}
 		fmt.Fprintf(e.stdout, "%s: %d %s\n", name, len(ve.Problems), noun)
-		for _, p := range ve.Problems {
+		problems := ve.Problems
+		if m, ok := agencybrand.Find(rules, problems); ok { // one line, not one per transaction
+			fmt.Fprintf(e.stdout, "  %s\n", m.Sentence(cliBrandFix))
+			problems = m.Rest
+		}
+		for _, p := range problems {
 			fmt.Fprintf(e.stdout, "  %s\n", p.Error())
 		}
 		if status == exitOK {

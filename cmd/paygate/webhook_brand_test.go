@@ -36,8 +36,9 @@ func TestWebhookCommandsWithAgencies(t *testing.T) {
 	file := adbBatch(t)
 	code, out, _ := runCLI(t, "", "webhook", "validate", file)
 	require.Equal(t, exitInvalid, code)
-	require.Contains(t, out, "must be one of BANKLZS, BANKPPZ, BANK (the document's placeholders, the default; the real service's are ADBLZS, ADBPPZ, ADB;")
-	require.Contains(t, out, "PAYGATE_WEBHOOK_AGENCIES or the CLI's -agencies)", "the refusal says how to change the set")
+	// One line for the batch's brand, not one per transaction, naming the switch.
+	require.Equal(t, file+": 3 problems\n  3 transactions carry the real service's agency codes (ADBLZS, ADBPPZ, ADB) but the codes in force are BANKLZS, BANKPPZ, BANK: "+
+		"the brand is one switch, set it with -brand ADB for the real service, or -brand BANK (the default) for the document's\n", out)
 	code, out, errOut := runCLI(t, "", "webhook", "validate", "-agencies", "ADBLZS,ADBPPZ,ADB", file)
 	require.Equal(t, exitOK, code, errOut)
 	require.Equal(t, file+": ok\n", out)
@@ -113,8 +114,8 @@ func TestWebhookBrandFlag(t *testing.T) {
 	}{
 		{name: "ADB", args: []string{"-brand", "ADB"}, code: exitOK, out: file + ": ok\n"},
 		{name: "ADB over the variable", env: "BANKLZS,BANKPPZ,BANK", args: []string{"-brand", "ADB"}, code: exitOK, out: file + ": ok\n"},
-		{name: "BANK", args: []string{"-brand", "BANK"}, code: exitInvalid, out: "must be one of BANKLZS, BANKPPZ, BANK (the codes in force;"},
-		{name: "another brand", args: []string{"-brand", "XYZ"}, code: exitInvalid, out: "must be one of XYZLZS, XYZPPZ, XYZ (the codes in force;"},
+		{name: "BANK", args: []string{"-brand", "BANK"}, code: exitInvalid, out: "3 transactions carry the real service's agency codes (ADBLZS, ADBPPZ, ADB) but the codes in force are BANKLZS, BANKPPZ, BANK: the brand is one switch"},
+		{name: "another brand", args: []string{"-brand", "XYZ"}, code: exitInvalid, out: "the codes in force are XYZLZS, XYZPPZ, XYZ: the brand is one switch, set it with -brand ADB"},
 		{name: "both", args: []string{"-brand", "ADB", "-agencies", "ADB"}, code: exitUsage, err: "give -agencies or -brand, not both"},
 		{name: "bad brand", args: []string{"-brand", "A B"}, code: exitUsage, err: `-brand: webhook agency "A BLZS"`},
 	}

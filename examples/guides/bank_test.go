@@ -25,18 +25,20 @@ import (
 // send, and what to send again.
 func sendZakat(ctx context.Context, out io.Writer) ([]zakat.Transaction, error) {
 	// code: readme-bank
-	sender, err := paygate.NewWebhookSenderFromEnv() // PAYGATE_WEBHOOK_URL, _PASSWORD, _AGENCIES
+	// PAYGATE_WEBHOOK_URL and _PASSWORD; WithADBBrand: the real service's
+	// agency codes (ADBLZS, ADBPPZ, ADB) and path (/api/adb/webhook)
+	sender, err := paygate.NewWebhookSenderFromEnv(paygate.WithADBBrand())
 	if err != nil {
 		return nil, err // names the variable to set
 	}
 	myt := time.FixedZone("MYT", 8*3600)
 	txs := []zakat.Transaction{{
-		Agency: zakat.AgencyLZS, OrderNo: "ZK-1001", Amount: 12000, // sen: RM 120.00
+		Agency: zakat.AgencyADBLZS, OrderNo: "ZK-1001", Amount: 12000, // sen: RM 120.00
 		Name: "Ali", Email: "ali@example.com", Time: time.Date(2026, 11, 22, 10, 30, 0, 0, myt),
 		Status: zakat.StatusSuccess,
 		Data:   zakat.Data{Type: zakat.ZakatPendapatan, State: zakat.Selangor, Year: "2026"},
 	}, {
-		Agency: zakat.AgencyPPZ, OrderNo: "ZK-1002", Amount: 2800, // fitrah: rate x dependants exactly
+		Agency: zakat.AgencyADBPPZ, OrderNo: "ZK-1002", Amount: 2800, // fitrah: rate x dependants exactly
 		Name: "Siti", Email: "siti@example.com", Time: time.Date(2026, 11, 22, 11, 0, 0, 0, myt),
 		Status: zakat.StatusSuccess,
 		Data:   zakat.Data{Type: zakat.Fitrah, State: zakat.KualaLumpur, Rate: "7.00", Dependants: "4"},
@@ -60,7 +62,7 @@ func sendZakat(ctx context.Context, out io.Writer) ([]zakat.Transaction, error) 
 
 // The README's send: both transactions accepted by the sandbox.
 func TestSendZakat(t *testing.T) {
-	sandboxEnv(t)
+	sandboxEnv(t, gatewaytest.WithADBBrand())
 	var out strings.Builder
 	resend, err := sendZakat(context.Background(), &out)
 	require.NoError(t, err)
@@ -71,7 +73,7 @@ func TestSendZakat(t *testing.T) {
 // A wrong password: nothing is accepted, both are listed, and the error
 // matches ErrUnauthorized.
 func TestSendZakatUnauthorized(t *testing.T) {
-	sandboxEnv(t)
+	sandboxEnv(t, gatewaytest.WithADBBrand())
 	t.Setenv("PAYGATE_WEBHOOK_PASSWORD", "wrong-password")
 	var out strings.Builder
 	resend, err := sendZakat(context.Background(), &out)
@@ -87,16 +89,12 @@ func TestSendZakatUnauthorized(t *testing.T) {
 // agency codes.
 func brandedSender(url, password string) (*paygate.WebhookSender, error) {
 	// code: bank-real-service
-	rules, err := zakat.NewValidator(zakat.ADBAgencies()...) // ADBLZS, ADBPPZ, ADB
-	if err != nil {
-		return nil, err
-	}
-	// url: "https://pay.tulus.my/api/adb/webhook" (a URL with a path is used as given);
-	// or PAYGATE_WEBHOOK_URL and PAYGATE_WEBHOOK_AGENCIES=ADBLZS,ADBPPZ,ADB
-	// and paygate.NewWebhookSenderFromEnv().
+	// url: "https://pay.tulus.my/api/adb/webhook", or the bare host
+	// "https://pay.tulus.my", which WithADBBrand gives its path;
+	// or PAYGATE_WEBHOOK_URL and paygate.NewWebhookSenderFromEnv(paygate.WithADBBrand()).
 	sender, err := paygate.NewWebhookSender(url, password,
-		paygate.WithWebhookValidator(rules), // the sender checks the same codes
-		paygate.WithBatchSize(100),          // the default
+		paygate.WithADBBrand(),     // the real service's codes, ADBLZS, ADBPPZ, ADB, and path
+		paygate.WithBatchSize(100), // the default
 	)
 	if err != nil {
 		return nil, err
@@ -110,12 +108,7 @@ func brandedSender(url, password string) (*paygate.WebhookSender, error) {
 func bankSandboxTest(t *testing.T) *zakat.SendReport {
 	ctx := context.Background()
 	// code: bank-sandbox-test
-	rules, err := zakat.NewValidator(zakat.ADBAgencies()...)
-	require.NoError(t, err)
-	sb := gatewaytest.NewServer(
-		gatewaytest.WithWebhookPath("/api/adb/webhook"),
-		gatewaytest.WithWebhookValidator(rules),
-	)
+	sb := gatewaytest.NewServer(gatewaytest.WithADBBrand()) // the real service's path and codes
 	defer sb.Close()
 	sender, err := brandedSender(sb.WebhookURL(), sb.WebhookPassword) // or sb.WebhookSender()
 	require.NoError(t, err)

@@ -36,4 +36,7 @@ const (
 	// (endpoint 7); the real service's carries the brand instead of
 	// `bank` (docs/assumptions.md A-webhook-brand).
 	Webhook = "/api/bank/webhook"
+	// ADBWebhook is the real service's webhook path, the bank webhook
+	// page's (docs/assumptions.md A-webhook-brand).
+	ADBWebhook = "/api/adb/webhook"
 )
