@@ -332,6 +332,9 @@ func (r *sendRun) judge(ctx context.Context, rr *zakat.RequestReport, p batchPar
 		r.refusedHalves++ // r.halves counts it in request
 	}
 	if !refused {
+		if status == zakat.SendRejected && p.sentBefore {
+			status, why = zakat.SendUnconfirmed, "sent before with an unknown outcome; this refusal proves only that this request stored nothing"
+		}
 		r.setStatus(rr, status, why, err)
 		return nil
 	}

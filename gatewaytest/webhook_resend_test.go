@@ -292,3 +292,36 @@ func TestWebhookStatusChange(t *testing.T) {
 		})
 	}
 }
+
+// A Resend refused for something that proves nothing of the earlier send
+// (a 401, a refusal naming no rule) stays unconfirmed, never rejected; one
+// pointing at a transaction for a rule of its fields is rejected.
+func TestResendRefusalsStayUnconfirmed(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		opts     []Option
+		password string
+		rejected []string
+	}{
+		{name: "401", password: "wrong"},
+		{name: "unattributed", opts: []Option{WithWebhookRefusal(WebhookRefusal{Refuse: func(tx zakat.Transaction) bool { return tx.OrderNo == "ZK-0001" }, Unattributed: true})}},
+		{name: "pointed", opts: []Option{WithWebhookRefusal(WebhookRefusal{Refuse: func(tx zakat.Transaction) bool { return tx.OrderNo == "ZK-0001" }})}, rejected: []string{"ZK-0001"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sb := newSandbox(t, tc.opts...)
+			password := sb.WebhookPassword
+			if tc.password != "" {
+				password = tc.password
+			}
+			sender, err := paygate.NewWebhookSender(sb.WebhookURL(), password)
+			require.NoError(t, err)
+			txs := bankTxs(4)
+			report, err := sender.Resend(context.Background(), txs)
+			require.Error(t, err)
+			require.Equal(t, tc.rejected, report.Rejected)
+			require.Len(t, report.Unconfirmed, 4-len(tc.rejected)-len(report.Accepted))
+			require.Empty(t, report.NotSent)
+			require.Equal(t, 4, report.Total())
+		})
+	}
+}
