@@ -59,7 +59,7 @@ func WithWebhookRefusal(r WebhookRefusal) Option { return func(c *config) { c.re
 
 // StatusChange is what the sandbox's webhook does with a repeated orderno
 // whose status differs from the stored one (a transaction posted pending,
-// later success or failed): the spec does not show it (docs/assumptions.md
+// later success or failed): docs/protocol.md does not show it (docs/assumptions.md
 // A-webhook-status-change).
 type StatusChange int
 
