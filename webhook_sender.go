@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -338,18 +337,19 @@ func (r *sendRun) judge(ctx context.Context, rr *zakat.RequestReport, p batchPar
 		r.setStatus(rr, status, why, err)
 		return nil
 	}
+	return r.refusal(rr, p, apiErr, err, status, why, sentBefore)
+}
+
+// refusal settles a 400, 409 or 422 by what its body names
+// (docs/assumptions.md A-webhook-duplicates, A-webhook-refusals); status
+// and why are what the answer alone would make of the whole request.
+func (r *sendRun) refusal(rr *zakat.RequestReport, p batchPart, apiErr *APIError, err error, status zakat.SendStatus, why string, sentBefore bool) []batchPart {
 	ref := readRefusal(apiErr.Body, rr.OrderNos)
 	switch {
 	case apiErr.StatusCode == http.StatusConflict || ref.duplicate:
 		return r.duplicates(rr, p, ref, sentBefore, err)
 	case len(ref.bad) > 0:
-		for j, problems := range ref.bad {
-			rr.Own = append(rr.Own, zakat.Outcome{Index: p.idx[j], OrderNo: rr.OrderNos[j], Status: zakat.SendRejected,
-				Err: &zakat.Refusal{Index: p.idx[j], OrderNo: rr.OrderNos[j], StatusCode: apiErr.StatusCode, Problems: problems, Cause: err}})
-		}
-		slices.SortFunc(rr.Own, func(a, b zakat.Outcome) int { return a.Index - b.Index })
-		r.setStatus(rr, zakat.SendRejected, "", err)
-		return r.without(rr, p, sentBefore, func(j int) bool { return ref.bad[j] != nil })
+		return r.pointed(rr, p, ref, apiErr.StatusCode, sentBefore, err)
 	case len(p.txs) > 1 && r.stopped == nil && r.splitAllowed():
 		r.setStatus(rr, status, why, err)
 		return r.split(rr, p, sentBefore)
@@ -361,6 +361,19 @@ func (r *sendRun) judge(ctx context.Context, rr *zakat.RequestReport, p batchPar
 		r.setStatus(rr, status, why, err)
 	}
 	return nil
+}
+
+// pointed rejects the transactions a refusal points at, each with a
+// *zakat.Refusal, and returns the others to send again at once.
+func (r *sendRun) pointed(rr *zakat.RequestReport, p batchPart, ref refusal, code int, sentBefore bool, err error) []batchPart {
+	for j := range p.txs {
+		if problems := ref.bad[j]; problems != nil {
+			rr.Own = append(rr.Own, zakat.Outcome{Index: p.idx[j], OrderNo: rr.OrderNos[j], Status: zakat.SendRejected,
+				Err: &zakat.Refusal{Index: p.idx[j], OrderNo: rr.OrderNos[j], StatusCode: code, Problems: problems, Cause: err}})
+		}
+	}
+	r.setStatus(rr, zakat.SendRejected, "", err)
+	return r.without(rr, p, sentBefore, func(j int) bool { return ref.bad[j] != nil })
 }
 
 // setStatus sets rr's status and error, with why when given.
