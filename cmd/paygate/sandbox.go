@@ -19,7 +19,7 @@ func runSandbox(e env, args []string) int {
 	if len(args) > 0 && args[0] == "order" {
 		return runSandboxOrder(e, args[1:])
 	}
-	fs := newFlags(e, "sandbox", "[-addr 127.0.0.1:0] [flags]", "Runs the in-process sandbox of the whole service on loopback until interrupted, printing its URL and credentials as PAYGATE_* lines.\nWith them exported, paygate sandbox order create|settle makes and decides orders on it.\nFaults for testing a merchant's recovery: -lose-every N, -duplicates N, -late-settlement D.")
+	fs := newFlags(e, "sandbox", "[-addr 127.0.0.1:0] [flags]", "Runs the in-process sandbox of the whole service on loopback until interrupted, printing its URL and credentials as PAYGATE_* lines.\nWith them exported, paygate sandbox order create|settle makes and decides orders on it.\nFaults for testing a merchant's recovery: -lose-every N, -duplicates N, -late-settlement D.\nEach webhook batch it takes is logged on standard error: count, first orderno, fault, status, duplicates, refused.")
 	addr := fs.String("addr", "127.0.0.1:0", "loopback address to listen on; port 0 takes a free port, printed as PAYGATE_CHECKOUT_URL (e.g. 127.0.0.1:8085 for a fixed one)")
 	retry := fs.Duration("retry-interval", 0, "wait between direct-callback attempts (default 30s, as the service)")
 	webhookPath := fs.String("webhook-path", paths.Webhook, "the webhook's path, e.g. /api/adb/webhook")

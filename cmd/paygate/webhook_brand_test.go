@@ -93,6 +93,9 @@ func TestSandboxCommandWebhookBrand(t *testing.T) {
 	report, err := sender.Send(context.Background(), []zakat.Transaction{tx})
 	require.NoError(t, err)
 	require.Equal(t, []string{"S1"}, report.Accepted)
+	// The sandbox logs each batch it takes and what it answered.
+	require.Contains(t, errOut.String(), `msg="webhook batch" count=1 first=S1 fault=none status=200`)
+	require.NotContains(t, errOut.String(), vars["PAYGATE_WEBHOOK_PASSWORD"])
 	cancel()
 	require.Equal(t, exitOK, <-done)
 
