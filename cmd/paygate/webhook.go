@@ -232,8 +232,15 @@ func printSendReport(e env, name string, report *zakat.SendReport, invalid []zak
 	fmt.Fprintf(e.stdout, "%s: %d accepted, %d rejected, %d unconfirmed, %d not sent, %d invalid (not sent); %d batches in %d HTTP requests (retries included)\n",
 		name, len(report.Accepted), len(report.Rejected), len(report.Unconfirmed), len(report.NotSent), len(invalid), len(report.Requests), report.Attempts())
 	printInvalid(e, invalid)
-	for _, id := range report.Rejected {
-		fmt.Fprintf(e.stdout, "  rejected %s\n", id)
+	for _, o := range report.Outcomes() {
+		var ref *zakat.Refusal
+		switch {
+		case o.Status != zakat.SendRejected:
+		case errors.As(o.Err, &ref): // the one a refusal pointed at, in one sentence
+			fmt.Fprintf(e.stdout, "  rejected %s: %s\n", o.OrderNo, cliText(ref.Error()))
+		default:
+			fmt.Fprintf(e.stdout, "  rejected %s\n", o.OrderNo)
+		}
 	}
 	for _, rr := range report.Requests {
 		if rr.Err == nil || len(rr.OrderNos) == 0 {

@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/paygate-go/paygate/gatewaytest"
+	"github.com/paygate-go/paygate/zakat"
 )
 
 // webhook send sends the valid transactions and lists the invalid ones, as
@@ -148,4 +151,17 @@ func TestWebhookSendTimeoutHelp(t *testing.T) {
 	} {
 		require.Contains(t, help, want)
 	}
+}
+
+// webhook send names the transaction a refusal pointed at, with its
+// field and rule, and stores the others of its batch.
+func TestWebhookSendNamesTheRefused(t *testing.T) {
+	valid := "../../zakat/testdata/webhook/valid-batch.json"
+	sb := useSandbox(t, gatewaytest.WithWebhookRefusal(gatewaytest.WebhookRefusal{
+		Refuse: func(tx zakat.Transaction) bool { return tx.OrderNo == "ORD-000002" }, Rule: "payer blocked", Field: "email"}))
+	code, out, errOut := runCLI(t, "", "webhook", "send", valid)
+	require.Equal(t, exitInvalid, code, errOut)
+	require.Contains(t, out, valid+": 2 accepted, 1 rejected, 0 unconfirmed")
+	require.Contains(t, out, "  rejected ORD-000002: transaction 1 (orderno \"ORD-000002\") refused by the service (HTTP 400): field email breaks the rule \"payer blocked\"\n")
+	require.Len(t, sb.Transactions(), 2)
 }
