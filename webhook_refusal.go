@@ -138,9 +138,17 @@ func namesUniqueness(text string) bool {
 	return (strings.Contains(t, "orderno") || strings.Contains(t, "order_no") || strings.Contains(t, "order no")) && isUniqueness(t)
 }
 
-// isUniqueness reports whether a rule speaks of uniqueness.
+// isUniqueness reports whether a rule speaks of the orderno's uniqueness
+// among what is stored, not within the batch ("must be unique in the
+// batch": two of the request's ordernos the service reads as one, which
+// proves nothing stored).
 func isUniqueness(rule string) bool {
 	t := strings.ToLower(rule)
+	for _, w := range []string{"in the batch", "in batch", "in this batch", "within the batch", "in the same batch", "in the request", "in the same request"} {
+		if strings.Contains(t, w) {
+			return false
+		}
+	}
 	for _, w := range []string{"unique", "duplicate", "already", "exists", "taken"} {
 		if strings.Contains(t, w) {
 			return true

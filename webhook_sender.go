@@ -296,12 +296,33 @@ func (r *sendRun) request(ctx context.Context, p batchPart) {
 	}
 	next := r.judge(ctx, &rr, p, err)
 	fileRequest(r.report, rr)
-	if len(rr.Resent) < len(rr.Indexes) {
-		r.causes = append(r.causes, fmt.Errorf("request %d (%d transactions from orderno %q): %w", len(r.report.Requests)-1, len(p.txs), rr.OrderNos[0], rr.Err))
+	if why := firstFailure(rr); why != nil {
+		r.causes = append(r.causes, fmt.Errorf("request %d (%d transactions from orderno %q): %w", len(r.report.Requests)-1, len(p.txs), rr.OrderNos[0], why))
 	}
 	for _, q := range next {
 		r.request(ctx, q)
 	}
+}
+
+// firstFailure is the reason of the first transaction rr settles other
+// than accepted (its own outcomes first), or nil.
+func firstFailure(rr zakat.RequestReport) error {
+	settled := make(map[int]bool, len(rr.Own)+len(rr.Resent))
+	for _, i := range rr.Resent {
+		settled[i] = true
+	}
+	for _, o := range rr.Own {
+		if o.Status != zakat.SendAccepted {
+			return o.Err
+		}
+		settled[o.Index] = true
+	}
+	for _, i := range rr.Indexes {
+		if !settled[i] && rr.Status != zakat.SendAccepted {
+			return rr.Err
+		}
+	}
+	return nil
 }
 
 // splitAllowed reports whether a request refused without naming its
@@ -416,7 +437,10 @@ func (r *sendRun) duplicates(rr *zakat.RequestReport, p batchPart, ref refusal, 
 		}
 		rr.Own = append(rr.Own, o)
 	}
-	r.setStatus(rr, zakat.SendUnconfirmed, "", firstSend)
+	rr.Status, rr.Err = zakat.SendAccepted, nil // what became of the named: found stored
+	if !sentBefore {
+		rr.Status, rr.Err = zakat.SendUnconfirmed, firstSend
+	}
 	return r.without(rr, p, sentBefore, func(j int) bool { return stored[j] })
 }
 

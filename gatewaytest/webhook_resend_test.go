@@ -74,6 +74,9 @@ func checkReport(t *testing.T, sb *Server, txs []zakat.Transaction, report *zaka
 		require.ElementsMatch(t, lists[status], list, "the %s list", status)
 	}
 	require.Equal(t, sb.WebhookRequests(), report.Attempts(), "one attempt reported for each request the sandbox saw")
+	for k, rr := range report.Requests {
+		require.Equal(t, rr.Status == zakat.SendAccepted, rr.Err == nil, "request %d: an error exactly when not accepted: %v", k, rr.Err)
+	}
 }
 
 // Issue 41's case: a batch stored whose answer was lost, then a duplicate
