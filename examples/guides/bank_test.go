@@ -47,7 +47,7 @@ func sendZakat(ctx context.Context, out io.Writer) ([]zakat.Transaction, error) 
 	var resend []zakat.Transaction
 	for _, o := range report.Outcomes() { // by index in txs: o.OrderNo, o.Status, o.Err (the reason)
 		switch {
-		case o.Status.SafeToResend(): // unconfirmed or not sent: send again later, unchanged
+		case o.Status.SafeToResend(): // unconfirmed or not sent: later, sender.Resend(ctx, resend), unchanged
 			resend = append(resend, txs[o.Index])
 		case o.Status != zakat.SendAccepted: // invalid or rejected: fix it first
 			fmt.Fprintln(out, o.OrderNo, o.Status, o.Err)
