@@ -15,8 +15,10 @@ type SendStatus uint8
 
 // The statuses of a transaction. Only SendAccepted means stored; only
 // SendRejected and SendInvalid mean that sending it again unchanged will not
-// help. SendUnconfirmed and SendNotSent are safe to send again (SafeToResend):
-// orderno is unique, so the service does not store a transaction twice.
+// help. SendUnconfirmed and SendNotSent are safe to send again (SafeToResend),
+// unchanged, with paygate's Resend: orderno is unique, so the service does
+// not store a transaction twice, and Resend reads its refusal of a repeat as
+// stored (docs/assumptions.md A-webhook-duplicates).
 const (
 	// SendAccepted: stored: in a request the service answered with 2xx, or,
 	// when sent before (paygate's Resend, or an earlier attempt whose answer
@@ -57,7 +59,7 @@ func (s SendStatus) String() string {
 }
 
 // SafeToResend reports whether a transaction with this status may be sent
-// again as it is: unconfirmed or not sent.
+// again as it is (with paygate's Resend): unconfirmed or not sent.
 func (s SendStatus) SafeToResend() bool { return s == SendUnconfirmed || s == SendNotSent }
 
 // Outcome is what became of one transaction of a Send.
