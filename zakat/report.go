@@ -71,7 +71,7 @@ type Outcome struct {
 	// Status is what became of it.
 	Status SendStatus
 	// Request is the position in SendReport.Requests of the request that
-	// carried it; -1 for SendInvalid.
+	// settled it (the last that carried it); -1 for SendInvalid.
 	Request int
 	// Err is nil for SendAccepted; otherwise the reason: the request's error
 	// (RequestReport.Err), a *Refusal naming it, or a *ValidationError for
