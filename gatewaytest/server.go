@@ -202,6 +202,9 @@ func (cfg *config) validate() error {
 	if err := cfg.recovery.validate(); err != nil {
 		return err
 	}
+	if err := cfg.validateWebhookReadings(); err != nil {
+		return err
+	}
 	if !validWebhookPath(cfg.webhookPath) {
 		return fmt.Errorf("webhook path %q: want a clean absolute path (no //, /./ or ..), other than /, with valid escapes, without query, fragment or pattern characters", cfg.webhookPath)
 	}

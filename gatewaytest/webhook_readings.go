@@ -41,7 +41,8 @@ func WithWebhookDuplicateBody(b DuplicateBody) Option {
 // blocked payer): a batch holding one is answered Status and stores
 // nothing (docs/assumptions.md A-webhook-refusals).
 type WebhookRefusal struct {
-	// Refuse reports whether tx breaks the rule; nil refuses none.
+	// Refuse reports whether tx breaks the rule; nil refuses none. It is
+	// called from the server's goroutines, concurrently.
 	Refuse func(tx zakat.Transaction) bool
 	// Field and Rule name the field and the rule in the answer (default
 	// "amount" and "exceeds the server-side limit").
@@ -185,4 +186,17 @@ func WithADBBrand() Option {
 		c.webhookPath = paths.ADBWebhook
 		c.webhookRules, _ = zakat.NewValidator(zakat.ADBAgencies()...) // valid codes: no error
 	}
+}
+
+// validateWebhookReadings refuses a webhook switch out of its range.
+func (cfg *config) validateWebhookReadings() error {
+	switch {
+	case cfg.duplicateBody < DuplicateBodyListed || cfg.duplicateBody > DuplicateBodyUnnamed:
+		return fmt.Errorf("WithWebhookDuplicateBody: %d: want one of the DuplicateBody values", cfg.duplicateBody)
+	case cfg.statusChange < StatusChangeAsDuplicate || cfg.statusChange > StatusChangeIgnored:
+		return fmt.Errorf("WithWebhookStatusChange: %d: want one of the StatusChange values", cfg.statusChange)
+	case cfg.refusal.Status != 0 && cfg.refusal.Status != http.StatusBadRequest && cfg.refusal.Status != http.StatusUnprocessableEntity:
+		return fmt.Errorf("WithWebhookRefusal: Status %d: want 400 or 422", cfg.refusal.Status)
+	}
+	return nil
 }

@@ -328,3 +328,18 @@ func TestResendRefusalsStayUnconfirmed(t *testing.T) {
 		})
 	}
 }
+
+// A webhook switch out of its range is refused at Start.
+func TestWebhookReadingsOutOfRange(t *testing.T) {
+	for _, tc := range []struct {
+		opt  Option
+		want string
+	}{
+		{opt: WithWebhookDuplicateBody(DuplicateBodyUnnamed + 1), want: "WithWebhookDuplicateBody: 4"},
+		{opt: WithWebhookStatusChange(-1), want: "WithWebhookStatusChange: -1"},
+		{opt: WithWebhookRefusal(WebhookRefusal{Status: 409}), want: "WithWebhookRefusal: Status 409: want 400 or 422"},
+	} {
+		_, err := Start(tc.opt)
+		require.ErrorContains(t, err, tc.want)
+	}
+}
