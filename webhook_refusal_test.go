@@ -1,10 +1,13 @@
 package paygate
 
 import (
+	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate-go/paygate/zakat"
@@ -95,5 +98,47 @@ func FuzzReadRefusal(f *testing.F) {
 				}
 			}
 		}
+	})
+}
+
+// Whatever a refusal's body holds, and whether the service refuses once or
+// every time, a send gives every transaction one outcome, counts it once,
+// and makes a bounded number of requests (at most 2n-1 for n
+// transactions: each split halves a request).
+func FuzzSendRefusal(f *testing.F) {
+	f.Add(uint8(0), []byte(`{"errors":[{"pointer":"/transactions/3/amount","rule":"r"}]}`), uint8(10))
+	f.Add(uint8(1), []byte(`{"status":"ERROR","message":"orderno already stored","duplicates":["ORD-000002"]}`), uint8(5))
+	f.Add(uint8(2+4), []byte(`not json`), uint8(16))
+	f.Add(uint8(2), []byte("orderno already stored: ORD-000000, ORD-000001"), uint8(3))
+	f.Fuzz(func(t *testing.T, mode uint8, body []byte, size uint8) {
+		n := int(size%20) + 1
+		status := [...]int{400, 409, 422}[mode%3]
+		always := mode&4 != 0
+		s, mt, _ := newTestSender(t, WithBatchSize(20), WithRetry(RetryPolicy{MaxAttempts: 1}))
+		calls := 0
+		mt.RegisterResponder(http.MethodPost, testWebhookURL, func(*http.Request) (*http.Response, error) {
+			calls++
+			if calls == 1 || always {
+				return httpmock.NewBytesResponse(status, body), nil
+			}
+			return httpmock.NewStringResponse(200, ""), nil
+		})
+		txs := validTxs(n)
+		report, _ := s.Send(context.Background(), txs)
+		require.Equal(t, n, report.Total())
+		require.LessOrEqual(t, calls, 2*n-1)
+		count := 0
+		for i, o := range report.Outcomes() {
+			require.Equal(t, i, o.Index)
+			require.Equal(t, txs[i].OrderNo, o.OrderNo)
+			require.Equal(t, o.Status == zakat.SendAccepted, o.Err == nil)
+			if o.Err != nil {
+				require.NotContains(t, o.Err.Error(), testPassword)
+			}
+			count++
+		}
+		require.Equal(t, n, count)
+		require.Equal(t, n, len(report.Accepted)+len(report.Rejected)+len(report.Unconfirmed)+len(report.NotSent))
+		require.Equal(t, calls, report.Attempts())
 	})
 }
