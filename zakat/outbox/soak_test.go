@@ -50,14 +50,14 @@ const (
 // done; every refused one is dead with the service's reason; nothing else
 // is dead; nothing is left queued. A soak (testbound.SoakVar).
 func TestRelaySoak(t *testing.T) {
-	testbound.Soak(t, "TestRelayKilledMidSend, TestRelayRecordsOutcomes, TestRelayResendAfterLostAnswerIs422")
+	testbound.Soak(t, "TestRelayKilledMidSend, TestRelayRecordsOutcomes, TestRelayResendAfterLostAnswer")
 	pg := startOwnPostgres(t)
 	db := openDB(t, pg.dsn())
 	restarted := false
 	for phase, dups := range []gatewaytest.DuplicateAnswer{gatewaytest.DuplicateConflict, gatewaytest.DuplicateUnprocessable} {
 		refuse := func(tx zakat.Transaction) bool { return tx.Agency == zakat.AgencyTest }
 		srv := sandbox(t, append(serverSideRefusal(refuse),
-			gatewaytest.WithWebhookFaults(gatewaytest.WebhookFaults{DropAfterStore: 0.15, DropBeforeStore: 0.05, Error500: 0.05}),
+			gatewaytest.WithWebhookFaults(gatewaytest.WebhookFaults{Latency: 25 * time.Millisecond, DropAfterStore: 0.15, DropBeforeStore: 0.05, Error500: 0.05}),
 			gatewaytest.WithWebhookDuplicates(dups))...)
 		sender, err := paygate.NewWebhookSender(srv.WebhookURL(), srv.WebhookPassword) // the document's codes: BANK passes here
 		require.NoError(t, err)
@@ -86,7 +86,7 @@ func TestRelaySoak(t *testing.T) {
 				}
 				want = append(want, batch...)
 				start += n
-				time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
+				time.Sleep(time.Duration(rand.IntN(160)) * time.Millisecond) // spread over the kills
 			}
 		}()
 		for k := range soakKillsByPhase {
