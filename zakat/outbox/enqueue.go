@@ -147,6 +147,9 @@ func (o *Outbox) EnqueuePgx(ctx context.Context, tx pgx.Tx, txs ...zakat.Transac
 // and returns the rows it affected; existing reads the rows held for the
 // ordernos, when some were not inserted or superseded.
 func (o *Outbox) enqueue(ctx context.Context, txs []zakat.Transaction, insert func(rows) (int64, error), existing func([]string) (map[string][2]string, error)) error {
+	if o.sender == nil {
+		return ErrNoSender
+	}
 	if len(txs) == 0 {
 		return nil
 	}

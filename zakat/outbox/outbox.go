@@ -182,14 +182,13 @@ func NewPgx(pool *pgxpool.Pool, sender *paygate.WebhookSender, opts ...Option) (
 // New returns an Outbox on db (opened with github.com/jackc/pgx/v5/stdlib)
 // that sends with sender and checks transactions with its validator
 // (paygate.WebhookSender.Validator). Call Migrate once to create its table.
+// A nil sender gives an outbox for the operator's methods only: Enqueue,
+// Run and RelayOnce then return ErrNoSender.
 func New(db *sql.DB, sender *paygate.WebhookSender, opts ...Option) (*Outbox, error) {
 	if db == nil {
 		return nil, errors.New("outbox: nil *sql.DB")
 	}
-	if sender == nil {
-		return nil, errors.New("outbox: nil *paygate.WebhookSender")
-	}
-	o := &Outbox{db: db, sender: sender, rules: sender.Validator(), table: DefaultTable,
+	o := &Outbox{db: db, sender: sender, table: DefaultTable,
 		lease: DefaultLease, maxAge: DefaultMaxAge, retention: DefaultRetention, poll: DefaultPollInterval,
 		firstBackoff: DefaultFirstBackoff, maxBackoff: DefaultMaxBackoff, batchSize: DefaultBatchSize, logger: slog.Default()}
 	for _, opt := range opts {
@@ -200,9 +199,16 @@ func New(db *sql.DB, sender *paygate.WebhookSender, opts ...Option) (*Outbox, er
 			return nil, err
 		}
 	}
+	if sender != nil {
+		o.rules = sender.Validator()
+	}
 	o.prepareSQL()
 	return o, nil
 }
+
+// ErrNoSender is the error of Enqueue, Run and RelayOnce on an outbox made
+// without a sender.
+var ErrNoSender = errors.New("outbox: no sender: this outbox was made with a nil *paygate.WebhookSender, for the operator's methods only")
 
 // The states of a row (its state column).
 const (

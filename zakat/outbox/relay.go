@@ -67,6 +67,9 @@ type record struct {
 // retried; nothing else stops it. It purges done rows past the
 // retention about once an hour.
 func (o *Outbox) Run(ctx context.Context) error {
+	if o.sender == nil {
+		return ErrNoSender
+	}
 	nextPurge := time.Now()
 	for {
 		n, err := o.RelayOnce(ctx)
@@ -101,6 +104,9 @@ func (o *Outbox) Run(ctx context.Context) error {
 // The send is bounded by the lease; the outcomes are recorded even when
 // ctx ends meanwhile.
 func (o *Outbox) RelayOnce(ctx context.Context) (int, error) {
+	if o.sender == nil {
+		return 0, ErrNoSender
+	}
 	token := newToken()
 	rows, err := o.take(ctx, token)
 	if err != nil || len(rows) == 0 {

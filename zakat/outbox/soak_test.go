@@ -343,4 +343,3 @@ func (pg *ownPostgres) restartImmediate(t *testing.T) {
 func (pg *ownPostgres) dsn() string {
 	return "postgres://postgres@" + pg.addr + "/postgres?sslmode=disable"
 }
-
