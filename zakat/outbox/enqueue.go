@@ -25,10 +25,10 @@ type ConflictError struct {
 	OrderNo string
 	// StatusChange is set when only the status differs: a pending
 	// transaction that may have reached the service, or a final status
-	// (docs/assumptions.md A-webhook-status-change); From and To are the
-	// held and the given status.
+	// (docs/assumptions.md A-webhook-status-change).
 	StatusChange bool
-	From, To     zakat.Status
+	// From is the status held, To the status given.
+	From, To zakat.Status
 }
 
 // Error names the orderno and, for a status change, the assumption.

@@ -31,6 +31,7 @@ func (o *Outbox) Stats(ctx context.Context) (Stats, error) {
 
 // DeadTransaction is a dead transaction and why.
 type DeadTransaction struct {
+	// OrderNo is the transaction's orderno.
 	OrderNo string
 	// Reason is why it is dead: the service's refusal (its rule, field
 	// and words), a validation problem, or the maximum age and the last

@@ -35,6 +35,9 @@ const (
 	// transaction enqueued again is still one: 400 days
 	// (paygate.DefaultRetention, sqldedup's).
 	DefaultRetention = paygate.DefaultRetention
+	// DefaultWorkers is how many rounds Run runs at once, so that one
+	// round's database work overlaps another's send.
+	DefaultWorkers = 2
 	// DefaultPollInterval is how long an idle relay waits before it looks
 	// for due rows again.
 	DefaultPollInterval = time.Second
@@ -56,7 +59,7 @@ type Outbox struct {
 	table  string
 
 	lease, maxAge, retention, poll, firstBackoff, maxBackoff time.Duration
-	batchSize                                                int
+	batchSize, workers                                       int
 	logger                                                   *slog.Logger
 	observer                                                 observe.Observer
 
@@ -145,6 +148,18 @@ func WithBatchSize(n int) Option {
 	}
 }
 
+// WithWorkers sets how many rounds Run runs at once (default
+// DefaultWorkers), each with its own batch.
+func WithWorkers(n int) Option {
+	return func(o *Outbox) error {
+		if n < 1 {
+			return fmt.Errorf("outbox: workers %d: want at least 1", n)
+		}
+		o.workers = n
+		return nil
+	}
+}
+
 // WithLogger sets where the relay logs what it cannot do (a database
 // unreachable, a round's outcomes not recorded); default slog.Default().
 func WithLogger(l *slog.Logger) Option {
@@ -190,7 +205,7 @@ func New(db *sql.DB, sender *paygate.WebhookSender, opts ...Option) (*Outbox, er
 	}
 	o := &Outbox{db: db, sender: sender, table: DefaultTable,
 		lease: DefaultLease, maxAge: DefaultMaxAge, retention: DefaultRetention, poll: DefaultPollInterval,
-		firstBackoff: DefaultFirstBackoff, maxBackoff: DefaultMaxBackoff, batchSize: DefaultBatchSize, logger: slog.Default()}
+		firstBackoff: DefaultFirstBackoff, maxBackoff: DefaultMaxBackoff, batchSize: DefaultBatchSize, workers: DefaultWorkers, logger: slog.Default()}
 	for _, opt := range opts {
 		if opt == nil {
 			return nil, errors.New("outbox: nil option")
@@ -225,7 +240,7 @@ const (
 // status (body) and the status; its state (queued, done, dead); due_at
 // (when a queued row is due, or when a done or dead row became so);
 // whether an attempt may have reached the service (sent: its next send
-// is a Resend); the attempts made, the relay's claim and the reason of
+// is a Resend; was_sent is its value before the last take); the attempts made, the relay's claim and the reason of
 // the last failure.
 func (o *Outbox) Migrate(ctx context.Context) error {
 	tx, err := o.db.BeginTx(ctx, nil)
@@ -247,6 +262,7 @@ func (o *Outbox) Migrate(ctx context.Context) error {
 	due_at      timestamptz NOT NULL DEFAULT now(),
 	enqueued_at timestamptz NOT NULL DEFAULT now(),
 	sent        boolean NOT NULL DEFAULT false,
+	was_sent    boolean NOT NULL DEFAULT false,
 	attempts    integer NOT NULL DEFAULT 0,
 	claim       text,
 	reason      text

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/paygate-go/paygate/observe"
@@ -21,20 +22,27 @@ func (o *Outbox) prepareRelaySQL() {
 	// skipped, each claimed with the round's token for the lease (its
 	// due_at moved past it, so nobody else takes it meanwhile) and marked
 	// sent before any byte of it goes out: a relay killed from here on
-	// leaves it to be resent with Resend. d.sent is the value before.
-	o.takeSQL = `UPDATE ` + t + ` AS t SET claim = $1, due_at = now() + $2::bigint * interval '1 microsecond', attempts = t.attempts + 1, sent = true
-FROM (SELECT orderno, sent FROM ` + t + ` WHERE state = 'queued' AND due_at <= now() ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED) AS d
-WHERE t.orderno = d.orderno
-RETURNING t.orderno, t.body, t.status, d.sent, t.attempts`
+	// leaves it to be resent with Resend. was_sent keeps the value before.
+	// The rows are found by primary key (= ANY of the locked ordernos), so
+	// the plan is the same whatever the table's size and statistics.
+	o.takeSQL = `UPDATE ` + t + ` AS t SET claim = $1, due_at = now() + $2::bigint * interval '1 microsecond', attempts = t.attempts + 1, was_sent = t.sent, sent = true
+WHERE t.orderno = ANY(ARRAY(SELECT orderno FROM ` + t + ` WHERE state = 'queued' AND due_at <= now() ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED))
+RETURNING t.orderno, t.body, t.status, t.was_sent, t.attempts`
 	// A round's outcomes, fenced on its token (a relay whose lease lapsed
 	// records nothing: the rows are another's). kind is done, dead or
 	// retry; a retry past the maximum age is dead, its reason prefixed.
+	// Its commit does not wait for the WAL's flush (synchronous_commit off
+	// for this statement's transaction alone): a record lost with a crash
+	// of PostgreSQL leaves its rows claimed and marked sent, so they come
+	// back after the lease and are resent with Resend, which the
+	// service's orderno uniqueness makes safe.
 	o.recordSQL = `UPDATE ` + t + ` AS t SET
 	state = CASE WHEN u.kind = 'done' THEN 'done' WHEN u.kind = 'dead' OR t.enqueued_at + $2::bigint * interval '1 microsecond' <= now() THEN 'dead' ELSE 'queued' END,
 	reason = CASE WHEN u.kind = 'done' THEN NULL WHEN u.kind = 'retry' AND t.enqueued_at + $2::bigint * interval '1 microsecond' <= now() THEN $3 || u.reason ELSE u.reason END,
 	due_at = now() + u.delay_us * interval '1 microsecond',
 	sent = u.sent, claim = NULL
-FROM unnest($4::text[], $5::text[], $6::bigint[], $7::text[], $8::boolean[]) AS u(orderno, kind, delay_us, reason, sent)
+FROM unnest($4::text[], $5::text[], $6::bigint[], $7::text[], $8::boolean[]) AS u(orderno, kind, delay_us, reason, sent),
+	(SELECT set_config('synchronous_commit', 'off', true)) AS async
 WHERE t.orderno = u.orderno AND t.claim = $1`
 	o.statsSQL = `SELECT (SELECT count(*) FROM ` + t + ` WHERE state = 'queued'),
 	(SELECT coalesce(extract(epoch FROM now() - min(enqueued_at)), 0)::float8 FROM ` + t + ` WHERE state = 'queued'),
@@ -58,28 +66,44 @@ type record struct {
 }
 
 // Run relays until ctx ends, then returns ctx's error; run it on every
-// replica (rows are shared out with FOR UPDATE SKIP LOCKED). Each round
-// takes up to WithBatchSize due rows, sends them (Send for those never
-// sent, Resend for those an attempt may have reached) and records each
-// transaction's outcome: accepted is done; rejected or invalid is dead
-// with its reason; unconfirmed or not sent is retried with backoff until
-// WithMaxAge, then dead. Failures of the database are logged and
-// retried; nothing else stops it. It purges done rows past the
-// retention about once an hour.
+// replica (rows are shared out with FOR UPDATE SKIP LOCKED). It runs
+// WithWorkers rounds at once; each takes up to WithBatchSize due rows,
+// sends them (Send for those never sent, Resend for those an attempt may
+// have reached) and records each transaction's outcome: accepted is done;
+// rejected or invalid is dead with its reason; unconfirmed or not sent is
+// retried with backoff until WithMaxAge, then dead. Failures of the
+// database are logged and retried; nothing else stops it. It purges done
+// rows past the retention about once an hour.
 func (o *Outbox) Run(ctx context.Context) error {
 	if o.sender == nil {
 		return ErrNoSender
 	}
+	var wg sync.WaitGroup
+	for w := range o.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o.work(ctx, w == 0)
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// work is one of Run's workers: rounds until ctx ends, waiting the poll
+// interval when none is due. The first also purges and reports the
+// depth.
+func (o *Outbox) work(ctx context.Context, first bool) {
 	nextPurge := time.Now()
 	for {
 		n, err := o.RelayOnce(ctx)
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return
 		}
 		if err != nil {
 			o.logger.ErrorContext(ctx, "paygate outbox: relay round failed; retrying", "table", o.table, "error", err)
 		}
-		if !time.Now().Before(nextPurge) {
+		if first && !time.Now().Before(nextPurge) {
 			if _, err := o.Purge(ctx); err != nil && ctx.Err() == nil {
 				o.logger.ErrorContext(ctx, "paygate outbox: purge failed", "table", o.table, "error", err)
 			}
@@ -88,12 +112,14 @@ func (o *Outbox) Run(ctx context.Context) error {
 		if n > 0 && err == nil {
 			continue
 		}
-		o.observeStats(ctx)
+		if first {
+			o.observeStats(ctx)
+		}
 		t := time.NewTimer(o.poll)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return ctx.Err()
+			return
 		case <-t.C:
 		}
 	}
