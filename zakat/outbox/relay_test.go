@@ -3,7 +3,6 @@ package outbox
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -98,12 +97,15 @@ func TestRelayRecordsOutcomes(t *testing.T) {
 // none dead. It rests on Resend's truth (an orderno refused as already
 // stored is accepted).
 func TestRelayResendAfterLostAnswer(t *testing.T) {
-	for _, dups := range []gatewaytest.DuplicateAnswer{gatewaytest.DuplicateConflict, gatewaytest.DuplicateUnprocessable} {
-		t.Run(fmt.Sprint(dups), func(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		dups gatewaytest.DuplicateAnswer
+	}{{"409", gatewaytest.DuplicateConflict}, {"422", gatewaytest.DuplicateUnprocessable}} {
+		t.Run(tc.name, func(t *testing.T) {
 			var on atomic.Bool
 			on.Store(true)
 			srv := sandbox(t, gatewaytest.WithWebhookFaults(gatewaytest.WebhookFaults{DropAfterStore: 0.5, Rand: switchedFaults(&on)}),
-				gatewaytest.WithWebhookDuplicates(dups))
+				gatewaytest.WithWebhookDuplicates(tc.dups))
 			o, db := newTestOutbox(t, srv, fastRetries...)
 			require.NoError(t, enqueue(t, o, db, validTxs("L", 5)...))
 			_, err := o.RelayOnce(context.Background())
