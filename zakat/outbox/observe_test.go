@@ -36,7 +36,7 @@ func (r *recorder) OutboxStats(_ context.Context, e observe.OutboxStats) {
 func TestRunObserved(t *testing.T) {
 	rec := &recorder{}
 	srv := sandbox(t)
-	o, db := newTestOutbox(t, srv, append(fastRetries, WithObserver(rec), WithBatchSize(3))...)
+	o, db := newTestOutbox(t, srv, append(fastRetries, WithObserver(rec), WithBatchSize(3), WithWorkers(1))...)
 	require.NoError(t, enqueue(t, o, db, validTxs("W", 5)...))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -143,6 +144,9 @@ func TestRelayKilledMidSend(t *testing.T) {
 		require.Equal(t, 2, r.attempts)
 	}
 	require.NoError(t, o.record(ctx, "next-relay", rows2, o.send(ctx, rows2)))
+	for i := range recs {
+		recs[i] = record{kind: "dead", reason: "a late record", sent: true}
+	}
 	require.NoError(t, o.record(ctx, "dead-relay", rows, recs), "fenced: nothing written")
 	require.Len(t, srv.Transactions(), 4)
 	require.Equal(t, 8, srv.WebhookReceived())
@@ -289,4 +293,37 @@ func TestBackoff(t *testing.T) {
 		got := backoff(time.Second, 10*time.Second, tc.n, func() float64 { return tc.r })
 		require.InDelta(t, float64(tc.want), float64(got), float64(10*time.Microsecond), "attempt %d", tc.n)
 	}
+}
+
+// A transaction not sent (nothing reached the service) is retried with
+// Send, as before: its sent mark is restored; so a pending one may still
+// take its final status.
+func TestRelayNotSent(t *testing.T) {
+	srv := sandbox(t)
+	db := openDB(t, testDSN(t))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	dead := "http://" + ln.Addr().String() + "/api/bank/webhook"
+	require.NoError(t, ln.Close()) // connections refused: nothing sent
+	sender, err := paygate.NewWebhookSender(dead, srv.WebhookPassword, paygate.WithRetry(paygate.RetryPolicy{MaxAttempts: 1}))
+	require.NoError(t, err)
+	o, err := New(db, sender, append([]Option{WithTable(testTable(t, db))}, fastRetries...)...)
+	require.NoError(t, err)
+	require.NoError(t, o.Migrate(context.Background()))
+	pending := validTx("N", 1)
+	pending.Status = zakat.StatusPending
+	require.NoError(t, enqueue(t, o, db, pending))
+	_, err = o.RelayOnce(context.Background())
+	require.NoError(t, err)
+	var state, reason string
+	var sent bool
+	var attempts int
+	require.NoError(t, db.QueryRow(`SELECT state, reason, sent, attempts FROM `+o.table).Scan(&state, &reason, &sent, &attempts))
+	require.Equal(t, stateQueued, state)
+	require.True(t, strings.HasPrefix(reason, "not sent: "), reason)
+	require.False(t, sent)
+	require.Equal(t, 1, attempts)
+	final := pending
+	final.Status = zakat.StatusSuccess
+	require.NoError(t, enqueue(t, o, db, final), "never reached the service: the final status supersedes")
 }
