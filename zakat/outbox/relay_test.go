@@ -327,3 +327,73 @@ func TestRelayNotSent(t *testing.T) {
 	final.Status = zakat.StatusSuccess
 	require.NoError(t, enqueue(t, o, db, final), "never reached the service: the final status supersedes")
 }
+
+// A pending transaction whose first attempt may have reached the service
+// (the answer lost) keeps its status: a final one is an error at enqueue
+// (docs/assumptions.md A-webhook-status-change).
+func TestStatusChangeAfterUnconfirmed(t *testing.T) {
+	var on atomic.Bool
+	on.Store(true)
+	srv := sandbox(t, gatewaytest.WithWebhookFaults(gatewaytest.WebhookFaults{DropAfterStore: 0.5, Rand: switchedFaults(&on)}))
+	o, db := newTestOutbox(t, srv, WithBackoff(time.Hour, time.Hour))
+	pending := validTx("U", 1)
+	pending.Status = zakat.StatusPending
+	require.NoError(t, enqueue(t, o, db, pending))
+	_, err := o.RelayOnce(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"U-000001": stateQueued}, states(t, o), "unconfirmed, to be retried")
+	final := pending
+	final.Status = zakat.StatusFailed
+	require.ErrorIs(t, enqueue(t, o, db, final), ErrConflict)
+}
+
+// The relay takes the rows first due first.
+func TestRelayTakesOldestFirst(t *testing.T) {
+	srv := sandbox(t)
+	o, db := newTestOutbox(t, srv, WithBatchSize(1))
+	for i := range 3 {
+		require.NoError(t, enqueue(t, o, db, validTx("F", i))) // one transaction each: later due_at
+	}
+	for i := range 3 {
+		_, err := o.RelayOnce(context.Background())
+		require.NoError(t, err)
+		require.Contains(t, storedNos(srv), validTx("F", i).OrderNo)
+		require.Len(t, srv.Transactions(), i+1)
+	}
+}
+
+// A relay stopped mid-send (its context ended) leaves what it could not
+// confirm due at once for another replica, not after the backoff.
+func TestRelayStoppedMidSend(t *testing.T) {
+	srv := sandbox(t, gatewaytest.WithWebhookFaults(gatewaytest.WebhookFaults{Latency: time.Second}))
+	o, db := newTestOutbox(t, srv, WithBackoff(time.Hour, time.Hour))
+	require.NoError(t, enqueue(t, o, db, validTxs("Q", 2)...))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for srv.WebhookRequests() == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	n, err := o.RelayOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	var due int
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM `+o.table+` WHERE state = 'queued' AND sent AND due_at <= now()`).Scan(&due))
+	require.Equal(t, 2, due)
+}
+
+// A round's send ends before its lease does, so that no other relay
+// takes a row still in flight: a service slower than the lease leaves
+// the rows unconfirmed, to be resent.
+func TestRelaySendBoundedByLease(t *testing.T) {
+	srv := sandbox(t, gatewaytest.WithWebhookFaults(gatewaytest.WebhookFaults{Latency: 3 * time.Second}))
+	o, db := newTestOutbox(t, srv, WithLease(200*time.Millisecond), WithBackoff(time.Hour, time.Hour))
+	require.NoError(t, enqueue(t, o, db, validTx("B", 1)))
+	_, err := o.RelayOnce(context.Background())
+	require.NoError(t, err)
+	var state, reason string
+	require.NoError(t, db.QueryRow(`SELECT state, reason FROM `+o.table).Scan(&state, &reason))
+	require.Equal(t, stateQueued, state)
+	require.True(t, strings.HasPrefix(reason, "unconfirmed: "), reason)
+}
