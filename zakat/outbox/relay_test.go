@@ -387,7 +387,7 @@ func TestRelayStoppedMidSend(t *testing.T) {
 // takes a row still in flight: a service slower than the lease leaves
 // the rows unconfirmed, to be resent.
 func TestRelaySendBoundedByLease(t *testing.T) {
-	srv := sandbox(t, gatewaytest.WithWebhookFaults(gatewaytest.WebhookFaults{Latency: 3 * time.Second}))
+	srv := sandbox(t, gatewaytest.WithWebhookFaults(gatewaytest.WebhookFaults{Latency: time.Second}))
 	o, db := newTestOutbox(t, srv, WithLease(200*time.Millisecond), WithBackoff(time.Hour, time.Hour))
 	require.NoError(t, enqueue(t, o, db, validTx("B", 1)))
 	_, err := o.RelayOnce(context.Background())
