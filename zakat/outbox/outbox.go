@@ -53,7 +53,6 @@ const (
 // (Stats, Dead, Retry, Drop). Safe for concurrent use.
 type Outbox struct {
 	db     *sql.DB
-	pool   *pgxpool.Pool
 	sender *paygate.WebhookSender
 	rules  zakat.Validator
 	table  string
@@ -181,17 +180,13 @@ func WithObserver(obs observe.Observer) Option {
 }
 
 // NewPgx returns an Outbox on pool: New on stdlib.OpenDBFromPool(pool),
-// with EnqueuePgx for the bank's pgx transactions. Call it once per pool.
+// for a bank whose code speaks pgx (EnqueuePgx takes its pgx.Tx). Call it
+// once per pool (the *sql.DB it opens lives as long as the process).
 func NewPgx(pool *pgxpool.Pool, sender *paygate.WebhookSender, opts ...Option) (*Outbox, error) {
 	if pool == nil {
 		return nil, errors.New("outbox: nil *pgxpool.Pool")
 	}
-	o, err := New(stdlib.OpenDBFromPool(pool), sender, opts...)
-	if err != nil {
-		return nil, err
-	}
-	o.pool = pool
-	return o, nil
+	return New(stdlib.OpenDBFromPool(pool), sender, opts...)
 }
 
 // New returns an Outbox on db (opened with github.com/jackc/pgx/v5/stdlib)
