@@ -42,6 +42,11 @@ type Observer interface {
 
 	// WatchCheck: the pending watch looked an awaited order up.
 	WatchCheck(ctx context.Context, c WatchCheck)
+
+	// OutboxRound: a relay of the bank's outbox recorded a round.
+	OutboxRound(ctx context.Context, r OutboxRound)
+	// OutboxStats: an idle relay read the outbox's depth.
+	OutboxStats(ctx context.Context, s OutboxStats)
 }
 
 // Base implements Observer with methods that do nothing and return the
@@ -82,3 +87,9 @@ func (Base) ReconcileEnd(context.Context, ReconcileEnd) {}
 
 // WatchCheck does nothing.
 func (Base) WatchCheck(context.Context, WatchCheck) {}
+
+// OutboxRound does nothing.
+func (Base) OutboxRound(context.Context, OutboxRound) {}
+
+// OutboxStats does nothing.
+func (Base) OutboxStats(context.Context, OutboxStats) {}

@@ -10,7 +10,7 @@ import (
 )
 
 // events are every type an Observer is given.
-var events = []any{Call{}, Retry{}, CallEnd{}, Callback{}, CallbackEnd{}, Send{}, SendEnd{}, Reconcile{}, ReconcileEntry{}, ReconcileEnd{}, WatchCheck{}}
+var events = []any{Call{}, Retry{}, CallEnd{}, Callback{}, CallbackEnd{}, Send{}, SendEnd{}, Reconcile{}, ReconcileEntry{}, ReconcileEnd{}, WatchCheck{}, OutboxRound{}, OutboxStats{}}
 
 // secretName matches a field name that could hold what an event must not.
 var secretName = regexp.MustCompile(`(?i)ref|order|amount|mail|key|token|password|signature|secret|url|query|body|header|err`)
@@ -57,4 +57,6 @@ func TestBase(t *testing.T) {
 	o.ReconcileEntry(ctx, ReconcileEntry{})
 	o.ReconcileEnd(ctx, ReconcileEnd{})
 	o.WatchCheck(ctx, WatchCheck{})
+	o.OutboxRound(ctx, OutboxRound{})
+	o.OutboxStats(ctx, OutboxStats{})
 }

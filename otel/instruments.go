@@ -20,14 +20,20 @@ const (
 	metricReconcile      = "paygate.reconcile.entries"
 	metricWatchChecks    = "paygate.watch.checks"
 	metricWatchAge       = "paygate.watch.age"
+	metricOutboxTxs      = "paygate.outbox.transactions"
+	metricOutboxDepth    = "paygate.outbox.depth"
+	metricOutboxAge      = "paygate.outbox.oldest_age"
+	metricOutboxDead     = "paygate.outbox.dead"
 )
 
 // instruments are the metrics an Observer records.
 type instruments struct {
 	callbacks, verifyFailures, claims  metric.Int64Counter
 	retries, calls, webhookTxs, recons metric.Int64Counter
-	watchChecks, unbounded             metric.Int64Counter
+	watchChecks, unbounded, outboxTxs  metric.Int64Counter
 	fulfil, retryWait, watchAge        metric.Float64Histogram
+	outboxDepth, outboxDead            metric.Int64Gauge
+	outboxAge                          metric.Float64Gauge
 }
 
 // counterSpec is one counter: where it goes, its name, description and
@@ -49,6 +55,7 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 		{&in.calls, metricCalls, "Gateway calls, by route, method and error class.", "{call}"},
 		{&in.webhookTxs, metricWebhookTxs, "Webhook transactions given to Send, by the state they ended in.", "{transaction}"},
 		{&in.recons, metricReconcile, "Reconciliation entries, by outcome.", "{entry}"},
+		{&in.outboxTxs, metricOutboxTxs, "Transactions of the bank's outbox relayed, by what was recorded (done, dead, retried).", "{transaction}"},
 		{&in.watchChecks, metricWatchChecks, "Lookups of awaited orders by the pending watch, by outcome and what became of the order (awaited, settled, given_up).", "{lookup}"},
 	}
 	var errs []error
@@ -65,6 +72,12 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	errs = append(errs, err)
 	in.watchAge, err = m.Float64Histogram(metricWatchAge,
 		metric.WithDescription("The age of awaited orders at each lookup by the pending watch, by what became of the order."), metric.WithUnit("s"))
+	errs = append(errs, err)
+	in.outboxDepth, err = m.Int64Gauge(metricOutboxDepth, metric.WithDescription("Transactions in the bank's outbox not yet accepted nor dead."), metric.WithUnit("{transaction}"))
+	errs = append(errs, err)
+	in.outboxDead, err = m.Int64Gauge(metricOutboxDead, metric.WithDescription("Dead transactions in the bank's outbox, left for an operator."), metric.WithUnit("{transaction}"))
+	errs = append(errs, err)
+	in.outboxAge, err = m.Float64Gauge(metricOutboxAge, metric.WithDescription("The age of the oldest transaction in the bank's outbox not yet accepted nor dead."), metric.WithUnit("s"))
 	errs = append(errs, err)
 	return in, errors.Join(errs...)
 }

@@ -247,3 +247,24 @@ func (o *Observer) WatchCheck(ctx context.Context, c observe.WatchCheck) {
 	o.in.watchChecks.Add(ctx, 1, attrs)
 	o.in.watchAge.Record(ctx, c.Age.Seconds(), attrs)
 }
+
+// OutboxRound counts a relay round's transactions by what was recorded:
+// done, dead or retried.
+func (o *Observer) OutboxRound(ctx context.Context, r observe.OutboxRound) {
+	for _, s := range []struct {
+		state string
+		n     int
+	}{{"done", r.Accepted}, {"dead", r.Dead}, {"retried", r.Retried}} {
+		if s.n > 0 {
+			o.in.outboxTxs.Add(ctx, int64(s.n), metric.WithAttributes(keyTxState.String(s.state)))
+		}
+	}
+}
+
+// OutboxStats records the outbox's depth, the age of its oldest
+// transaction and its dead count.
+func (o *Observer) OutboxStats(ctx context.Context, s observe.OutboxStats) {
+	o.in.outboxDepth.Record(ctx, int64(s.Depth))
+	o.in.outboxDead.Record(ctx, int64(s.Dead))
+	o.in.outboxAge.Record(ctx, s.OldestAge.Seconds())
+}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/gatewaytest"
+	"github.com/paygate-go/paygate/observe"
 	paygateotel "github.com/paygate-go/paygate/otel"
 	"github.com/paygate-go/paygate/zakat"
 )
@@ -85,6 +86,14 @@ func (tm *telemetry) metrics(t *testing.T) map[string]map[string]int64 {
 			case metricdata.Histogram[float64]:
 				for _, p := range d.DataPoints {
 					points[p.Attributes.Encoded(attribute.DefaultEncoder())] += int64(p.Count)
+				}
+			case metricdata.Gauge[int64]:
+				for _, p := range d.DataPoints {
+					points[p.Attributes.Encoded(attribute.DefaultEncoder())] = p.Value
+				}
+			case metricdata.Gauge[float64]:
+				for _, p := range d.DataPoints {
+					points[p.Attributes.Encoded(attribute.DefaultEncoder())] = int64(p.Value)
 				}
 			default:
 				t.Fatalf("%s: unexpected data %T", m.Name, m.Data)
@@ -313,6 +322,22 @@ func TestWebhookSendSpans(t *testing.T) {
 	require.Equal(t, map[string]int64{"paygate.transaction.state=accepted": 2}, m["paygate.webhook.transactions"])
 	require.Equal(t, map[string]int64{"http.request.method=POST,http.response.status_code=503,url.template=/api/bank/webhook": 1}, m["paygate.client.retries"])
 	require.Equal(t, map[string]int64{"paygate.retry_after=true,url.template=/api/bank/webhook": 1}, m["paygate.client.retry.wait"])
+}
+
+// The outbox's rounds are counted by what was recorded, and its depth,
+// dead count and oldest age are gauges holding the last reading.
+func TestOutboxMetrics(t *testing.T) {
+	tm := newTelemetry(t)
+	ctx := context.Background()
+	tm.obs.OutboxRound(ctx, observe.OutboxRound{Taken: 10, Accepted: 7, Dead: 1, Retried: 2})
+	tm.obs.OutboxRound(ctx, observe.OutboxRound{Taken: 3, Accepted: 3})
+	tm.obs.OutboxStats(ctx, observe.OutboxStats{Depth: 40, Dead: 2, OldestAge: 90 * time.Second})
+	tm.obs.OutboxStats(ctx, observe.OutboxStats{Depth: 12, Dead: 1, OldestAge: 61 * time.Second})
+	m := tm.metrics(t)
+	require.Equal(t, map[string]int64{"paygate.transaction.state=done": 10, "paygate.transaction.state=dead": 1, "paygate.transaction.state=retried": 2}, m["paygate.outbox.transactions"])
+	require.Equal(t, map[string]int64{"": 12}, m["paygate.outbox.depth"])
+	require.Equal(t, map[string]int64{"": 1}, m["paygate.outbox.dead"])
+	require.Equal(t, map[string]int64{"": 61}, m["paygate.outbox.oldest_age"])
 }
 
 // webhookTxs are two valid zakat transactions.

@@ -39,12 +39,16 @@
 //	                         -brand ADB: the real service's, ADBLZS, ADBPPZ and ADB)
 //	webhook send FILE        send a batch's valid transactions with X-API-Password, list the
 //	                         invalid ones (-all-or-nothing: send nothing then)
+//	outbox status            the bank's outbox (PAYGATE_OUTBOX_DSN): queued, oldest age, dead
+//	outbox dead              the dead transactions with their reasons (-limit N)
+//	outbox retry ORDERNO...  make dead transactions due again after a fix (-all: every one)
+//	outbox drop ORDERNO...   delete dead transactions, never to be sent
 //	version                  print the SDK's version
 //
 // Configuration comes from flags and the PAYGATE_* variables (PAYGATE_AGENCY,
 // PAYGATE_API_KEY, PAYGATE_AUTH_TOKEN, PAYGATE_CHECKOUT_URL,
 // PAYGATE_REPORTS_URL, PAYGATE_PAY_URL, PAYGATE_WEBHOOK_URL, PAYGATE_WEBHOOK_PASSWORD,
-// PAYGATE_WEBHOOK_AGENCIES, and for reconcile PAYGATE_DEDUPE_DSN); the deprecated PAYGATE_TOKEN, PAYGATE_USERNAME
+// PAYGATE_WEBHOOK_AGENCIES, for reconcile PAYGATE_DEDUPE_DSN, for outbox PAYGATE_OUTBOX_DSN); the deprecated PAYGATE_TOKEN, PAYGATE_USERNAME
 // and PAYGATE_PASSWORD are refused. Secrets are read from the environment, never from flags (which
 // other users can see in the process list).
 //

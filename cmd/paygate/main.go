@@ -75,6 +75,7 @@ func commands() []command {
 		{"probe", "check the SDK's assumptions against the service, moving no money (-create: unpaid RM 1.00 orders)", runProbe},
 		{"banks", "the FPX bank list (-b2b: the corporate channel), as CSV", runBanks},
 		{"webhook", "bank webhook batches: validate, send", runWebhook},
+		{"outbox", "the bank's outbox: status, dead, retry, drop (reads " + envOutboxDSN + ")", runOutbox},
 		{"version", "print the SDK's version", runVersion},
 	}
 }
