@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -88,6 +89,40 @@ func TestRelayRecordsOutcomes(t *testing.T) {
 				require.Len(t, dead, 3)
 				require.Contains(t, dead[0].Reason, "agency", "the service's words")
 				require.Contains(t, dead[0].Reason, "ADBLZS, ADBPPZ, ADB", "the service's words")
+			}
+		})
+	}
+}
+
+// A refusal rejects only the transaction it names, or the one splitting
+// isolates when it names none: that one is dead with the service's
+// reason, the others of its request are done and stored.
+func TestRelayIsolatesTheRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		unattributed bool
+	}{{name: "named by its pointer"}, {name: "named by none, split", unattributed: true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			txs := validTxs("R", 10)
+			bad := txs[6].OrderNo
+			srv := sandbox(t, gatewaytest.WithWebhookRefusal(gatewaytest.WebhookRefusal{
+				Refuse:       func(tx zakat.Transaction) bool { return tx.OrderNo == bad },
+				Unattributed: tc.unattributed,
+			}))
+			o, db := newTestOutbox(t, srv, fastRetries...)
+			require.NoError(t, enqueue(t, o, db, txs...))
+			require.Equal(t, Stats{Dead: 1}, drain(t, o, 5))
+			dead, err := o.Dead(context.Background(), 0)
+			require.NoError(t, err)
+			require.Len(t, dead, 1)
+			require.Equal(t, bad, dead[0].OrderNo)
+			require.Contains(t, dead[0].Reason, "refused")
+			st := states(t, o)
+			stored := srv.Transactions()
+			require.Len(t, stored, 9)
+			for _, tx := range stored {
+				require.NotEqual(t, bad, tx.OrderNo)
+				require.Equal(t, stateDone, st[tx.OrderNo], tx.OrderNo)
 			}
 		})
 	}
@@ -219,28 +254,30 @@ func TestStatusChange(t *testing.T) {
 		{name: "success then pending", first: zakat.StatusSuccess, sendFirst: true, then: zakat.StatusPending, wantErr: true, wantStored: zakat.StatusSuccess},
 		{name: "pending twice", first: zakat.StatusPending, then: zakat.StatusPending, wantStored: zakat.StatusPending},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := sandbox(t)
-			o, db := newTestOutbox(t, srv, fastRetries...)
-			require.NoError(t, enqueue(t, o, db, with(tc.first)))
-			if tc.sendFirst {
-				drain(t, o, 5)
-			}
-			err := enqueue(t, o, db, with(tc.then))
-			if tc.wantErr {
-				var ce *ConflictError
-				require.ErrorAs(t, err, &ce)
-				require.True(t, ce.StatusChange)
-				require.Equal(t, tc.first, ce.From)
-				require.ErrorContains(t, err, "A-webhook-status-change")
-			} else {
-				require.NoError(t, err)
-			}
-			require.Equal(t, Stats{}, drain(t, o, 5))
-			stored := srv.Transactions()
-			require.Len(t, stored, 1)
-			require.Equal(t, tc.wantStored, stored[0].Status)
-		})
+		for _, reading := range []gatewaytest.StatusChange{gatewaytest.StatusChangeAsDuplicate, gatewaytest.StatusChangeUpdated, gatewaytest.StatusChangeIgnored} {
+			t.Run(fmt.Sprintf("%s/reading %d", tc.name, reading), func(t *testing.T) {
+				srv := sandbox(t, gatewaytest.WithWebhookStatusChange(reading), gatewaytest.WithWebhookDuplicates(gatewaytest.DuplicateUnprocessable))
+				o, db := newTestOutbox(t, srv, fastRetries...)
+				require.NoError(t, enqueue(t, o, db, with(tc.first)))
+				if tc.sendFirst {
+					drain(t, o, 5)
+				}
+				err := enqueue(t, o, db, with(tc.then))
+				if tc.wantErr {
+					var ce *ConflictError
+					require.ErrorAs(t, err, &ce)
+					require.True(t, ce.StatusChange)
+					require.Equal(t, tc.first, ce.From)
+					require.ErrorContains(t, err, "A-webhook-status-change")
+				} else {
+					require.NoError(t, err)
+				}
+				require.Equal(t, Stats{}, drain(t, o, 5))
+				stored := srv.Transactions()
+				require.Len(t, stored, 1)
+				require.Equal(t, tc.wantStored, stored[0].Status)
+			})
+		}
 	}
 }
 

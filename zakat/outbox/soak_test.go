@@ -49,8 +49,12 @@ const (
 // PostgreSQL restarts once (-m immediate). Then: every transaction the
 // service accepts is stored exactly once with the content enqueued and
 // done; every refused one is dead with the service's reason; nothing else
-// is dead; nothing is left queued. The first phase's refusals point at
-// the transaction, the second's at none (the sender splits the request). A soak (testbound.SoakVar).
+// is dead; nothing is left queued. The refusals point at the
+// transaction (B2's JSON pointers); one that points at none is split by
+// the sender, TestRelayIsolatesTheRefused. A refusal that names nothing,
+// of a transaction whose earlier attempt was lost, stays unconfirmed
+// (docs/assumptions.md A-webhook-refusals), so it would be dead only at
+// the maximum age. A soak (testbound.SoakVar).
 func TestRelaySoak(t *testing.T) {
 	testbound.Soak(t, "TestRelayKilledMidSend, TestRelayRecordsOutcomes, TestRelayResendAfterLostAnswer")
 	pg := startOwnPostgres(t)
@@ -62,8 +66,7 @@ func TestRelaySoak(t *testing.T) {
 			refused[validTx(fmt.Sprintf("P%d", phase), i).OrderNo] = true
 		}
 		srv := sandbox(t, gatewaytest.WithWebhookRefusal(gatewaytest.WebhookRefusal{
-			Refuse:       func(tx zakat.Transaction) bool { return refused[tx.OrderNo] },
-			Unattributed: phase == 1, // the second phase's refusals name none: the sender splits
+			Refuse: func(tx zakat.Transaction) bool { return refused[tx.OrderNo] },
 		}),
 			gatewaytest.WithWebhookFaults(gatewaytest.WebhookFaults{Latency: 25 * time.Millisecond, DropAfterStore: 0.15, DropBeforeStore: 0.05, Error500: 0.05}),
 			gatewaytest.WithWebhookDuplicates(dups))
