@@ -80,7 +80,8 @@ func sandboxLog(w io.Writer) *slog.Logger {
 }
 
 // shellQuote quotes v for a POSIX shell: in single quotes, each single
-// quote written as '\”, so that nothing in v is expanded.
+// quote in v closing the quotes, escaped, and reopening them, so that
+// nothing in v is expanded.
 func shellQuote(v string) string {
 	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
 }
