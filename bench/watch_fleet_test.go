@@ -29,11 +29,14 @@ import (
 // Reported: lookups, the largest lateness of a lookup past its due time
 // (lag-s, simulated seconds), the orders still awaited at the end, and
 // the lookups of orders whose callback was delivered. Run it once
-// (-benchtime 1x); it needs PAYGATE_TEST_POSTGRES_DSN.
+// (-benchtime 1x), without -short; it needs PAYGATE_TEST_POSTGRES_DSN.
 func BenchmarkWatchFleetKeepsUp(b *testing.B) {
 	dsn := os.Getenv("PAYGATE_TEST_POSTGRES_DSN")
 	if dsn == "" {
 		b.Skip("PAYGATE_TEST_POSTGRES_DSN is not set")
+	}
+	if testing.Short() {
+		b.Skip("a simulated hour takes minutes: only without -short")
 	}
 	for _, side := range []string{"settler", "before"} {
 		b.Run(side, func(b *testing.B) {
