@@ -338,9 +338,12 @@ func (e event) onceTx(ctx context.Context, a action, tf TxFulfiller) (how onceOu
 	e.cb.readFPX()
 	began := e.n.Now()
 	var res ClaimResult
-	var settled atomic.Bool
+	var settled *atomic.Bool // set only with a Settler: a handler without one allocates nothing
+	if e.h.Settler != nil {
+		settled = new(atomic.Bool)
+	}
 	err := callHook(ctx, func(ctx context.Context, cb *Callback) (err error) {
-		res, err = tf.FulfilOnce(ctx, HookClaim{Key: a.key, Result: a.result, Deduper: e.d, Settler: e.h.Settler, settled: &settled}, cb)
+		res, err = tf.FulfilOnce(ctx, HookClaim{Key: a.key, Result: a.result, Deduper: e.d, Settler: e.h.Settler, settled: settled}, cb)
 		return err
 	}, e.cb)
 	e.n.Claimed(nil, res.State == ClaimDone, err != nil || res.State == ClaimAcquired)
@@ -358,7 +361,7 @@ func (e event) onceTx(ctx context.Context, a action, tf TxFulfiller) (how onceOu
 	}
 	e.n.Hooked(nil, false, true, began)
 	e.warnInconsistent(ctx)
-	return ranNow, "", verdict{settledInTx: settled.Load()}
+	return ranNow, "", verdict{settledInTx: settled != nil && settled.Load()}
 }
 
 // hookFailed is the verdict of a hook that failed: logged, 500.

@@ -37,7 +37,7 @@ func main() {
 	schedule := flag.String("schedule", "", "the watch's waits before each lookup, comma-separated (default: the watch's, minutes to a day)")
 	maxAge := flag.Duration("max-age", 0, "how long an order is awaited (default watch.DefaultMaxAge, 8 days)")
 	perSecond := flag.Float64("lookups", 0, "the fleet's lookups a second (default watch.DefaultPerSecond)")
-	lease := flag.Duration("watch-lease", 0, "how long a replica holds an order it looks up (default watch.DefaultLease, 2 minutes)")
+	lease := flag.Duration("watch-lease", 0, "how long a replica holds an order it looks up (default watch.DefaultLease, 20 s, renewed while the lookup runs)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
