@@ -306,12 +306,12 @@ func (w *Watch) lookUp(ctx context.Context, o Order) (last paygate.ReconcileEntr
 	switch {
 	case ctx.Err() != nil:
 		return last, false, ctx.Err() // the hold lapses and another pass takes o
+	case err == nil: // a hold lost meanwhile makes Finish or Reschedule ErrLost
+		return rec.Entries[0], false, nil
 	case errors.Is(context.Cause(lctx), ErrLost):
 		return last, true, nil
-	case err != nil:
-		return last, false, err
 	}
-	return rec.Entries[0], false, nil
+	return last, false, err
 }
 
 // keepHeld renews the hold on o every Lease/3 until stop, and cancels the
