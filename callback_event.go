@@ -415,6 +415,28 @@ func (e event) take(ctx context.Context, a action) (*claim, ClaimResult, error) 
 		lease: lease, renewed: renewed, hookTimeout: e.h.hookTimeout(), log: e.log, heldUntil: claimed.Add(lease)}, res, nil
 }
 
+// settles lists the outcomes after which an order is no longer awaited.
+var settles = map[Outcome]bool{
+	OutcomeFulfilled:        true,
+	OutcomeAlreadyFulfilled: true,
+	OutcomeDoublePayment:    true,
+	OutcomeFailed:           true,
+}
+
+// settle tells the handler's Settler of an event that settled its order,
+// unless a TxFulfiller already did in its transaction (v.settledInTx).
+func (e event) settle(ctx context.Context, v verdict) {
+	s := e.h.Settler
+	if s == nil || v.settledInTx || v.code != http.StatusOK || !settles[v.outcome] {
+		return
+	}
+	sctx, cancel := context.WithTimeout(detached(ctx), storeTimeout)
+	defer cancel()
+	if err := s.Settled(sctx, e.cb); err != nil {
+		e.log(ctx, slog.LevelWarn, "settled order still awaited; its next lookup settles it", "refNo", e.cb.CreatedRefNo(), "err", err)
+	}
+}
+
 // observedSources names an event's Source to an Observer.
 var observedSources = [...]observe.Source{SourceCallback: observe.SourceCallback, SourceLookup: observe.SourceLookup, SourceReport: observe.SourceReport}
 
