@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/paygate-go/paygate/internal/observing"
@@ -80,6 +81,9 @@ type verdict struct {
 	// reason is the short text of a non-200 answer; err the cause.
 	reason string
 	err    error
+	// settledInTx: a TxFulfiller settled the order in its transaction
+	// (HookClaim.Settled), so the Settler is not told again.
+	settledInTx bool
 }
 
 // statusOutcome maps a verified non-success status to its outcome; any
@@ -142,7 +146,7 @@ func (e event) process(ctx context.Context) verdict {
 		if unbounded {
 			e.warnUnbounded(ctx)
 		}
-		return verdict{code: http.StatusOK, outcome: OutcomeFulfilled}
+		return verdict{code: http.StatusOK, outcome: OutcomeFulfilled, settledInTx: v.settledInTx}
 	case paid == cb.OrderNo:
 		return verdict{code: http.StatusOK, outcome: OutcomeAlreadyFulfilled, paid: paid}
 	case paid == "" || cb.OrderNo == "":
@@ -334,8 +338,12 @@ func (e event) onceTx(ctx context.Context, a action, tf TxFulfiller) (how onceOu
 	e.cb.readFPX()
 	began := e.n.Now()
 	var res ClaimResult
+	var settled *atomic.Bool // set only with a Settler: a handler without one allocates nothing
+	if e.h.Settler != nil {
+		settled = new(atomic.Bool)
+	}
 	err := callHook(ctx, func(ctx context.Context, cb *Callback) (err error) {
-		res, err = tf.FulfilOnce(ctx, HookClaim{Key: a.key, Result: a.result, Deduper: e.d}, cb)
+		res, err = tf.FulfilOnce(ctx, HookClaim{Key: a.key, Result: a.result, Deduper: e.d, Settler: e.h.Settler, settled: settled}, cb)
 		return err
 	}, e.cb)
 	e.n.Claimed(nil, res.State == ClaimDone, err != nil || res.State == ClaimAcquired)
@@ -353,7 +361,7 @@ func (e event) onceTx(ctx context.Context, a action, tf TxFulfiller) (how onceOu
 	}
 	e.n.Hooked(nil, false, true, began)
 	e.warnInconsistent(ctx)
-	return ranNow, "", verdict{}
+	return ranNow, "", verdict{settledInTx: settled != nil && settled.Load()}
 }
 
 // hookFailed is the verdict of a hook that failed: logged, 500.
@@ -407,6 +415,28 @@ func (e event) take(ctx context.Context, a action) (*claim, ClaimResult, error) 
 		lease: lease, renewed: renewed, hookTimeout: e.h.hookTimeout(), log: e.log, heldUntil: claimed.Add(lease)}, res, nil
 }
 
+// settles lists the outcomes after which an order is no longer awaited.
+var settles = map[Outcome]bool{
+	OutcomeFulfilled:        true,
+	OutcomeAlreadyFulfilled: true,
+	OutcomeDoublePayment:    true,
+	OutcomeFailed:           true,
+}
+
+// settle tells the handler's Settler of an event that settled its order,
+// unless a TxFulfiller already did in its transaction (v.settledInTx).
+func (e event) settle(ctx context.Context, v verdict) {
+	s := e.h.Settler
+	if s == nil || v.settledInTx || v.code != http.StatusOK || !settles[v.outcome] {
+		return
+	}
+	sctx, cancel := context.WithTimeout(detached(ctx), storeTimeout)
+	defer cancel()
+	if err := s.Settled(sctx, e.cb); err != nil {
+		e.log(ctx, slog.LevelWarn, "settled order still awaited; its next lookup settles it", "refNo", e.cb.CreatedRefNo(), "err", err)
+	}
+}
+
 // observedSources names an event's Source to an Observer.
 var observedSources = [...]observe.Source{SourceCallback: observe.SourceCallback, SourceLookup: observe.SourceLookup, SourceReport: observe.SourceReport}
 
@@ -415,7 +445,9 @@ var observedSources = [...]observe.Source{SourceCallback: observe.SourceCallback
 // reconciled record.
 func (e event) run(ctx context.Context) verdict {
 	if e.h.Observer == nil {
-		return e.process(ctx)
+		v := e.process(ctx)
+		e.settle(ctx, v)
+		return v
 	}
 	own := e.o.r == nil // a reconciled record, even one reconciled within a callback's hook
 	if own {
@@ -425,6 +457,7 @@ func (e event) run(ctx context.Context) verdict {
 		e.n = observing.From(ctx)
 	}
 	v := e.process(ctx)
+	e.settle(ctx, v)
 	e.n.Processed(string(v.outcome), v.code)
 	if own {
 		e.n.End.Status = 0

@@ -97,6 +97,10 @@ type CallbackHandler struct {
 	// Observer is told of every callback (how it was verified, claimed and
 	// handled) and of each reconciliation (package observe). Optional.
 	Observer observe.Observer
+	// Settler is told of each order a verified event settled (fulfilled,
+	// paid twice, failed), so that a watch.Watch stops awaiting it at once
+	// rather than at its next lookup. Optional.
+	Settler Settler
 
 	initOnce sync.Once
 	// memory is the Deduper when Deduper is nil.

@@ -60,8 +60,12 @@ type HookClaim struct {
 	Result string
 	// Deduper is the handler's Deduper, in which the claim was taken.
 	Deduper Deduper
+	// Settler is the handler's Settler (nil: none), given to a
+	// TxFulfiller so that it may settle the order in its transaction.
+	Settler Settler
 
 	completed *atomic.Bool
+	settled   *atomic.Bool
 }
 
 // Completed tells the handler that the hook recorded the event's completion
@@ -70,5 +74,14 @@ type HookClaim struct {
 func (c HookClaim) Completed() {
 	if c.completed != nil {
 		c.completed.Store(true)
+	}
+}
+
+// Settled tells the handler that a TxFulfiller settled the order with the
+// claim's Settler in the fulfilment's transaction, which has committed:
+// the handler then does not tell the Settler again. Call it only then.
+func (c HookClaim) Settled() {
+	if c.settled != nil {
+		c.settled.Store(true)
 	}
 }

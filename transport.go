@@ -100,6 +100,9 @@ func (t *transport) run(ctx context.Context, x exchange) (*response, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, st.end(n-1, err)
 		}
+		if err := passGate(ctx, n); err != nil { // unsent: the attempts so far stand
+			return nil, st.end(n-1, err)
+		}
 		resp, wait, err := t.once(ctx, x, n, st.callID)
 		if err == nil {
 			return resp, nil

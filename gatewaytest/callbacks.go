@@ -26,9 +26,10 @@ type Delivery struct {
 
 // Attempt is one POST of a direct callback.
 type Attempt struct {
-	At         time.Time // when it was sent
-	StatusCode int       // 0 when no answer came
-	Err        string    // the transport error, if any
+	At         time.Time     // when it was sent
+	StatusCode int           // 0 when no answer came
+	Err        string        // the transport error, if any
+	Took       time.Duration // from sending to the answer (or the error), in real time
 }
 
 // Callbacks returns a copy of the delivery log, oldest event first.
@@ -72,6 +73,7 @@ func (s *Server) deliver(o Order, stale bool) {
 	s.log = append(s.log, d)
 	s.mu.Unlock()
 	if d.Dropped {
+		s.logf("callback", "refNo", d.RefNo, "status", string(sent), "lost", true)
 		return
 	}
 	body := signed.Encode()
@@ -85,6 +87,7 @@ func (s *Server) deliver(o Order, stale bool) {
 			default:
 			}
 			attempts := s.post(o.ReturnURL, body)
+			s.logAttempts(d, n, attempts)
 			ok := slices.ContainsFunc(attempts, Attempt.ok)
 			s.mu.Lock()
 			d.Attempts = append(d.Attempts, attempts...)
@@ -126,7 +129,9 @@ func (s *Server) post(url, body string) []Attempt {
 // postOnce is one POST of a callback body.
 func (s *Server) postOnce(url, body string) Attempt {
 	a := Attempt{At: s.cfg.now()}
+	began := time.Now()
 	resp, err := s.client.Post(url, "application/x-www-form-urlencoded", strings.NewReader(body))
+	a.Took = time.Since(began)
 	if err != nil {
 		a.Err = err.Error()
 		return a

@@ -252,6 +252,12 @@ func (s *Server) fpxRequest(w http.ResponseWriter, r *http.Request) {
 	if ref == "" {
 		ref = r.URL.Query().Get("refno")
 	}
+	if f := s.cfg.failLookup; f != nil && f(ref) {
+		s.lookedUp(ref, http.StatusServiceUnavailable, time.Now())
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "ERROR", "message": "lookup failed (WithLookupFailures)"})
+		return
+	}
+	began := time.Now()
 	s.mu.Lock()
 	o, ok := s.byRef[ref]
 	var snapshot Order
@@ -261,9 +267,11 @@ func (s *Server) fpxRequest(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	s.land(ref) // a create in flight lands after the lookup was read (WithLostCreateAnswers)
 	if !ok {
+		s.lookedUp(ref, http.StatusNotFound, began)
 		writeJSON(w, http.StatusNotFound, map[string]any{"status": "NOT_FOUND", "fpxrequest": nil})
 		return
 	}
+	s.lookedUp(ref, http.StatusOK, began)
 	writeJSON(w, http.StatusOK, map[string]any{"status": "OK", "fpxrequest": s.rowOf(snapshot)})
 }
 

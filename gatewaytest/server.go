@@ -60,6 +60,7 @@ type Server struct {
 	closing  sync.Once                // Close's work, done once however often it is called
 	settling map[string]chan struct{} // late settlements due, by orderNo; closed when completed (WithLateSettlement)
 	inFlight map[string]*Order        // creates whose answer was lost, not yet stored, by refNo (WithLostCreateAnswers)
+	lookups  []Lookup                 // every order lookup answered (Lookups)
 }
 
 // config holds the options.
@@ -74,7 +75,6 @@ type config struct {
 	duplicateBody         DuplicateBody
 	refusal               WebhookRefusal
 	statusChange          StatusChange
-	webhookLog            *slog.Logger
 	addr                  string
 	refNoForm             RefNoForm
 	fpxShape              FPXShape
@@ -93,6 +93,8 @@ type config struct {
 	refuseB2BUnderMinimum bool
 	loseCreate            func(refNo string) CreateLoss
 	repeatedRefNos        bool
+	logger                *slog.Logger            // WithLog's, else nil: silent
+	failLookup            func(refNo string) bool // WithLookupFailures'
 }
 
 // Option configures a Server.

@@ -144,13 +144,15 @@ func (f WebhookFaults) draw() webhookFault {
 // WithWebhookValidator (400 listing every problem), WithWebhookRefusal's
 // rule, then the batch stored by orderno as WithWebhookDuplicates and
 // WithWebhookStatusChange say. Faults from WithWebhookFaults are injected
-// around the store; WithWebhookLog logs each request.
+// around the store; WithLog logs each request (message "webhook batch": the count, the first
+// orderno, the fault, the status, the ordernos refused as duplicates or for
+// WithWebhookRefusal's rule; never the password or other fields).
 func (s *Server) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests++
 	s.mu.Unlock()
 	a := &webhookAnswer{}
-	defer a.log(s.cfg.webhookLog)
+	defer a.log(s.cfg.logger)
 	f := s.cfg.faults
 	if !sleepCtx(r, f.Latency) {
 		return

@@ -81,13 +81,6 @@ func WithWebhookStatusChange(c StatusChange) Option {
 	return func(cfg *config) { cfg.statusChange = c }
 }
 
-// WithWebhookLog logs one line for each webhook request the sandbox takes
-// (message "webhook batch"): the transaction count, the first orderno, the
-// fault injected, the status answered, and the ordernos refused as
-// duplicates or for WithWebhookRefusal's rule. The password and the
-// records' other fields are never logged.
-func WithWebhookLog(l *slog.Logger) Option { return func(c *config) { c.webhookLog = l } }
-
 // webhookAnswer is what the webhook answered one request, for its log.
 type webhookAnswer struct {
 	count               int

@@ -226,7 +226,7 @@ func TestWebhookLog(t *testing.T) {
 	var buf bytes.Buffer
 	var mu sync.Mutex
 	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, nil))
-	sb := newSandbox(t, WithWebhookLog(logger), WithWebhookDuplicates(DuplicateConflict),
+	sb := newSandbox(t, WithLog(logger), WithWebhookDuplicates(DuplicateConflict),
 		WithWebhookRefusal(WebhookRefusal{Refuse: func(tx zakat.Transaction) bool { return tx.OrderNo == "ZK-0001" }}))
 	sender, err := sb.WebhookSender()
 	require.NoError(t, err)

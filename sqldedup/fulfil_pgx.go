@@ -174,6 +174,10 @@ func (f pgxFulfiller) fulfil(ctx context.Context, c *pgx.Conn, claim paygate.Hoo
 	if c.PgConn().TxStatus() == 'I' { // COMMIT would succeed, with a warning, and commit nothing
 		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: fn ended the transaction of %s itself (committed, the event is done; rolled back, the next delivery runs fn again)", claim.Key)
 	}
+	settled, err := d.settlePgx(ctx, tx, claim, cb) // watch_settle.go
+	if err != nil {
+		return paygate.ClaimResult{}, err
+	}
 	switch err := tx.Commit(ctx); {
 	case errors.Is(err, pgx.ErrTxCommitRollback): // a statement of fn failed and fn returned nil
 		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: commit of %s answered ROLLBACK (a statement of fn failed): rolled back, the next delivery runs fn again", claim.Key)
@@ -181,6 +185,9 @@ func (f pgxFulfiller) fulfil(ctx context.Context, c *pgx.Conn, claim paygate.Hoo
 		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: fn ended the transaction of %s itself (committed, the event is done; rolled back, the next delivery runs fn again): %w", claim.Key, err)
 	case err != nil:
 		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: commit of %s (its outcome unknown: the next delivery finds the event done, or runs fn again): %w", claim.Key, err)
+	}
+	if settled {
+		claim.Settled()
 	}
 	return paygate.ClaimResult{State: paygate.ClaimAcquired}, nil
 }

@@ -102,10 +102,17 @@ func (f txFulfiller) FulfilOnce(ctx context.Context, claim paygate.HookClaim, cb
 	if err := f.fn(ctx, tx, cb); err != nil {
 		return paygate.ClaimResult{}, err
 	}
+	settled, err := d.settleTx(ctx, tx, claim, cb) // watch_settle.go
+	if err != nil {
+		return paygate.ClaimResult{}, err
+	}
 	if err := tx.Commit(); errors.Is(err, sql.ErrTxDone) {
 		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: fn ended the transaction of %s itself (committed, the event is done; rolled back, the next delivery runs fn again): %w", claim.Key, err)
 	} else if err != nil {
 		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: commit of %s (its outcome unknown: the next delivery finds the event done, or runs fn again): %w", claim.Key, err)
+	}
+	if settled {
+		claim.Settled()
 	}
 	return paygate.ClaimResult{State: paygate.ClaimAcquired}, nil
 }

@@ -36,6 +36,7 @@ func NewWatchStore(db *sql.DB, table string) (*WatchStore, error) {
 		table = DefaultWatchTable
 	}
 	if !tableName.MatchString(table) || len(indexName(table)) > len("_next")+56 {
+		// (refIndexName is shorter than indexName: one bound covers both.)
 		return nil, fmt.Errorf("sqldedup: watch table name %q: want a lower-case identifier of at most 56 characters (its budget table adds _budget), optionally schema-qualified", table)
 	}
 	return &WatchStore{db: db, table: table, budget: table + "_budget"}, nil
@@ -59,6 +60,8 @@ func (s *WatchStore) Migrate(ctx context.Context) error {
 	token      text NOT NULL DEFAULT ''
 )`,
 		`CREATE INDEX IF NOT EXISTS ` + indexName(s.table) + ` ON ` + s.table + ` (next_check)`,
+		// Find's index: ref in byte order, whatever the database's collation.
+		`CREATE INDEX IF NOT EXISTS ` + refIndexName(s.table) + ` ON ` + s.table + ` (ref COLLATE "C")`,
 		`CREATE TABLE IF NOT EXISTS ` + s.budget + ` (
 	id     boolean PRIMARY KEY DEFAULT true CHECK (id),
 	tokens double precision NOT NULL,
@@ -79,6 +82,11 @@ func (s *WatchStore) Migrate(ctx context.Context) error {
 // name and "_next".
 func indexName(table string) string {
 	return table[strings.LastIndexByte(table, '.')+1:] + "_next"
+}
+
+// refIndexName is Find's index of table: its own name and "_ref".
+func refIndexName(table string) string {
+	return table[strings.LastIndexByte(table, '.')+1:] + "_ref"
 }
 
 // Add implements watch.Store.
@@ -136,6 +144,16 @@ WHERE ref = $1 AND token = $2 AND token <> ''`, o.RefNo, o.Token, o.Next, o.Chec
 	return heldRow(res, "reschedule")
 }
 
+// Hold implements watch.Store.
+func (s *WatchStore) Hold(ctx context.Context, o watch.Order, until time.Time) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE `+s.table+` SET next_check = $3
+WHERE ref = $1 AND token = $2 AND token <> ''`, o.RefNo, o.Token, until)
+	if err != nil {
+		return wrap("hold", err)
+	}
+	return heldRow(res, "hold")
+}
+
 // heldRow is ErrLost when res touched no row: the token no longer holds.
 func heldRow(res sql.Result, op string) error {
 	n, err := res.RowsAffected()
@@ -187,11 +205,16 @@ func scanOrders(rows *sql.Rows, op string) ([]watch.Order, error) {
 	return orders, wrap(op, rows.Err())
 }
 
-// Find implements watch.Store; it compares prefixes with left(), not LIKE,
-// so a base holding % or _ matches only itself.
+// Find implements watch.Store by index at any size (ref in byte order,
+// Migrate's _ref index): base itself, and the range from base~ up to base
+// and the next byte after '~' (0x7f), which holds exactly the references
+// that start with base~. No LIKE, so a base holding % or _ matches only
+// itself.
 func (s *WatchStore) Find(ctx context.Context, base string) ([]watch.Order, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT ref, created, next_check, checks FROM `+s.table+`
-WHERE ref = $1 OR left(ref, length($1) + 1) = $1 || '~' ORDER BY ref COLLATE "C"`, base)
+WHERE ref COLLATE "C" = $1
+   OR (ref COLLATE "C" >= $1 || '~' AND ref COLLATE "C" < $1 || chr(127))
+ORDER BY ref COLLATE "C"`, base)
 	if err != nil {
 		return nil, wrap("find", err)
 	}

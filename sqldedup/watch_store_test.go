@@ -154,11 +154,18 @@ func TestWatchStoreNames(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, s.Migrate(context.Background()))
 		t.Cleanup(func() { dropWatchTables(db, table) })
-		var index string
-		require.NoError(t, db.QueryRow(`SELECT indexname FROM pg_indexes WHERE (schemaname || '.' || tablename = $1 OR schemaname = 'public' AND tablename = $1)`+
-			` AND indexname <> tablename || '_pkey'`, table).Scan(&index), table)
+		rows, err := db.Query(`SELECT indexname FROM pg_indexes WHERE (schemaname || '.' || tablename = $1 OR schemaname = 'public' AND tablename = $1)`+
+			` AND indexname <> tablename || '_pkey' ORDER BY indexname`, table)
+		require.NoError(t, err, table)
+		var indexes []string
+		for rows.Next() {
+			var index string
+			require.NoError(t, rows.Scan(&index))
+			indexes = append(indexes, index)
+		}
+		require.NoError(t, rows.Err())
 		base := table[strings.LastIndexByte(table, '.')+1:]
-		require.Equal(t, base+"_next", index, table)
+		require.Equal(t, []string{base + "_next", base + "_ref"}, indexes, table)
 	}
 }
 

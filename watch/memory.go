@@ -66,6 +66,18 @@ func (m *MemoryStore) Reschedule(_ context.Context, o Order) error {
 	return nil
 }
 
+// Hold implements Store.
+func (m *MemoryStore) Hold(_ context.Context, o Order, until time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	held, ok := m.orders[o.RefNo]
+	if !ok || o.Token == "" || held.Token != o.Token {
+		return ErrLost
+	}
+	held.Next = until
+	return nil
+}
+
 // Finish implements Store.
 func (m *MemoryStore) Finish(_ context.Context, o Order) error {
 	m.mu.Lock()

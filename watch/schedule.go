@@ -13,14 +13,16 @@ import "time"
 const (
 	// DefaultMaxAge is how long an order is awaited before it is given up.
 	DefaultMaxAge = 8 * 24 * time.Hour
-	// DefaultLease is how long a replica holds the order it checks: above
-	// a lookup's four attempts of 30 s and the hooks it runs.
-	DefaultLease = 5 * time.Minute
+	// DefaultLease is how long a replica's hold on the order it checks
+	// lasts unrenewed (renewed every third of it while the lookup runs):
+	// a dead replica's order is checked again about 20 s later.
+	DefaultLease = 20 * time.Second
 	// DefaultPoll is Run's pause between two passes.
 	DefaultPoll = time.Second
-	// DefaultPerSecond and DefaultBurst are the fleet's default lookup
-	// budget: five a second, at most ten at once; gentle on the gateway's
-	// reports host, and far above what a shop's missed callbacks need.
+	// DefaultPerSecond and DefaultBurst are the fleet's default request
+	// budget, retries counted: five a second, at most ten at once; gentle
+	// on the gateway's reports host, and far above what a shop's missed
+	// callbacks need.
 	DefaultPerSecond = 5
 	DefaultBurst     = 10
 )

@@ -45,6 +45,11 @@ type Store interface {
 	// goes to exactly one replica at a time, and to another one if that
 	// replica dies holding it.
 	Take(ctx context.Context, now time.Time, n int, lease time.Duration) ([]Order, error)
+	// Hold extends the caller's hold on o to until (o's Next) if o.Token
+	// still holds it; otherwise it changes nothing and returns ErrLost. A
+	// replica renews its hold so while its lookup runs, so that a short
+	// lease (Watch.Lease) frees a dead replica's order soon.
+	Hold(ctx context.Context, o Order, until time.Time) error
 	// Reschedule sets o's Next and Checks if o.Token still holds it;
 	// otherwise (its lease passed and another replica took it, or it was
 	// removed) it changes nothing and returns ErrLost.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/paygate-go/paygate"
@@ -41,14 +42,15 @@ type Watch struct {
 	// last lookup is at Created+MaxAge (or at the first pass after it); an
 	// order still unsettled then is passed to OnGiveUp.
 	MaxAge time.Duration
-	// Budget is the fleet's lookup rate; zero means DefaultPerSecond and
+	// Budget is the fleet's rate of requests to the gateway, each retry of
+	// the Client counted (WithRequestGate); zero means DefaultPerSecond and
 	// DefaultBurst. Every replica must give the same.
 	Budget Budget
-	// Lease is how long a replica holds the order it checks; 0 means
-	// DefaultLease. An order whose replica dies is checked again after it.
-	// Keep it above the longest lookup (the Client's attempts and waits)
-	// and hook (Fulfil): a lease that lapses mid-lookup lets a second
-	// replica look the order up too (the Deduper still fulfils once).
+	// Lease is how long a replica's hold on the order it checks lasts
+	// unrenewed; 0 means DefaultLease. The replica renews it every Lease/3
+	// while the lookup and its hooks run, so an order whose replica died
+	// is checked again within about Lease (plus Poll); keep it far above
+	// one round trip to the Store.
 	Lease time.Duration
 	// Poll is Run's pause between passes; 0 means DefaultPoll.
 	Poll time.Duration
@@ -116,13 +118,26 @@ func (w *Watch) AwaitOrder(ctx context.Context, o paygate.Order) error {
 }
 
 // Forget stops awaiting refNo (as created), for an order the merchant
-// settled otherwise. Orders settled by a callback need no Forget: the
-// watch's next lookup finds them fulfilled and removes them.
+// settled otherwise. Orders settled by a callback need no Forget: with
+// the watch as CallbackHandler.Settler they leave at once (Settled), and
+// without it at the watch's next lookup.
 func (w *Watch) Forget(ctx context.Context, refNo string) error {
 	if err := w.check(); err != nil {
 		return err
 	}
 	return w.Store.Remove(ctx, refNo)
+}
+
+// Settled implements paygate.Settler: with the watch as the handler's
+// Settler, an order its callback settled (fulfilled, paid twice, failed)
+// leaves the watch then and costs no lookup. sqldedup's FulfilTx and
+// FulfilPgx remove it in the fulfilment's own transaction when the Store
+// is a WatchStore on the Deduper's *sql.DB.
+func (w *Watch) Settled(ctx context.Context, cb *paygate.Callback) error {
+	if w.Store == nil {
+		return errors.New("watch: Watch.Store is nil")
+	}
+	return w.Store.Remove(ctx, cb.CreatedRefNo())
 }
 
 // CreatedRefNo returns the reference an awaited order was created with,
@@ -240,19 +255,27 @@ func (w *Watch) Step(ctx context.Context) (Pass, error) {
 // more is false when nothing is due or the budget is spent.
 func (w *Watch) stepOne(ctx context.Context, p *Pass) (more bool, err error) {
 	now := w.now()
-	due, err := w.Store.Take(ctx, now, 1, orDefault(w.Lease, DefaultLease))
+	due, err := w.Store.Take(ctx, now, 1, w.lease())
 	if err != nil || len(due) == 0 {
 		return false, err
 	}
 	o := due[0]
 	granted, err := w.Store.Spend(ctx, now, w.budget(), 1)
 	if err != nil || granted == 0 {
-		// Over budget (or no budget to be had): back to the queue, due now.
-		o.Next = now
-		return false, errors.Join(err, notLost(w.Store.Reschedule(ctx, o)))
+		return false, errors.Join(err, w.backToQueue(ctx, o))
 	}
-	return true, w.checkOrder(ctx, o, p)
+	return w.checkOrder(ctx, o, p)
 }
+
+// backToQueue puts o back, due now, its lookups unchanged: over budget (or
+// no budget to be had).
+func (w *Watch) backToQueue(ctx context.Context, o Order) error {
+	o.Next = w.now()
+	return notLost(w.Store.Reschedule(ctx, o))
+}
+
+// errOverBudget ends a lookup whose retry the fleet's budget cannot pay.
+var errOverBudget = errors.New("watch: the fleet's request budget is spent")
 
 // giveUpGrace is how long past MaxAge an order whose last lookup failed
 // (OutcomeError) or met a callback in flight is looked up again before it
@@ -263,14 +286,75 @@ const giveUpGrace = 24 * time.Hour
 // transient lists the outcomes that prove nothing about the order.
 var transient = map[paygate.Outcome]bool{paygate.OutcomeError: true, paygate.OutcomeInFlight: true}
 
-// checkOrder looks o up and acts on what the callback path made of it.
-func (w *Watch) checkOrder(ctx context.Context, o Order, p *Pass) error {
-	p.Checked++
-	rec, err := w.Handler.Reconcile(ctx, w.Client, []string{o.RefNo})
-	if err != nil {
-		return err // ctx ended: the lease lapses and another pass takes o
+// lookUp looks o up through the callback path, holding o meanwhile
+// (keepHeld) and paying each retry of the Client from the budget, its
+// first attempt being paid by stepOne. lost: o passed to another replica.
+func (w *Watch) lookUp(ctx context.Context, o Order) (last paygate.ReconcileEntry, lost bool, err error) {
+	lctx, stop := w.keepHeld(ctx, o)
+	defer stop()
+	lctx = paygate.WithRequestGate(lctx, func(ctx context.Context, attempt int) error {
+		if attempt == 1 {
+			return nil
+		}
+		granted, err := w.Store.Spend(ctx, w.now(), w.budget(), 1)
+		if err == nil && granted == 0 {
+			err = errOverBudget
+		}
+		return err
+	})
+	rec, err := w.Handler.Reconcile(lctx, w.Client, []string{o.RefNo})
+	switch {
+	case ctx.Err() != nil:
+		return last, false, ctx.Err() // the hold lapses and another pass takes o
+	case err == nil: // a hold lost meanwhile makes Finish or Reschedule ErrLost
+		return rec.Entries[0], false, nil
+	case errors.Is(context.Cause(lctx), ErrLost):
+		return last, true, nil
 	}
-	last := rec.Entries[0]
+	return last, false, err
+}
+
+// keepHeld renews the hold on o every Lease/3 until stop, and cancels the
+// returned context once a renewal finds o lost. A failed renewal is tried
+// again at the next tick.
+func (w *Watch) keepHeld(ctx context.Context, o Order) (held context.Context, stop func()) {
+	lease := w.lease()
+	held, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(max(lease/3, time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-held.Done():
+				return
+			case <-t.C:
+				if err := w.Store.Hold(held, o, w.now().Add(lease)); errors.Is(err, ErrLost) {
+					cancel(ErrLost)
+					return
+				}
+			}
+		}
+	})
+	return held, func() { close(done); wg.Wait(); cancel(nil) }
+}
+
+// checkOrder looks o up and acts on what the callback path made of it;
+// more is false when the budget could not pay a retry.
+func (w *Watch) checkOrder(ctx context.Context, o Order, p *Pass) (more bool, err error) {
+	p.Checked++
+	last, lost, err := w.lookUp(ctx, o)
+	switch {
+	case err != nil:
+		return false, err
+	case lost: // another replica checks it now
+		return true, nil
+	case last.Outcome == paygate.OutcomeError && errors.Is(last.Err, errOverBudget):
+		return false, w.backToQueue(ctx, o)
+	}
 	now := w.now()
 	end := o.Created.Add(orDefault(w.MaxAge, DefaultMaxAge))
 	if transient[last.Outcome] {
@@ -285,22 +369,22 @@ func (w *Watch) checkOrder(ctx context.Context, o Order, p *Pass) error {
 	switch {
 	case seen.Settled:
 		p.Settled++
-		return notLost(w.Store.Finish(ctx, o))
+		return true, notLost(w.Store.Finish(ctx, o))
 	case seen.GivenUp:
 		if err := w.giveUp(ctx, o, last); err != nil {
 			// Not handed over: kept, and given up again at the next pass.
 			o.Next = now
-			return errors.Join(err, notLost(w.Store.Reschedule(ctx, o)))
+			return true, errors.Join(err, notLost(w.Store.Reschedule(ctx, o)))
 		}
 		p.GivenUp++
-		return notLost(w.Store.Finish(ctx, o))
+		return true, notLost(w.Store.Finish(ctx, o))
 	}
 	p.Rescheduled++
 	o.Next = now.Add(wait(w.Schedule, o.Checks))
 	if o.Next.After(end) {
 		o.Next = end
 	}
-	return notLost(w.Store.Reschedule(ctx, o))
+	return true, notLost(w.Store.Reschedule(ctx, o))
 }
 
 // notLost is err, but nil for ErrLost: the order passed to another
@@ -347,6 +431,8 @@ func (w *Watch) now() time.Time {
 	}
 	return time.Now()
 }
+
+func (w *Watch) lease() time.Duration { return orDefault(w.Lease, DefaultLease) }
 
 func (w *Watch) budget() Budget {
 	if w.Budget == (Budget{}) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 
@@ -19,10 +20,12 @@ func runSandbox(e env, args []string) int {
 	if len(args) > 0 && args[0] == "order" {
 		return runSandboxOrder(e, args[1:])
 	}
-	fs := newFlags(e, "sandbox", "[-addr 127.0.0.1:0] [flags]", "Runs the in-process sandbox of the whole service on loopback until interrupted, printing its URL and credentials as PAYGATE_* lines.\nWith them exported, paygate sandbox order create|settle makes and decides orders on it.\nFaults for testing a merchant's recovery: -lose-every N, -duplicates N, -late-settlement D.\nEach webhook batch it takes is logged on standard error: count, first orderno, fault, status, duplicates, refused.")
+	fs := newFlags(e, "sandbox", "[-addr 127.0.0.1:0] [flags]", "Runs the in-process sandbox of the whole service on loopback until interrupted, printing its URL and credentials as PAYGATE_* lines\n(with -export, as export lines a shell can eval), then, on stderr, one line per callback attempt, per lookup it answers and per webhook batch it takes.\nWith them exported, paygate sandbox order create|settle makes and decides orders on it.\nFaults for testing a merchant's recovery: -lose-every N, -duplicates N, -late-settlement D.")
 	addr := fs.String("addr", "127.0.0.1:0", "loopback address to listen on; port 0 takes a free port, printed as PAYGATE_CHECKOUT_URL (e.g. 127.0.0.1:8085 for a fixed one)")
 	retry := fs.Duration("retry-interval", 0, "wait between direct-callback attempts (default 30s, as the service)")
 	webhookPath := fs.String("webhook-path", paths.Webhook, "the webhook's path, e.g. /api/adb/webhook")
+	export := fs.Bool("export", false, "print the credentials as export KEY='value' lines, for a shell's eval or source")
+	quiet := fs.Bool("quiet", false, "print no line per callback attempt and lookup")
 	agencies := agenciesFlag(fs)
 	faults := addSandboxFaults(fs)
 	if st, ok := parse(fs, args); !ok {
@@ -36,8 +39,10 @@ func runSandbox(e env, args []string) int {
 	if err != nil {
 		return fail(e, "sandbox: %v", err)
 	}
-	opts = append(opts, gatewaytest.WithAddr(*addr), gatewaytest.WithWebhookPath(*webhookPath), gatewaytest.WithWebhookValidator(rules),
-		gatewaytest.WithWebhookLog(slog.New(slog.NewTextHandler(e.stderr, nil))))
+	opts = append(opts, gatewaytest.WithAddr(*addr), gatewaytest.WithWebhookPath(*webhookPath), gatewaytest.WithWebhookValidator(rules))
+	if !*quiet {
+		opts = append(opts, gatewaytest.WithLog(sandboxLog(e.stderr)))
+	}
 	if *retry > 0 {
 		opts = append(opts, gatewaytest.WithRetryInterval(*retry))
 	}
@@ -52,11 +57,33 @@ func runSandbox(e env, args []string) int {
 		{"PAYGATE_AGENCY", sb.Agency}, {"PAYGATE_API_KEY", sb.APIKey}, {"PAYGATE_AUTH_TOKEN", sb.AuthToken},
 		{"PAYGATE_WEBHOOK_PASSWORD", sb.WebhookPassword},
 	} {
-		fmt.Fprintf(e.stdout, "%s=%s\n", kv[0], kv[1])
+		if *export {
+			fmt.Fprintf(e.stdout, "export %s=%s\n", kv[0], shellQuote(kv[1]))
+		} else {
+			fmt.Fprintf(e.stdout, "%s=%s\n", kv[0], kv[1])
+		}
 	}
 	fmt.Fprintln(e.stderr, "sandbox ready (these are sandbox credentials); Ctrl-C to stop")
 	<-e.ctx.Done()
 	return exitOK
+}
+
+// sandboxLog is the sandbox's log: one text line per thing it does, its
+// time and message first, without a level (every line is information).
+func sandboxLog(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if len(groups) == 0 && a.Key == slog.LevelKey {
+			return slog.Attr{}
+		}
+		return a
+	}}))
+}
+
+// shellQuote quotes v for a POSIX shell: in single quotes, each single
+// quote in v closing the quotes, escaped, and reopening them, so that
+// nothing in v is expanded.
+func shellQuote(v string) string {
+	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
 }
 
 // joinAgencies writes agency codes in the form zakat.ParseAgencies reads.

@@ -27,9 +27,10 @@ func runSandboxOrder(e env, args []string) int {
 // runSandboxOrderCreate creates an order on a running sandbox the way a
 // merchant's server does: Client.CreateOrder, signed with PAYGATE_API_KEY.
 func runSandboxOrderCreate(e env, args []string) int {
-	fs := newFlags(e, "sandbox order create", "-refno REF -amount 10.00 -return-url URL [-email ADDR] [flags]",
+	fs := newFlags(e, "sandbox order create", "-refno REF [-extra DATA] -amount 10.00 -return-url URL [-email ADDR] [flags]",
 		"Creates an order on a running sandbox (paygate sandbox; its PAYGATE_* lines exported) as a merchant's server does, signed with PAYGATE_API_KEY, and prints its checkout page.")
 	refNo := fs.String("refno", "", "the merchant's reference (required)")
+	extra := fs.String("extra", "", "extra data sent with the reference: the order is created as refNo~extra")
 	amount := fs.String("amount", "", "the amount in ringgit, e.g. 10.00 (required)")
 	returnURL := fs.String("return-url", "", "where the sandbox posts the callbacks, e.g. http://127.0.0.1:8080/paygate/callback (required)")
 	email := fs.String("email", "buyer@example.com", "the buyer's e-mail address")
@@ -56,11 +57,16 @@ func runSandboxOrderCreate(e env, args []string) int {
 	if err != nil {
 		return fail(e, "%v", err)
 	}
-	res, err := client.CreateOrder(e.ctx, paygate.Order{RefNo: *refNo, Amount: amt, Email: *email, ReturnURL: *returnURL})
+	o := paygate.Order{RefNo: *refNo, ExtraData: *extra, Amount: amt, Email: *email, ReturnURL: *returnURL}
+	res, err := client.CreateOrder(e.ctx, o)
 	if err != nil {
 		return failed(e, "sandbox order create", err)
 	}
-	fmt.Fprintf(e.stdout, "created %s (%s); checkout page: %s\n", *refNo, amt, res.Location)
+	created := o.RefNo
+	if o.ExtraData != "" {
+		created += "~" + o.ExtraData
+	}
+	fmt.Fprintf(e.stdout, "created %s (%s); checkout page: %s\n", created, amt, res.Location)
 	return exitOK
 }
 

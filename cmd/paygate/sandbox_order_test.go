@@ -35,6 +35,8 @@ func TestSandboxOrder(t *testing.T) {
 	}{
 		{name: "create", args: []string{"create", "-refno", "R-1", "-amount", "10.50", "-return-url", merchant.URL}, token: "", code: exitOK, out: "created R-1 (10.50); checkout page: " + sb.URL + "/checkout/", err: ""},
 		{name: "create another", args: []string{"create", "-refno", "R-2", "-amount", "1", "-return-url", merchant.URL}, token: "", code: exitOK, out: "created R-2 (1.00)", err: ""},
+		{name: "create with extra data", args: []string{"create", "-refno", "R-4", "-extra", "cart 9's", "-amount", "1", "-return-url", merchant.URL}, token: "", code: exitOK, out: "created R-4~cart 9's (1.00)", err: ""},
+		{name: "settle it by its base reference", args: []string{"settle", "-refno", "R-4"}, token: "", code: exitOK, out: "R-4~cart 9's 1.00: success", err: ""},
 		{name: "create without return URL", args: []string{"create", "-refno", "R-3", "-amount", "1"}, token: "", code: exitUsage, out: "", err: "paygate sandbox order create: -return-url is required"},
 		{name: "settle", args: []string{"settle", "-refno", "R-1"}, token: "", code: exitOK, out: "R-1 10.50: success (orderNo ", err: ""},
 		{name: "settle again", args: []string{"settle", "-refno", "R-1", "-status", "failed"}, token: "", code: exitInvalid, out: "", err: "HTTP 409: gatewaytest: order"},
@@ -59,7 +61,7 @@ func TestSandboxOrder(t *testing.T) {
 	}
 	sb.Settle()
 	mu.Lock()
-	require.ElementsMatch(t, []string{"R-1 success", "R-2 pending", "R-2 failed"}, callbacks)
+	require.ElementsMatch(t, []string{"R-1 success", "R-2 pending", "R-2 failed", "R-4 success"}, callbacks)
 	mu.Unlock()
 	code, _, errOut := runCLI(t, "", "sandbox", "order", "-h")
 	require.Equal(t, exitOK, code)

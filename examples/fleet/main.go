@@ -37,7 +37,7 @@ func main() {
 	schedule := flag.String("schedule", "", "the watch's waits before each lookup, comma-separated (default: the watch's, minutes to a day)")
 	maxAge := flag.Duration("max-age", 0, "how long an order is awaited (default watch.DefaultMaxAge, 8 days)")
 	perSecond := flag.Float64("lookups", 0, "the fleet's lookups a second (default watch.DefaultPerSecond)")
-	lease := flag.Duration("watch-lease", 0, "how long a replica holds an order it looks up (default watch.DefaultLease, 2 minutes)")
+	lease := flag.Duration("watch-lease", 0, "how long a replica holds an order it looks up (default watch.DefaultLease, 20 s, renewed while the lookup runs)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -114,7 +114,7 @@ func newShop(ctx context.Context, db *sql.DB, client *paygate.Client, key paygat
 	if err != nil {
 		return nil, nil, err
 	}
-	store, err := sqldedup.NewWatchStore(db, "")
+	store, err := dedupe.WatchStore("") // on the Deduper's *sql.DB: a fulfilment removes its order in its own transaction
 	if err != nil {
 		return nil, nil, err
 	}
@@ -146,6 +146,7 @@ func newShop(ctx context.Context, db *sql.DB, client *paygate.Client, key paygat
 				o.RefNo, "not settled after the watch's maximum age; last lookup: "+string(last.Outcome))
 			return err
 		}}
+	handler.Settler = w // an order its callback settles leaves the watch at once, costing no lookup
 	if w.Schedule, err = parseSchedule(cfg.schedule); err != nil {
 		return nil, nil, err
 	}
@@ -190,11 +191,9 @@ func createOrder(db *sql.DB, w *watch.Watch, client *paygate.Client, returnURL s
 			http.Error(rw, "database unavailable", http.StatusServiceUnavailable)
 			return
 		}
-		if err := w.AwaitOrder(r.Context(), order); err != nil { // first: a crash in between loses nothing
-			http.Error(rw, "database unavailable", http.StatusServiceUnavailable)
-			return
-		}
-		res, err := client.CreateOrder(r.Context(), order)
+		// Awaited first (a crash in between loses nothing), forgotten again
+		// if the create is refused for sure.
+		res, err := w.CreateOrder(r.Context(), order)
 		if err != nil {
 			http.Error(rw, err.Error(), http.StatusBadGateway)
 			return

@@ -2,6 +2,7 @@ package guides
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -16,19 +17,22 @@ import (
 func newWatch(handler *paygate.CallbackHandler, client *paygate.Client) *watch.Watch {
 	// code: watch
 	// handler: the one serving callbacks, or one sharing its Deduper (sqldedup).
-	// A fleet's replicas share a store on their database: sqldedup.NewWatchStore(db, "").
+	// A fleet's replicas share a store on their database: dedupe.WatchStore("").
 	w := &watch.Watch{Handler: handler, Client: client, Store: &watch.MemoryStore{}}
+	handler.Settler = w // an order its callback settles leaves the watch at once
 	// end: watch
 	return w
 }
 
 // awaitThenCreate is the guide's order creation under the watch.
-func awaitThenCreate(ctx context.Context, w *watch.Watch, client *paygate.Client, order paygate.Order) error {
+func awaitThenCreate(ctx context.Context, w *watch.Watch, order paygate.Order) error {
 	// code: await
-	if err := w.AwaitOrder(ctx, order); err != nil { // first: a crash in between loses nothing
-		return err
+	// Awaits the order, then creates it; forgets it again if the create
+	// failed for sure (watch.Refused), keeps it awaited if the outcome is unknown.
+	_, err := w.CreateOrder(ctx, order)
+	if watch.Refused(err) {
+		return fmt.Errorf("order refused, not awaited: %w", err)
 	}
-	_, err := client.CreateOrder(ctx, order)
 	// end: await
 	return err
 }
@@ -46,7 +50,7 @@ func TestWatch(t *testing.T) {
 	w := newWatch(handler, client)
 	w.Now = clock.Now
 	ctx := context.Background()
-	require.NoError(t, awaitThenCreate(ctx, w, client, paygate.Order{RefNo: "INV-8", ExtraData: "cart-2", Amount: 1500,
+	require.NoError(t, awaitThenCreate(ctx, w, paygate.Order{RefNo: "INV-8", ExtraData: "cart-2", Amount: 1500,
 		Email: "a@example.com", ReturnURL: "https://shop.example/paygate/return"}))
 	require.NoError(t, sb.Pay("INV-8", paygate.StatusSuccess))
 
@@ -56,6 +60,13 @@ func TestWatch(t *testing.T) {
 	require.Equal(t, watch.Pass{Checked: 1, Settled: 1}, p)
 	require.Equal(t, map[string]paygate.Amount{"INV-8": 1500}, shop.paid)
 	left, err := w.List(ctx, 10)
+	require.NoError(t, err)
+	require.Empty(t, left)
+
+	// A create refused for sure is not awaited.
+	err = awaitThenCreate(ctx, w, paygate.Order{RefNo: "INV-9", Amount: 0, Email: "a@example.com", ReturnURL: "https://shop.example/paygate/return"})
+	require.ErrorContains(t, err, "order refused, not awaited")
+	left, err = w.List(ctx, 10)
 	require.NoError(t, err)
 	require.Empty(t, left)
 }

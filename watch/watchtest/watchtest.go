@@ -26,6 +26,7 @@ func Run(t *testing.T, newStore func(t *testing.T) watch.Store) {
 		{name: "TakeIsExclusiveUntilTheLeaseEnds", fn: takeIsExclusive},
 		{name: "RescheduleNeedsTheHold", fn: rescheduleNeedsTheHold},
 		{name: "FinishNeedsTheHold", fn: finishNeedsTheHold},
+		{name: "HoldNeedsTheHold", fn: holdNeedsTheHold},
 		{name: "ConcurrentTakesHandEachOrderOnce", fn: concurrentTakes},
 		{name: "FindByBase", fn: findByBase},
 		{name: "BudgetBucket", fn: budgetBucket},
@@ -182,6 +183,33 @@ func rescheduleNeedsTheHold(t *testing.T, s watch.Store) {
 	}
 }
 
+// holdNeedsTheHold: Hold moves Next with the token of the current hold
+// only, keeps the hold (the token still reschedules), and keeps the order
+// from every other Take until then.
+func holdNeedsTheHold(t *testing.T, s watch.Store) {
+	ctx := context.Background()
+	add(t, s, "INV-6", t0)
+	old := take(t, s, t0, 1, time.Minute)[0]
+	cur := take(t, s, t0.Add(time.Minute), 1, time.Minute)[0]
+	if err := s.Hold(ctx, old, t0.Add(time.Hour)); !errors.Is(err, watch.ErrLost) {
+		t.Fatalf("Hold with a lapsed hold's token = %v, want ErrLost", err)
+	}
+	ok(t, "Hold with the hold's token", s.Hold(ctx, cur, t0.Add(5*time.Minute)))
+	if due := take(t, s, t0.Add(4*time.Minute), 1, time.Minute); len(due) != 0 {
+		t.Fatalf("Take within the renewed hold = %v, want nothing", refs(due))
+	}
+	cur.Next, cur.Checks = t0.Add(10*time.Minute), 1
+	ok(t, "Reschedule after Hold", s.Reschedule(ctx, cur))
+	if err := s.Hold(ctx, cur, t0.Add(time.Hour)); !errors.Is(err, watch.ErrLost) {
+		t.Fatalf("Hold after the hold ended = %v, want ErrLost", err)
+	}
+	all, err := s.List(ctx, 10)
+	ok(t, "List", err)
+	if len(all) != 1 || !all[0].Next.Equal(t0.Add(10*time.Minute)) {
+		t.Fatalf("after Hold and Reschedule: %+v, want Next at 10 minutes", all)
+	}
+}
+
 // finishNeedsTheHold: Finish removes an order only with the token of its
 // current hold; a replica whose lease lapsed cannot remove (or give up)
 // an order another replica now holds.
@@ -283,14 +311,15 @@ func concurrentTakes(t *testing.T, s watch.Store) {
 // findByBase: Find returns the orders created as base or base~extra, and
 // no other that merely starts with base.
 func findByBase(t *testing.T, s watch.Store) {
-	for _, ref := range []string{"INV-5~cart-2", "INV-5", "INV-5~cart-1", "INV-50", "INV-5x~a", "INV-%~b", "XINV-5"} {
+	for _, ref := range []string{"INV-5~cart-2", "INV-5", "INV-5~cart-1", "INV-50", "INV-5x~a", "INV-%~b", "XINV-5",
+		"INV-5}", "INV-5\x7f", "INV-5~", "INV-5~~", "INV-4~z", "INV-6~"} {
 		add(t, s, ref, t0)
 	}
 	for _, c := range []struct {
 		base string
 		want []string
 	}{
-		{"INV-5", []string{"INV-5", "INV-5~cart-1", "INV-5~cart-2"}},
+		{"INV-5", []string{"INV-5", "INV-5~", "INV-5~cart-1", "INV-5~cart-2", "INV-5~~"}},
 		{"INV-50", []string{"INV-50"}},
 		{"INV-%", []string{"INV-%~b"}},
 		{"INV-_", nil},

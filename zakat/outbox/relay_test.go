@@ -232,7 +232,8 @@ func TestMaxAgeRetryDrop(t *testing.T) {
 // A pending transaction not yet sent takes its final status; once it may
 // have reached the service, a change is an error naming the assumption
 // (docs/assumptions.md A-webhook-status-change); a final status never
-// changes. The service stores only the status the outbox sent.
+// changes. The service stores only the status the outbox sent, under each
+// reading of a changed status the sandbox offers.
 func TestStatusChange(t *testing.T) {
 	with := func(s zakat.Status) zakat.Transaction {
 		tx := validTx("C", 1)
