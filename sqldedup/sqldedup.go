@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -220,7 +221,8 @@ WHERE key = $1 AND token = $2 AND NOT done`
 
 // Migrate creates the table if it does not exist and brings a table of an
 // earlier version up to date (the result column, the <table>_claim
-// function). Every replica may run it at start-up at once: it runs under
+// function, autovacuum settings that follow Purge, each set only where
+// the table has none, so an operator's ALTER TABLE ... SET is kept). Every replica may run it at start-up at once: it runs under
 // an advisory lock named after the table, and takes no table lock when
 // nothing changes. Details: docs/postgres.md.
 func (d *Deduper) Migrate(ctx context.Context) error {
@@ -254,6 +256,9 @@ WHERE attrelid = to_regclass($1) AND attname = 'result' AND NOT attisdropped)`, 
 	if err := d.migrateClaimFunc(ctx, tx); err != nil {
 		return fmt.Errorf("sqldedup: migrate: claim function: %w", err)
 	}
+	if err := d.migrateVacuum(ctx, tx); err != nil {
+		return fmt.Errorf("sqldedup: migrate: autovacuum settings: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqldedup: migrate: %w", err)
 	}
@@ -273,6 +278,35 @@ func (d *Deduper) migrateClaimFunc(ctx context.Context, tx *sql.Tx) error {
 	}
 	_, err = tx.ExecContext(ctx, `CREATE OR REPLACE FUNCTION `+d.claimFunc+`(claim_key text, claim_token text, lease_us bigint)
 RETURNS boolean LANGUAGE plpgsql VOLATILE AS $claim$`+d.claimFuncBody+`$claim$`)
+	return err
+}
+
+// tableVacuum are the storage parameters Migrate gives the table, so that
+// autovacuum follows the daily Purge: PostgreSQL's default waits for 20 %
+// of the table to be dead, about 80 days of purges at a 400-day retention,
+// where these wait for 0.2 % and 1,000 rows, under a day's purge at any
+// size (docs/operations.md). Both exist since PostgreSQL 8.4.
+var tableVacuum = []string{"autovacuum_vacuum_scale_factor=0.002", "autovacuum_vacuum_threshold=1000"}
+
+// migrateVacuum sets each of tableVacuum the table does not have a value
+// for. An operator's own value (ALTER TABLE ... SET) is kept, whatever it
+// is; nothing is altered, and no lock taken, when every one is set.
+func (d *Deduper) migrateVacuum(ctx context.Context, tx *sql.Tx) error {
+	var have string // the table's reloptions, name=value each
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(array_to_string(reloptions, ' '), '') FROM pg_class WHERE oid = to_regclass($1)`, d.table).Scan(&have); err != nil {
+		return err
+	}
+	var missing []string
+	for _, opt := range tableVacuum {
+		name, _, _ := strings.Cut(opt, "=")
+		if !slices.ContainsFunc(strings.Fields(have), func(o string) bool { return strings.HasPrefix(o, name+"=") }) {
+			missing = append(missing, opt)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `ALTER TABLE `+d.table+` SET (`+strings.Join(missing, ", ")+`)`)
 	return err
 }
 
