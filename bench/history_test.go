@@ -24,12 +24,12 @@ import (
 // historyRows are the table sizes BenchmarkSQLDedupHistory runs at:
 // PAYGATE_BENCH_ROWS (comma-separated), else 10 k and 1 M.
 func historyRows(b *testing.B) []int {
-	spec := os.Getenv("PAYGATE_BENCH_ROWS")
-	if spec == "" {
-		spec = "10000,1000000"
+	list := os.Getenv("PAYGATE_BENCH_ROWS")
+	if list == "" {
+		list = "10000,1000000"
 	}
 	var rows []int
-	for _, f := range strings.Split(spec, ",") {
+	for _, f := range strings.Split(list, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n <= 0 {
 			b.Fatalf("PAYGATE_BENCH_ROWS: %q is not a positive count", f)
