@@ -47,7 +47,7 @@ func BenchmarkWatchTakeUnderSnapshot(b *testing.B) {
 			drop := func() { _, _ = db.Exec("DROP TABLE IF EXISTS " + table + ", " + table + "_budget") }
 			base := time.Now().Add(-time.Hour)
 			if _, err := db.Exec(`INSERT INTO `+table+` (ref, created, next_check)
-SELECT 'INV-' || i, $1, $1 + i * interval '1 millisecond' FROM generate_series(1, $2::int) AS i`, base, orders); err != nil {
+SELECT 'INV-' || i, $1::timestamptz, $1::timestamptz + i * interval '1 millisecond' FROM generate_series(1, $2::int) AS i`, base, orders); err != nil {
 				b.Fatal(err)
 			}
 			if _, err := db.Exec("VACUUM ANALYZE " + table); err != nil {
