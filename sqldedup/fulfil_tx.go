@@ -7,9 +7,12 @@ package sqldedup
 // commit together, in the merchant's one commit, or vanish together when
 // the transaction rolls back, on an error, a crash of the replica, or the
 // connection's loss: nothing is left to lapse, so nothing waits a lease.
-// When the INSERT writes nothing (the lock is held, or the key has a live
-// row), a read in the same transaction says which: done, with its result,
-// or busy; the transaction is rolled back.
+// When the INSERT writes nothing (the lock is held, or the key has a row:
+// ON CONFLICT DO NOTHING, so a duplicate locks no row and takes no
+// transaction id), a read in the same transaction says which: done, with
+// its result, or busy; the transaction is rolled back. Only when the read
+// finds a lapsed lease claim (a status event's claim whose replica
+// crashed) does an UPDATE try to take it over, under the same lock.
 //
 // No read comes before BEGIN. One would answer a duplicate of a completed
 // event in one round trip instead of four (BEGIN, the claim, the read,
@@ -97,7 +100,12 @@ func (f txFulfiller) FulfilOnce(ctx context.Context, claim paygate.HookClaim, cb
 		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: claim %s: %w: %w", claim.Key, paygate.ErrStoreUnavailable, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return d.notClaimed(ctx, tx, claim.Key, err) // rolled back: nothing was written
+		if res, lapsed, err := d.notClaimed(ctx, tx, claim.Key, err); !lapsed || err != nil {
+			return res, err // rolled back: nothing was written
+		}
+		if took, err := d.tookOver(ctx, tx, claim); !took || err != nil {
+			return paygate.ClaimResult{State: paygate.ClaimBusy}, err
+		}
 	}
 	if err := f.fn(ctx, tx, cb); err != nil {
 		return paygate.ClaimResult{}, err
@@ -118,18 +126,34 @@ func (f txFulfiller) FulfilOnce(ctx context.Context, claim paygate.HookClaim, cb
 }
 
 // notClaimed says, in tx, what held key off FulfilTx's claim: a done row
-// (ClaimDone with its result), a live lease claim, or, with no live row,
-// another delivery's transaction holding its lock (ClaimBusy).
-func (d *Deduper) notClaimed(ctx context.Context, tx *sql.Tx, key string, err error) (paygate.ClaimResult, error) {
+// (ClaimDone with its result), a live lease claim, or, with no row,
+// another delivery's transaction holding its lock (ClaimBusy). lapsed is
+// true for a lapsed lease claim, to take over.
+func (d *Deduper) notClaimed(ctx context.Context, tx *sql.Tx, key string, err error) (res paygate.ClaimResult, lapsed bool, _ error) {
 	if err != nil {
-		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: claim %s: %w: %w", key, paygate.ErrStoreUnavailable, err)
+		return paygate.ClaimResult{}, false, fmt.Errorf("sqldedup: fulfil: claim %s: %w: %w", key, paygate.ErrStoreUnavailable, err)
 	}
 	var state string
-	switch err := tx.QueryRowContext(ctx, d.lookupSQL, key).Scan(&state); {
+	switch err := tx.QueryRowContext(ctx, d.txReadSQL, key).Scan(&state); {
 	case errors.Is(err, sql.ErrNoRows):
-		return paygate.ClaimResult{State: paygate.ClaimBusy}, nil
+		return paygate.ClaimResult{State: paygate.ClaimBusy}, false, nil
 	case err != nil:
-		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: read %s: %w", key, err)
+		return paygate.ClaimResult{}, false, fmt.Errorf("sqldedup: fulfil: read %s: %w", key, err)
 	}
-	return claimResult(state, ""), nil
+	return claimResult(state, ""), state == "L", nil
+}
+
+// tookOver takes claim's key over in tx when its row is a lapsed lease
+// claim and no other transaction holds its lock: the row made done, as
+// txClaimSQL would have inserted it. False on any other row, or none.
+func (d *Deduper) tookOver(ctx context.Context, tx *sql.Tx, claim paygate.HookClaim) (bool, error) {
+	res, err := tx.ExecContext(ctx, d.txTakeoverSQL, claim.Key, claim.Result, d.retention.Microseconds())
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
+	}
+	if err != nil {
+		return false, fmt.Errorf("sqldedup: fulfil: take over %s: %w: %w", claim.Key, paygate.ErrStoreUnavailable, err)
+	}
+	return n == 1, nil
 }

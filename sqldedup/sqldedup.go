@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,9 +42,9 @@ type Deduper struct {
 	claimFunc, claimFuncBody string
 
 	claimSQL, claimCTESQL, lookupSQL, renewSQL, completeSQL, releaseSQL, purgeSQL string
-	// FulfilTx's claim, the first statement of its transaction
-	// (fulfil_tx.go).
-	txClaimSQL string
+	// FulfilTx's claim, the first statement of its transaction, and its
+	// takeover of a lapsed lease claim (fulfil_tx.go).
+	txClaimSQL, txReadSQL, txTakeoverSQL string
 }
 
 // lapsedRow is the SQL condition of a row a claim may take over: a claim
@@ -134,12 +135,15 @@ func New(db *sql.DB, opts ...Option) (*Deduper, error) {
 	WHERE key = $1::text AND NOT (` + lapsedRow + `)
 ), CASE WHEN ` + d.claimFunc + `($1::text, $2::text, $3::bigint) THEN 'A' ELSE 'B' END)`
 	// The claim function: insert the key, or take it over when the
-	// existing row is a lapsed claim (never a done row); true when the claim is acquired. A live row
-	// the statement's lookup could not see (a concurrent first claim,
-	// committed since or still in flight: the insert waits for it) makes
-	// the insert conflict without taking over, and false comes back, which
-	// Claim reports as busy: the safe direction. PL/pgSQL, so that its
-	// INSERT is planned once per connection.
+	// existing row is a lapsed claim (never a done row); true when the
+	// claim is acquired. A live row the statement's lookup could not see (a
+	// concurrent first claim, committed since or still in flight: the
+	// insert waits for it) makes the insert do nothing and the UPDATE match
+	// nothing, and false comes back, which Claim reports as busy: the safe
+	// direction. ON CONFLICT DO NOTHING, then an UPDATE of a lapsed row
+	// only, rather than ON CONFLICT DO UPDATE ... WHERE, which locks (and
+	// so writes) the conflicting row even when its WHERE is false.
+	// PL/pgSQL, so that its statements are planned once per connection.
 	d.claimFuncBody = `
 BEGIN
 	IF NOT pg_try_advisory_xact_lock(` + keyLock(t, "claim_key") + `) THEN
@@ -147,9 +151,13 @@ BEGIN
 	END IF;
 	INSERT INTO ` + t + ` AS t (key, token, done, result, expires_at)
 	VALUES (claim_key, claim_token, false, NULL, now() + lease_us * interval '1 microsecond')
-	ON CONFLICT (key) DO UPDATE
-	SET token = EXCLUDED.token, done = false, result = NULL, expires_at = EXCLUDED.expires_at
-	WHERE ` + lapsedRow + `;
+	ON CONFLICT (key) DO NOTHING;
+	IF FOUND THEN
+		RETURN true;
+	END IF;
+	UPDATE ` + t + ` AS t
+	SET token = claim_token, done = false, result = NULL, expires_at = now() + lease_us * interval '1 microsecond'
+	WHERE t.key = claim_key AND ` + lapsedRow + `;
 	RETURN FOUND;
 END
 `
@@ -173,19 +181,32 @@ UNION ALL
 SELECT CASE WHEN done THEN 'D' || result ELSE 'B' END FROM live`
 	// FulfilTx's claim, the first statement of the merchant's transaction
 	// (fulfil_tx.go): the key's lock, tried and, when taken, held to the end
-	// of the transaction, then the key's row inserted done, or a lapsed
-	// lease claim taken over and made done. One row affected when claimed;
-	// none when the lock is held or a live row is there (Lookup's read then
-	// says which). A plain INSERT, so that pgx's prepared statement runs on
-	// a generic plan: it costs what the floor's INSERT ... ON CONFLICT DO
-	// NOTHING costs, where a PL/pgSQL function or a CTE that also read the
-	// row measured 15-25% more per new payment.
+	// of the transaction, then the key's row inserted done. One row
+	// affected when claimed; none when the lock is held or the key has a
+	// row (txReadSQL then says which, and txTakeoverSQL takes a lapsed
+	// lease claim over). The floor's own statement, INSERT ... ON CONFLICT
+	// DO NOTHING, so that a new payment costs what the floor costs (a
+	// PL/pgSQL function or a CTE that also read the row measured 15-25%
+	// more) and a duplicate neither locks the row nor takes a transaction
+	// id: ON CONFLICT DO UPDATE ... WHERE locks the row it conflicts with
+	// even when its WHERE is false (docs/operations.md).
 	d.txClaimSQL = `INSERT INTO ` + t + ` AS t (key, token, done, result, expires_at)
 SELECT $1::text, NULL, true, $2::text, now() + $3::bigint * interval '1 microsecond'
 WHERE pg_try_advisory_xact_lock(` + keyLock(t, "$1::text") + `)
-ON CONFLICT (key) DO UPDATE
-SET token = NULL, done = true, result = EXCLUDED.result, expires_at = EXCLUDED.expires_at
-WHERE ` + lapsedRow + ``
+ON CONFLICT (key) DO NOTHING`
+	// The transactional claim of a key whose row is a lapsed lease claim
+	// (its holder crashed): taken over and made done, under the key's lock
+	// (tried, as txClaimSQL's). One row affected when taken over; none when
+	// the lock is held or the row is not, or no longer, a lapsed claim.
+	d.txTakeoverSQL = `UPDATE ` + t + ` AS t
+SET token = NULL, done = true, result = $2::text, expires_at = now() + $3::bigint * interval '1 microsecond'
+WHERE t.key = $1::text AND ` + lapsedRow + ` AND pg_try_advisory_xact_lock(` + keyLock(t, "$1::text") + `)`
+	// The transactional claim's read when txClaimSQL wrote nothing: the
+	// key's row, whatever its state, with the letter L for a lapsed lease
+	// claim (which claimResult reads as busy), so that only such a row
+	// costs txTakeoverSQL's statement.
+	d.txReadSQL = `SELECT CASE WHEN done THEN 'D' || coalesce(result, '') WHEN ` + lapsedRow + ` THEN 'L' ELSE 'B' END FROM ` + t + ` AS t
+WHERE key = $1::text`
 	// Lookup's: the claim statement's read of a live row, alone.
 	d.lookupSQL = `SELECT CASE WHEN done THEN 'D' || coalesce(result, '') ELSE 'B' END FROM ` + t + ` AS t
 WHERE key = $1::text AND NOT (` + lapsedRow + `)`
@@ -200,7 +221,8 @@ WHERE key = $1 AND token = $2 AND NOT done`
 
 // Migrate creates the table if it does not exist and brings a table of an
 // earlier version up to date (the result column, the <table>_claim
-// function). Every replica may run it at start-up at once: it runs under
+// function, autovacuum settings that follow Purge, each set only where
+// the table has none, so an operator's ALTER TABLE ... SET is kept). Every replica may run it at start-up at once: it runs under
 // an advisory lock named after the table, and takes no table lock when
 // nothing changes. Details: docs/postgres.md.
 func (d *Deduper) Migrate(ctx context.Context) error {
@@ -234,6 +256,9 @@ WHERE attrelid = to_regclass($1) AND attname = 'result' AND NOT attisdropped)`, 
 	if err := d.migrateClaimFunc(ctx, tx); err != nil {
 		return fmt.Errorf("sqldedup: migrate: claim function: %w", err)
 	}
+	if err := d.migrateVacuum(ctx, tx); err != nil {
+		return fmt.Errorf("sqldedup: migrate: autovacuum settings: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqldedup: migrate: %w", err)
 	}
@@ -253,6 +278,35 @@ func (d *Deduper) migrateClaimFunc(ctx context.Context, tx *sql.Tx) error {
 	}
 	_, err = tx.ExecContext(ctx, `CREATE OR REPLACE FUNCTION `+d.claimFunc+`(claim_key text, claim_token text, lease_us bigint)
 RETURNS boolean LANGUAGE plpgsql VOLATILE AS $claim$`+d.claimFuncBody+`$claim$`)
+	return err
+}
+
+// tableVacuum are the storage parameters Migrate gives the table, so that
+// autovacuum follows the daily Purge: PostgreSQL's default waits for 20 %
+// of the table to be dead, about 80 days of purges at a 400-day retention,
+// where these wait for 0.2 % and 1,000 rows, under a day's purge at any
+// size (docs/operations.md). Both exist since PostgreSQL 8.4.
+var tableVacuum = []string{"autovacuum_vacuum_scale_factor=0.002", "autovacuum_vacuum_threshold=1000"}
+
+// migrateVacuum sets each of tableVacuum the table does not have a value
+// for. An operator's own value (ALTER TABLE ... SET) is kept, whatever it
+// is; nothing is altered, and no lock taken, when every one is set.
+func (d *Deduper) migrateVacuum(ctx context.Context, tx *sql.Tx) error {
+	var have string // the table's reloptions, name=value each
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(array_to_string(reloptions, ' '), '') FROM pg_class WHERE oid = to_regclass($1)`, d.table).Scan(&have); err != nil {
+		return err
+	}
+	var missing []string
+	for _, opt := range tableVacuum {
+		name, _, _ := strings.Cut(opt, "=")
+		if !slices.ContainsFunc(strings.Fields(have), func(o string) bool { return strings.HasPrefix(o, name+"=") }) {
+			missing = append(missing, opt)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `ALTER TABLE `+d.table+` SET (`+strings.Join(missing, ", ")+`)`)
 	return err
 }
 
@@ -361,7 +415,8 @@ func (d *Deduper) onPgx(ctx context.Context, fn func(*pgx.Conn) error) (native b
 
 // claimResult decodes a claim statement's answer: its first letter names
 // the state (A acquired, D done, with the result after it, B busy); an
-// answer it does not know is busy, the safe direction.
+// answer it does not know (L, txReadSQL's lapsed claim, among them) is
+// busy, the safe direction.
 func claimResult(state, token string) paygate.ClaimResult {
 	switch {
 	case strings.HasPrefix(state, "A"):

@@ -136,6 +136,51 @@ RETURNS boolean LANGUAGE plpgsql AS $$ BEGIN RETURN false; END $$`)
 	require.Equal(t, paygate.ClaimAcquired, c.State, "Migrate replaced the stale function")
 }
 
+// reloptions is table's storage parameters, sorted, space-separated.
+func reloptions(t testing.TB, db *sql.DB, table string) string {
+	t.Helper()
+	var opts string
+	require.NoError(t, db.QueryRow(`SELECT coalesce((SELECT string_agg(o, ' ' ORDER BY o) FROM unnest(reloptions) AS o), '') FROM pg_class WHERE oid = to_regclass($1)`, table).Scan(&opts))
+	return opts
+}
+
+// Migrate gives the table autovacuum settings that follow a daily Purge,
+// and keeps any the operator set with ALTER TABLE: each is set only when
+// the table has none, so a later Migrate (every replica's start) never
+// undoes an operator's choice, and takes no lock when all are there.
+func TestMigrateVacuumSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		operator string // run on the migrated table, before Migrate again
+		want     string
+		alters   bool // Migrate must set a missing setting
+	}{
+		{name: "as built", want: "autovacuum_vacuum_scale_factor=0.002 autovacuum_vacuum_threshold=1000"},
+		{name: "an operator's scale factor kept", operator: "SET (autovacuum_vacuum_scale_factor = 0.05)",
+			want: "autovacuum_vacuum_scale_factor=0.05 autovacuum_vacuum_threshold=1000"},
+		{name: "an operator's every setting kept", operator: "SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 50000, fillfactor = 90)",
+			want: "autovacuum_vacuum_scale_factor=0 autovacuum_vacuum_threshold=50000 fillfactor=90"},
+		{name: "one reset is set again", operator: "RESET (autovacuum_vacuum_threshold)",
+			want: "autovacuum_vacuum_scale_factor=0.002 autovacuum_vacuum_threshold=1000", alters: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			d, db := testDeduper(t)
+			if tc.operator != "" {
+				_, err := db.Exec(`ALTER TABLE ` + d.table + ` ` + tc.operator)
+				require.NoError(t, err)
+			}
+			var before string
+			require.NoError(t, db.QueryRow(`SELECT xmin::text FROM pg_class WHERE oid = to_regclass($1)`, d.table).Scan(&before))
+			require.NoError(t, d.Migrate(ctx))
+			require.Equal(t, tc.want, reloptions(t, db, d.table))
+			var after string
+			require.NoError(t, db.QueryRow(`SELECT xmin::text FROM pg_class WHERE oid = to_regclass($1)`, d.table).Scan(&after))
+			require.Equal(t, !tc.alters, before == after, "Migrate altered the table (its pg_class row) only to set a missing setting")
+		})
+	}
+}
+
 // openDB opens dsn with pgx's database/sql driver, closed after the test.
 func openDB(t testing.TB, dsn string) *sql.DB {
 	t.Helper()
@@ -262,6 +307,7 @@ func TestMigrateConcurrent(t *testing.T) {
 		for i, err := range errs {
 			require.NoError(t, err, "round %d, process %d", round, i)
 		}
+		require.Equal(t, "autovacuum_vacuum_scale_factor=0.002 autovacuum_vacuum_threshold=1000", reloptions(t, dbs[0], table))
 		d, err := New(dbs[round%fleet], WithTable(table))
 		require.NoError(t, err)
 		c, err := d.Claim(ctx, "k", time.Minute)
