@@ -142,3 +142,60 @@ func FuzzSendRefusal(f *testing.F) {
 		require.Equal(t, calls, report.Attempts())
 	})
 }
+
+// A refusal's body is kept cut at maxErrorBody bytes (APIError.Body), and
+// a cut JSON body is read as text: its last word may be the start of an
+// orderno (INV-1 of INV-10), which must never name the orderno it
+// happens to spell as stored.
+func TestReadRefusalCutBodyNamesNoCutWord(t *testing.T) {
+	nos := []string{"INV-1", "INV-10", "INV-2"}
+	tests := []struct {
+		name   string
+		tail   string // after the padding, cut at maxErrorBody
+		stored []int
+	}{
+		{name: "cut inside a listed orderno", tail: `","duplicates":["INV-2","INV-10"]}`, stored: []int{2}},
+		{name: "cut inside a pointer's value", tail: `","errors":[{"pointer":"/transactions/2/orderno","rule":"must be unique","value":"INV-2"},{"pointer":"/transactions/1/orderno","rule":"must be unique","value":"INV-10"}]}`, stored: []int{2}},
+		{name: "cut after a whole word and its quote", tail: `","duplicates":["INV-2","INV-1"]}`, stored: []int{0, 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			head := `{"status":"ERROR","message":"orderno already stored","note":"`
+			cut := strings.Index(tt.tail, `INV-1`) + len(`INV-1`) // the body is cut right after INV-1
+			if !strings.Contains(tt.tail, `INV-10`) {
+				cut++ // ...and its closing quote
+			}
+			pad := strings.Repeat("x", maxErrorBody-len(head)-cut)
+			body := []byte(head + pad + tt.tail)
+			require.Greater(t, len(body), maxErrorBody)
+			r := readRefusal(body[:maxErrorBody], nos)
+			require.True(t, r.duplicate)
+			require.ElementsMatch(t, tt.stored, r.stored)
+		})
+	}
+}
+
+// Resend, answered 409 with a long list cut inside INV-10: INV-1, never
+// named by the service, is sent again, never reported already stored.
+func TestResendCutRefusalNeverStoresAPrefix(t *testing.T) {
+	s, mt, _ := newTestSender(t, WithRetry(RetryPolicy{MaxAttempts: 1}))
+	txs := validTxs(2)
+	txs[0].OrderNo, txs[1].OrderNo = "INV-1", "INV-10"
+	head := `{"status":"ERROR","message":"orderno already stored","note":"`
+	tail := `","duplicates":["INV-10"]}`
+	body := head + strings.Repeat("x", maxErrorBody-len(head)-len(`","duplicates":["INV-1`)) + tail
+	var posted [][]string
+	mt.RegisterResponder(http.MethodPost, testWebhookURL, func(req *http.Request) (*http.Response, error) {
+		posted = append(posted, decodeBody(t, req))
+		if len(posted) == 1 {
+			return httpmock.NewStringResponse(http.StatusConflict, body), nil
+		}
+		return httpmock.NewStringResponse(http.StatusOK, `{"status":"OK"}`), nil
+	})
+	report, err := s.Resend(context.Background(), txs)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"INV-1", "INV-10"}, report.Accepted)
+	out := report.Outcomes()
+	require.False(t, out[0].AlreadyStored, "INV-1 was never named stored")
+	require.Contains(t, posted[1:], []string{"INV-1"}, "INV-1 sent again on its own")
+}
