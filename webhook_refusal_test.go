@@ -199,3 +199,64 @@ func TestResendCutRefusalNeverStoresAPrefix(t *testing.T) {
 	require.False(t, out[0].AlreadyStored, "INV-1 was never named stored")
 	require.Contains(t, posted[1:], []string{"INV-1"}, "INV-1 sent again on its own")
 }
+
+// Transactions that may be stored already (Resend, or a request whose
+// earlier attempt's outcome was unknown) and that a stopped send never
+// sent again stay unconfirmed, never "not sent": a 401 or a redirect
+// stopping a Resend before its later requests, and the end of the context
+// while a refused request is being split.
+func TestStoppedSendKeepsSentBeforeUnconfirmed(t *testing.T) {
+	type answer func(cancel context.CancelFunc) (*http.Response, error)
+	status := func(code int, body string) answer {
+		return func(context.CancelFunc) (*http.Response, error) {
+			resp := httpmock.NewStringResponse(code, body)
+			if code/100 == 3 {
+				resp.Header.Set("Location", "https://elsewhere.example/")
+			}
+			return resp, nil
+		}
+	}
+	cancelled := func(cancel context.CancelFunc) (*http.Response, error) {
+		cancel() // the caller gives up while this request is on its way
+		return nil, context.Canceled
+	}
+	unnamed := status(http.StatusBadRequest, `{"status":"ERROR","message":"batch refused"}`)
+	tests := []struct {
+		name    string
+		resend  bool
+		batch   int
+		answers []answer // in order; the last repeats
+		stopped string   // what the requests not made say stopped the send
+	}{
+		{name: "Resend stopped by a 401", resend: true, batch: 1, answers: []answer{status(http.StatusUnauthorized, "no")}, stopped: "HTTP 401"},
+		{name: "Resend stopped by a redirect", resend: true, batch: 1, answers: []answer{status(http.StatusFound, "")}, stopped: "HTTP 302"},
+		{name: "Resend cancelled during a split", resend: true, batch: 3, answers: []answer{unnamed, cancelled}, stopped: "context canceled"},
+		{name: "Send after a 5xx, cancelled during a split", batch: 3, answers: []answer{status(http.StatusInternalServerError, "oops"), unnamed, cancelled}, stopped: "context canceled"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, mt, _ := newTestSender(t, WithBatchSize(tt.batch))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			calls := 0
+			mt.RegisterResponder(http.MethodPost, testWebhookURL, func(*http.Request) (*http.Response, error) {
+				a := tt.answers[min(calls, len(tt.answers)-1)]
+				calls++
+				return a(cancel)
+			})
+			send := s.Send
+			if tt.resend {
+				send = s.Resend
+			}
+			report, err := send(ctx, validTxs(3))
+			require.Error(t, err)
+			require.Empty(t, report.NotSent, "sent before: they may be stored")
+			require.Len(t, report.Unconfirmed, 3)
+			last := report.Requests[len(report.Requests)-1]
+			require.Zero(t, last.Attempts, "a request the stopped send never made")
+			require.Equal(t, zakat.SendUnconfirmed, last.Status)
+			require.ErrorContains(t, last.Err, "sent before with an unknown outcome, and the send stopped before they were sent again")
+			require.ErrorContains(t, last.Err, tt.stopped)
+		})
+	}
+}
