@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/jarcoal/httpmock"
@@ -36,6 +37,8 @@ func TestReadRefusal(t *testing.T) {
 			bad: map[int][]zakat.FieldError{0: {{Field: "data/zakat_rate", Rule: "not a rate"}}}},
 		{name: "rule with a line break", body: `{"errors":[{"pointer":"/transactions/0/name","rule":"bad\nname"}]}`,
 			bad: map[int][]zakat.FieldError{0: {{Field: "name", Rule: "bad name"}}}},
+		{name: "rule and value with control characters", body: `{"errors":[{"pointer":"/transactions/1/name","rule":"bad\u001b[2J\tname\u2028\u0085end","value":"a\u0000b\u2029c"}]}`,
+			bad: map[int][]zakat.FieldError{1: {{Field: "name", Rule: "bad [2J name  end", Value: "a b c"}}}},
 		{name: "pointer past the request", body: `{"errors":[{"pointer":"/transactions/3/amount","rule":"x"}]}`},
 		{name: "negative pointer", body: `{"errors":[{"pointer":"/transactions/-1/amount","rule":"x"}]}`},
 		{name: "padded index", body: `{"errors":[{"pointer":"/transactions/01/amount","rule":"x"}]}`},
@@ -71,6 +74,7 @@ func FuzzReadRefusal(f *testing.F) {
 		`{"errors":[{"pointer":"/transactions/0/orderno","rule":"must be unique"}]}`,
 		"orderno already stored: A, B", `{"errors":[{"pointer":"/transactions/9999999999999999999/x"}]}`,
 		"\xff\xfe orderno duplicate \u2028",
+		`{"errors":[{"pointer":"/transactions/0/amount\u001b","rule":"r\t\u0085\u2029","value":"v\u0007"}]}`,
 	} {
 		f.Add([]byte(seed), 3)
 	}
@@ -94,7 +98,7 @@ func FuzzReadRefusal(f *testing.F) {
 				for _, s := range []string{p.Field, p.Rule, p.Value} {
 					require.True(t, utf8.ValidString(s))
 					require.LessOrEqual(t, len(s), maxRefusalText)
-					require.False(t, strings.ContainsAny(s, "\r\n\u2028\u2029"), "%q", s)
+					require.False(t, strings.ContainsFunc(s, unicode.IsControl) || strings.ContainsAny(s, "\u2028\u2029"), "%q", s)
 				}
 			}
 		}
