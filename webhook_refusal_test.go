@@ -2,8 +2,11 @@ package paygate
 
 import (
 	"context"
+	"crypto/tls"
+	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"unicode"
 	"unicode/utf8"
@@ -261,6 +264,32 @@ func TestStoppedSendKeepsSentBeforeUnconfirmed(t *testing.T) {
 			require.Equal(t, zakat.SendUnconfirmed, last.Status)
 			require.ErrorContains(t, last.Err, "sent before with an unknown outcome, and the send stopped before they were sent again")
 			require.ErrorContains(t, last.Err, tt.stopped)
+		})
+	}
+}
+
+// A Resend that never reaches the service (the dial fails, or the TLS
+// handshake) proves nothing of the earlier send: its transactions stay
+// unconfirmed, never "not sent", which would say no byte of them ever
+// reached the service.
+func TestResendNotReachingTheServiceStaysUnconfirmed(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+	}{
+		{name: "dial refused", err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}},
+		{name: "TLS handshake refused", err: tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, mt, _ := newTestSender(t, WithBatchSize(2), WithRetry(RetryPolicy{MaxAttempts: 1}))
+			mt.RegisterResponder(http.MethodPost, testWebhookURL, httpmock.NewErrorResponder(tt.err))
+			report, err := s.Resend(context.Background(), validTxs(3))
+			require.Error(t, err)
+			require.Empty(t, report.NotSent)
+			require.Len(t, report.Unconfirmed, 3)
+			require.ErrorContains(t, report.Requests[0].Err, "unconfirmed: ")
+			require.ErrorContains(t, report.Requests[0].Err, "may have stored them, and this one was not sent")
 		})
 	}
 }
