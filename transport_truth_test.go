@@ -19,16 +19,18 @@ import (
 	"github.com/paygate-go/paygate/zakat"
 )
 
-// writeRaw answers a request with raw bytes past its connection's TLS
-// layer (or straight on a plain one) and closes it: an answer that is not
-// HTTP, or not TLS, after the handshake completed.
-func writeRaw(t *testing.T, w http.ResponseWriter, raw string) {
+// writeRaw answers a request with head through its connection (TLS or
+// plain), then raw bytes past its TLS layer (or straight on a plain one),
+// and closes it: an answer that is not HTTP, or not TLS, after the
+// handshake completed, or once the answer's head was read.
+func writeRaw(t *testing.T, w http.ResponseWriter, head, raw string) {
 	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		t.Errorf("hijack: %v", err)
 		return
 	}
 	defer conn.Close()
+	_, _ = conn.Write([]byte(head))
 	if tc, ok := conn.(*tls.Conn); ok {
 		_, _ = tc.NetConn().Write([]byte(raw))
 		return
@@ -42,11 +44,13 @@ func writeRaw(t *testing.T, w http.ResponseWriter, raw string) {
 var afterConnectFaults = []struct {
 	name string
 	tls  bool
+	head string // written through TLS before raw, if any
 	raw  string
 }{
 	{name: "TLS, then plain text", tls: true, raw: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"},
 	{name: "TLS, then garbage", tls: true, raw: "\x00\x01\x02\xff garbage \xfe"},
 	{name: "plain http, then garbage", tls: false, raw: "\x00\x01\x02\xff garbage \xfe"},
+	{name: "TLS, an answer's head, then garbage", tls: true, head: "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"status\"", raw: "\x00\x01\x02\xff garbage \xfe"},
 }
 
 func TestSendAfterHandshakeIsUnconfirmed(t *testing.T) {
@@ -56,7 +60,7 @@ func TestSendAfterHandshakeIsUnconfirmed(t *testing.T) {
 			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				_, _ = io.Copy(io.Discard, r.Body) // stored, say
 				if calls.Add(1) == 1 {
-					writeRaw(t, w, tc.raw)
+					writeRaw(t, w, tc.head, tc.raw)
 					return
 				}
 				_, _ = w.Write([]byte(`{"status":"OK"}`))
@@ -107,7 +111,7 @@ func TestCreateOrderAfterHandshakeLooksUp(t *testing.T) {
 				}
 				rec := httptest.NewRecorder() // the gateway stores the order...
 				proxy.ServeHTTP(rec, r)
-				writeRaw(t, w, tc.raw) // ...and its answer is not what the client reads
+				writeRaw(t, w, tc.head, tc.raw) // ...and its answer is not what the client reads
 			}))
 			if tc.tls {
 				front.StartTLS()

@@ -38,12 +38,13 @@ const maxRefusalText = 200
 //     it stored; any other names it bad;
 //   - a JSON "message", "error", "detail" or "title", or a body that is not
 //     JSON, naming orderno and uniqueness: a duplicate refusal, naming the
-//     request's ordernos that appear in it as words.
+//     request's ordernos that appear in it as words, but the last word of a
+//     body that may have been cut (maxErrorBody bytes, APIError.Body).
 func readRefusal(body []byte, ordernos []string) refusal {
 	var r refusal
 	var doc map[string]json.RawMessage
 	if json.Unmarshal(body, &doc) != nil {
-		r.readText(string(body), ordernos)
+		r.readText(wholeWords(body), ordernos)
 		return r
 	}
 	var listed []string
@@ -159,10 +160,23 @@ func isUniqueness(rule string) bool {
 
 // words splits text at white space, commas, semicolons, quotes and
 // brackets: the ordernos a plain answer may list.
-func words(text string) []string {
-	return strings.FieldsFunc(text, func(c rune) bool {
-		return unicode.IsSpace(c) || strings.ContainsRune(",;:\"'`[](){}<>", c)
-	})
+func words(text string) []string { return strings.FieldsFunc(text, wordBreak) }
+
+// wordBreak reports whether c separates the words of a refusal's text.
+func wordBreak(c rune) bool {
+	return unicode.IsSpace(c) || strings.ContainsRune(",;:\"'`[](){}<>", c)
+}
+
+// wholeWords is body as text, without its last word when body may have
+// been cut (APIError.Body keeps maxErrorBody bytes): a cut orderno may
+// spell another of the request (INV-1 of INV-10), which the service never
+// named. A cut JSON body does not parse and is read so.
+func wholeWords(body []byte) string {
+	text := string(body)
+	if len(body) < maxErrorBody {
+		return text
+	}
+	return text[:max(0, strings.LastIndexFunc(text, wordBreak))]
 }
 
 // oneLine is s from a refusal made safe to quote: valid UTF-8, control

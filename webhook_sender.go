@@ -343,7 +343,7 @@ func (r *sendRun) judge(ctx context.Context, rr *zakat.RequestReport, p batchPar
 	status, why := classify(ctx, err)
 	sentBefore := p.sentBefore || earlierUnknown(err)
 	if status == zakat.SendNotSent && p.sentBefore {
-		status, why = zakat.SendUnconfirmed, "an earlier request of this send carrying them may have stored them, and this one was not sent ("+why+")"
+		status, why = zakat.SendUnconfirmed, "sent before with an unknown outcome (an earlier send, or an earlier request of this one), which may have stored them, and this one was not sent ("+why+")"
 	}
 	var apiErr *APIError
 	refused := ctx.Err() == nil && errors.As(err, &apiErr) && (apiErr.StatusCode == http.StatusBadRequest ||
