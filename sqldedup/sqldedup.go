@@ -41,6 +41,9 @@ type Deduper struct {
 	claimFunc, claimFuncBody string
 
 	claimSQL, claimCTESQL, lookupSQL, renewSQL, completeSQL, releaseSQL, purgeSQL string
+	// expiryIndex is the name of the index on expires_at that Purge walks
+	// (the table's own name and "_purge", in the table's schema).
+	expiryIndex string
 	// FulfilTx's claim, the first statement of its transaction
 	// (fulfil_tx.go).
 	txClaimSQL string
@@ -194,7 +197,15 @@ WHERE key = $1 AND token = $2 AND NOT done`
 	d.completeSQL = `UPDATE ` + t + ` SET done = true, token = NULL, result = $3, expires_at = now() + $4::bigint * interval '1 microsecond'
 WHERE key = $1 AND token = $2 AND NOT done`
 	d.releaseSQL = `DELETE FROM ` + t + ` WHERE key = $1 AND token = $2 AND NOT done`
-	d.purgeSQL = `DELETE FROM ` + t + ` WHERE expires_at <= now()`
+	// One batch of Purge: at most $1 expired rows, the oldest first, found
+	// on the expiry index and deleted by their ctid. The outer expiry
+	// condition is checked again on the row itself, so a lapsed claim a
+	// concurrent claim took over meanwhile (its expires_at moved on) is left
+	// alone.
+	d.purgeSQL = `DELETE FROM ` + t + ` AS t
+WHERE t.ctid = ANY(ARRAY(SELECT ctid FROM ` + t + ` WHERE expires_at <= now() ORDER BY expires_at LIMIT $1::int))
+AND t.expires_at <= now()`
+	d.expiryIndex = t + "_purge"
 	return d, nil
 }
 
@@ -236,6 +247,9 @@ WHERE attrelid = to_regclass($1) AND attname = 'result' AND NOT attisdropped)`, 
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqldedup: migrate: %w", err)
+	}
+	if err := d.migrateExpiryIndex(ctx); err != nil {
+		return fmt.Errorf("sqldedup: migrate: expiry index: %w", err)
 	}
 	return nil
 }
@@ -395,18 +409,34 @@ func (d *Deduper) Release(ctx context.Context, key, token string) error {
 	return d.exactlyOne(ctx, "release", d.releaseSQL, key, token)
 }
 
+// purgeBatch is how many rows one statement of Purge deletes at most.
+const purgeBatch = 2000
+
 // Purge deletes lapsed claims and completed keys older than the retention,
 // and returns how many rows it deleted. It never deletes a live claim or a
 // key completed within the retention, so correctness never depends on it;
-// run it about once a day to keep the table small. Keep the retention far
-// beyond paygate.CallbackHandler.MaxTxnAge and the oldest order you reconcile
+// run it about once a day to keep the table small. It walks the expiry
+// index Migrate creates, in short statements of at most 2,000 rows each,
+// so its cost follows the rows it deletes, not the table's size, and
+// claims keep their rate meanwhile. Keep the retention far beyond
+// paygate.CallbackHandler.MaxTxnAge and the oldest order you reconcile
 // (docs/postgres.md).
 func (d *Deduper) Purge(ctx context.Context) (int64, error) {
-	res, err := d.db.ExecContext(ctx, d.purgeSQL)
-	if err != nil {
-		return 0, fmt.Errorf("sqldedup: purge: %w", err)
+	var total int64
+	for {
+		res, err := d.db.ExecContext(ctx, d.purgeSQL, purgeBatch)
+		if err != nil {
+			return total, fmt.Errorf("sqldedup: purge: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return total, fmt.Errorf("sqldedup: purge: %w", err)
+		}
+		total += n
+		if n < purgeBatch {
+			return total, nil
+		}
 	}
-	return res.RowsAffected()
 }
 
 // exactlyOne runs a statement that must touch one row, else the claim is lost.
