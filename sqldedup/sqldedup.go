@@ -295,17 +295,24 @@ func tableHash(name string) int64 {
 func (d *Deduper) CompletedRetention() time.Duration { return d.retention }
 
 // Claim implements paygate.Deduper in one statement (two on a table
-// Migrate has not given its claim function).
+// Migrate has not given its claim function). A claim that fails once its
+// statement may have reached the server (its answer lost, or it lands
+// after ctx ended) is fenced in the background: released under its token
+// as soon as the store answers and the connection that sent it is gone
+// (fence.go), so the event's next delivery is not held off for a lease.
 func (d *Deduper) Claim(ctx context.Context, key string, lease time.Duration) (paygate.ClaimResult, error) {
 	token := newToken()
-	state, err := d.claimState(ctx, d.claimSQL, key, token, lease.Microseconds())
+	state, sent, err := d.claimState(ctx, d.claimSQL, key, token, lease.Microseconds())
 	if isUndefinedFunction(err) {
-		state, err = d.claimState(ctx, d.claimCTESQL, key, token, lease.Microseconds())
+		state, sent, err = d.claimState(ctx, d.claimCTESQL, key, token, lease.Microseconds())
 	}
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return paygate.ClaimResult{State: paygate.ClaimBusy}, nil
 	case err != nil:
+		if sent.maybe && !answered(err) {
+			go d.fence(key, token, sent.pid, lease)
+		}
 		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: claim: %w", err)
 	}
 	return claimResult(state, token), nil
@@ -334,15 +341,26 @@ func (d *Deduper) Lookup(ctx context.Context, key string) (paygate.ClaimResult, 
 // (github.com/jackc/pgx/v5/stdlib) offers: its native connection.
 type pgxConn interface{ Conn() *pgx.Conn }
 
+// claimSent says whether a claim statement may have reached the server
+// (maybe), and on which backend (pid, its process id; 0 when the driver
+// does not say).
+type claimSent struct {
+	maybe bool
+	pid   uint32
+}
+
 // claimState runs a claim statement and returns its answer: on pgx's
 // native connection when d's *sql.DB is pgx's, else through database/sql.
-func (d *Deduper) claimState(ctx context.Context, query string, args ...any) (string, error) {
-	var state string
-	native, err := d.onPgx(ctx, func(c *pgx.Conn) error { return c.QueryRow(ctx, query, args...).Scan(&state) })
+func (d *Deduper) claimState(ctx context.Context, query string, args ...any) (state string, sent claimSent, err error) {
+	native, err := d.onPgx(ctx, func(c *pgx.Conn) error {
+		sent = claimSent{maybe: true, pid: c.PgConn().PID()}
+		return c.QueryRow(ctx, query, args...).Scan(&state)
+	})
 	if !native && err == nil {
+		sent = claimSent{maybe: true}
 		err = d.db.QueryRowContext(ctx, query, args...).Scan(&state)
 	}
-	return state, err
+	return state, sent, err
 }
 
 // onPgx runs fn on a native pgx connection: one of d's pool (NewPgx), or
@@ -392,6 +410,13 @@ func claimResult(state, token string) paygate.ClaimResult {
 func isUndefinedFunction(err error) bool {
 	var pg interface{ SQLState() string }
 	return errors.As(err, &pg) && pg.SQLState() == "42883"
+}
+
+// answered reports whether err is PostgreSQL's own answer (an error with a
+// SQLSTATE): the statement ran and failed, so nothing of it was committed.
+func answered(err error) bool {
+	var pg interface{ SQLState() string }
+	return errors.As(err, &pg)
 }
 
 // Renew implements paygate.Deduper.
