@@ -41,21 +41,8 @@ func (d *Deduper) migrateExpiryIndex(ctx context.Context) (err error) {
 		return err
 	}
 	lock := tableHash("paygate/sqldedup.expiry " + d.table)
-	for {
-		var got bool
-		if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1)`, lock).Scan(&got); err != nil {
-			return err
-		}
-		if got {
-			break
-		}
-		t := time.NewTimer(expiryIndexPoll)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
+	if err := lockByPolling(ctx, conn, lock); err != nil {
+		return err
 	}
 	defer func() {
 		// A lock not given back would stay with the pooled connection:
@@ -67,13 +54,38 @@ func (d *Deduper) migrateExpiryIndex(ctx context.Context) (err error) {
 			}
 		}
 	}()
+	return d.buildExpiryIndex(ctx, conn)
+}
+
+// lockByPolling takes the session advisory lock on conn, trying it every
+// expiryIndexPoll until ctx ends.
+func lockByPolling(ctx context.Context, conn *sql.Conn, lock int64) error {
+	for {
+		var got bool
+		if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1)`, lock).Scan(&got); err != nil || got {
+			return err
+		}
+		t := time.NewTimer(expiryIndexPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// buildExpiryIndex builds the expiry index on conn, holding the lock,
+// unless another replica built it meanwhile; an invalid one, left by a
+// build that died midway, is dropped first.
+func (d *Deduper) buildExpiryIndex(ctx context.Context, conn *sql.Conn) error {
 	exists, valid, err := d.expiryIndexState(ctx, conn)
 	switch {
 	case err != nil:
 		return err
 	case exists && valid: // another replica built it meanwhile
 		return nil
-	case exists: // a build that died midway
+	case exists:
 		if _, err := conn.ExecContext(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+d.expiryIndex); err != nil {
 			return err
 		}

@@ -442,13 +442,15 @@ const purgeBatch = 10000
 // key completed within the retention, so correctness never depends on it;
 // run it about once a day to keep the table small. It walks the expiry
 // index Migrate creates, in short statements of at most 10,000 rows each
-// (about 20 ms), so its cost follows the rows it deletes, not the table's
-// size, and claims keep their rate meanwhile. Keep the retention far beyond
+// (about 20 ms), each followed by a pause half as long, so its cost
+// follows the rows it deletes, not the table's size, and claims keep their
+// rate meanwhile. Keep the retention far beyond
 // paygate.CallbackHandler.MaxTxnAge and the oldest order you reconcile
 // (docs/postgres.md).
 func (d *Deduper) Purge(ctx context.Context) (int64, error) {
 	var total int64
 	for {
+		batchStart := time.Now()
 		res, err := d.db.ExecContext(ctx, d.purgeSQL, purgeBatch)
 		if err != nil {
 			return total, fmt.Errorf("sqldedup: purge: %w", err)
@@ -461,6 +463,21 @@ func (d *Deduper) Purge(ctx context.Context) (int64, error) {
 		if n < purgeBatch {
 			return total, nil
 		}
+		if err := pause(ctx, time.Since(batchStart)/2); err != nil {
+			return total, fmt.Errorf("sqldedup: purge: %w", err)
+		}
+	}
+}
+
+// pause waits for d, or returns ctx's error once ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 
