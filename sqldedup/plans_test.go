@@ -50,26 +50,31 @@ FROM generate_series(1, $1::int) AS i`, max(rows/400, 1))
 	for _, q := range []struct {
 		name, sql string
 		args      []any
+		settings  string // for the statement's transaction
 	}{
-		{"Claim, a duplicate (the lease path's claim)", d.claimSQL, []any{done, "t", lease}},
-		{"Claim, a new event (the lease path's claim)", d.claimSQL, []any{absent, "t", lease}},
+		{"Claim, a duplicate (the lease path's claim)", d.claimSQL, []any{done, "t", lease}, ""},
+		{"Claim, a new event (the lease path's claim)", d.claimSQL, []any{absent, "t", lease}, ""},
 		{"the claim function's INSERT", `INSERT INTO ` + d.table + ` AS t (key, token, done, result, expires_at)
 VALUES ($1::text, $2::text, false, NULL, now() + $3::bigint * interval '1 microsecond')
 ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, done = false, result = NULL, expires_at = EXCLUDED.expires_at
-WHERE ` + lapsedRow, []any{absent, "t", lease}},
-		{"Claim without the claim function", d.claimCTESQL, []any{absent, "t", lease}},
-		{"FulfilTx's and FulfilPgx's claim", d.txClaimSQL, []any{absent, "GW", retention}},
-		{"Lookup, and FulfilTx's read of a duplicate", d.lookupSQL, []any{done}},
-		{"Renew", d.renewSQL, []any{live, "tok", lease}},
-		{"Complete (and HookTx's fenced completion)", d.completeSQL, []any{live, "tok", "GW", retention}},
-		{"Release (and the fence's delete)", d.releaseSQL, []any{live, "tok"}},
-		{"HookTx's read after a completion that touched nothing", `SELECT 1 FROM ` + d.table + ` WHERE key = $1`, []any{live}},
-		{"Purge, one batch", d.purgeSQL, []any{purgeBatch}},
+WHERE ` + lapsedRow, []any{absent, "t", lease}, ""},
+		{"Claim without the claim function", d.claimCTESQL, []any{absent, "t", lease}, ""},
+		{"FulfilTx's and FulfilPgx's claim", d.txClaimSQL, []any{absent, "GW", retention}, ""},
+		{"Lookup, and FulfilTx's read of a duplicate", d.lookupSQL, []any{done}, ""},
+		{"Renew", d.renewSQL, []any{live, "tok", lease}, ""},
+		{"Complete (and HookTx's fenced completion)", d.completeSQL, []any{live, "tok", "GW", retention}, ""},
+		{"Release (and the fence's delete)", d.releaseSQL, []any{live, "tok"}, ""},
+		{"HookTx's read after a completion that touched nothing", `SELECT 1 FROM ` + d.table + ` WHERE key = $1`, []any{live}, ""},
+		{"Purge, one batch", d.purgeSQL, []any{purgeBatch}, purgeSettings},
 	} {
 		t.Run(q.name, func(t *testing.T) {
 			tx, err := db.BeginTx(ctx, nil)
 			require.NoError(t, err)
 			defer func() { _ = tx.Rollback() }()
+			if q.settings != "" {
+				_, err := tx.ExecContext(ctx, q.settings)
+				require.NoError(t, err)
+			}
 			plan, err := tx.QueryContext(ctx, `EXPLAIN (ANALYZE, BUFFERS) `+q.sql, q.args...)
 			require.NoError(t, err)
 			defer plan.Close()

@@ -211,9 +211,10 @@ AND t.expires_at <= now()`
 
 // Migrate creates the table if it does not exist and brings a table of an
 // earlier version up to date (the result column, the <table>_claim
-// function). Every replica may run it at start-up at once: it runs under
-// an advisory lock named after the table, and takes no table lock when
-// nothing changes. Details: docs/postgres.md.
+// function, the <table>_purge index on the expiry that Purge walks, built
+// concurrently while claims go on). Every replica may run it at start-up
+// at once: it runs under advisory locks named after the table, and takes
+// no table lock when nothing changes. Details: docs/postgres.md.
 func (d *Deduper) Migrate(ctx context.Context) error {
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -451,11 +452,7 @@ func (d *Deduper) Purge(ctx context.Context) (int64, error) {
 	var total int64
 	for {
 		batchStart := time.Now()
-		res, err := d.db.ExecContext(ctx, d.purgeSQL, purgeBatch)
-		if err != nil {
-			return total, fmt.Errorf("sqldedup: purge: %w", err)
-		}
-		n, err := res.RowsAffected()
+		n, err := d.purgeOnce(ctx)
 		if err != nil {
 			return total, fmt.Errorf("sqldedup: purge: %w", err)
 		}
@@ -467,6 +464,37 @@ func (d *Deduper) Purge(ctx context.Context) (int64, error) {
 			return total, fmt.Errorf("sqldedup: purge: %w", err)
 		}
 	}
+}
+
+// purgeSettings are what a batch of Purge sets for its transaction: no
+// bitmap scan, so that the batch walks the expiry index in order with a
+// plain index scan, which marks the entries of rows an earlier batch
+// deleted as dead as it passes them. A bitmap scan, which the planner
+// picks when it expects a few thousand rows, never does: until vacuum
+// runs, each batch would read every row the purges before it deleted
+// (measured: a day's purge of a 10 k table 3-6 s after ten such purges).
+const purgeSettings = `SET LOCAL enable_bitmapscan = off`
+
+// purgeOnce deletes one batch, in a transaction of its own, and returns
+// how many rows it deleted.
+func (d *Deduper) purgeOnce(ctx context.Context) (int64, error) {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = tx.Rollback() }() // a no-op once committed
+	if _, err := tx.ExecContext(ctx, purgeSettings); err != nil {
+		return 0, err
+	}
+	res, err := tx.ExecContext(ctx, d.purgeSQL, purgeBatch)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	return n, tx.Commit()
 }
 
 // pause waits for d, or returns ctx's error once ctx ends.
