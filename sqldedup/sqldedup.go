@@ -198,13 +198,17 @@ WHERE key = $1 AND token = $2 AND NOT done`
 WHERE key = $1 AND token = $2 AND NOT done`
 	d.releaseSQL = `DELETE FROM ` + t + ` WHERE key = $1 AND token = $2 AND NOT done`
 	// One batch of Purge: at most $1 expired rows, the oldest first, found
-	// on the expiry index and deleted by their ctid. The outer expiry
-	// condition is checked again on the row itself, so a lapsed claim a
+	// on the expiry index and deleted by their ctid (a Tid Scan). The
+	// expiry is checked again on the row itself, so a lapsed claim a
 	// concurrent claim took over meanwhile (its expires_at moved on) is left
-	// alone.
+	// alone; written with IS TRUE so that the planner cannot use it as an
+	// index condition: with statistics from before the rows expired, it
+	// chose the expiry index for the outer scan too, filtering every
+	// expired row by the array of ctids (1.3 s for a batch of 10,000 rows
+	// of 25,000, where the Tid Scan takes 8 ms).
 	d.purgeSQL = `DELETE FROM ` + t + ` AS t
 WHERE t.ctid = ANY(ARRAY(SELECT ctid FROM ` + t + ` WHERE expires_at <= now() ORDER BY expires_at LIMIT $1::int))
-AND t.expires_at <= now()`
+AND (t.expires_at <= now()) IS TRUE`
 	d.expiryIndex = t + "_purge"
 	return d, nil
 }
