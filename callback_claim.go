@@ -117,8 +117,8 @@ func (c *claim) complete(ctx context.Context) error {
 // release that fails (the store unreachable, its answer lost) is retried
 // in the background, from releaseRetryFirst doubling to releaseRetryMax,
 // until it succeeds, the claim is found lost, or the lease lapses by
-// itself: an outage then holds its in-flight events about as long as it
-// lasts, not a whole lease.
+// itself: an outage then holds its in-flight events at most
+// releaseRetryMax longer than it lasts, not a whole lease.
 func (c *claim) release(ctx context.Context) {
 	err := c.tryRelease(ctx)
 	if err == nil {
@@ -132,7 +132,7 @@ func (c *claim) release(ctx context.Context) {
 // The waits between the retries of a failed release.
 const (
 	releaseRetryFirst = 100 * time.Millisecond
-	releaseRetryMax   = 2 * time.Second
+	releaseRetryMax   = 500 * time.Millisecond
 )
 
 // tryRelease releases the claim once; nil when it is done with: released,

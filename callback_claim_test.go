@@ -177,7 +177,7 @@ func inBubble(f func(t *testing.T)) func(t *testing.T) {
 // machine's load): a claim is renewed every lease/3, 3 ms at least, counted
 // from the last renewal's answer; a failed renewal is retried lease/30
 // later, 1 ms at least; a failed release is retried from 100 ms doubling
-// to 2 s while its lease lasts.
+// to 500 ms while its lease lasts.
 func TestCallbackLeaseScheduleOnTheClock(t *testing.T) {
 	key := mustKey(t, testKeyUUID)
 	down := errors.New("store down")
@@ -225,7 +225,7 @@ func TestCallbackLeaseScheduleOnTheClock(t *testing.T) {
 				}
 				return out
 			}
-			require.Equal(t, ms(0, 100, 300, 700, 1500, 3100, 5100, 7100, 9100), d.releases)
+			require.Equal(t, ms(0, 100, 300, 700, 1200, 1700, 2200, 2700, 3200, 3700, 4200, 4700, 5200, 5700, 6200, 6700, 7200, 7700, 8200, 8700, 9200, 9700), d.releases)
 		})
 	})
 }
@@ -541,5 +541,53 @@ func TestStoreCallContextsEndWithTheirCall(t *testing.T) {
 	require.GreaterOrEqual(t, len(d.ctxs), 6)
 	for i, ctx := range d.ctxs {
 		require.ErrorIs(t, ctx.Err(), context.Canceled, "call %d's context still open", i)
+	}
+}
+
+// flakyComplete is a MemoryDeduper whose first completion fails without
+// landing, as a store does while unreachable.
+type flakyComplete struct {
+	MemoryDeduper
+	mu        sync.Mutex
+	completes int
+}
+
+func (d *flakyComplete) Complete(ctx context.Context, key, token, result string) error {
+	d.mu.Lock()
+	d.completes++
+	fail := d.completes == 1
+	d.mu.Unlock()
+	if fail {
+		return errors.New("store unreachable")
+	}
+	return d.MemoryDeduper.Complete(ctx, key, token, result)
+}
+
+// A completion that fails after the hook ran (the store unreachable) gives
+// the claim back: the event's next delivery runs at once (the lease path's
+// at-least-once), where the claim held it off for a whole lease (here a
+// minute) before. For a success and for a status event, whose order's
+// success then follows at once too.
+func TestFailedCompleteGivesTheClaimBack(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	for _, status := range []Status{StatusSuccess, StatusPending, StatusFailed} {
+		t.Run(string(status), func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
+				var runs atomic.Int32
+				hook := func(context.Context, *Callback) error { runs.Add(1); return nil }
+				h := &CallbackHandler{Keys: []Key{key}, Deduper: &flakyComplete{}, Lease: time.Minute, Logger: slog.New(slog.DiscardHandler),
+					Fulfil: FulfilFunc(hook), OnStatus: hook}
+				deliver := func(s Status) int {
+					return serve(h, signedRequest(t, key, callbackFields("INV-F", "GWF", s, map[Status]string{StatusSuccess: "00"}[s]))).Code
+				}
+				require.Equal(t, http.StatusInternalServerError, deliver(status), "the completion failed")
+				synctest.Wait()
+				require.Equal(t, http.StatusOK, deliver(status), "the next delivery is handled at once")
+				require.EqualValues(t, 2, runs.Load(), "the hook ran again: the lease path's at-least-once")
+				if status != StatusSuccess {
+					require.Equal(t, http.StatusOK, deliver(StatusSuccess), "the order's success is fulfilled at once")
+				}
+			})
+		})
 	}
 }

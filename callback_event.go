@@ -324,7 +324,14 @@ func (e event) once(ctx context.Context, a action) (how onceOutcome, recorded st
 		// The hook ran but its completion is not recorded: 500 so the
 		// gateway retries. If the claim was lost, another delivery may
 		// run the hook again: the at-least-once case of the lease path.
+		// A completion that failed otherwise (the store unreachable, its
+		// answer lost) gives the claim back, retried as a failed release
+		// is, rather than leave it to hold the event for a lease: a
+		// completion that did land stays (a release never undoes one).
 		e.log(ctx, slog.LevelError, "dedupe complete failed after the hook ran", "refNo", cb.RefNo, "err", err)
+		if !errors.Is(err, ErrClaimLost) {
+			c.release(ctx)
+		}
 		return notDone, "", verdict{code: http.StatusInternalServerError, outcome: OutcomeError, reason: "callback handling failed", err: err}
 	}
 	return ranNow, "", verdict{}

@@ -66,7 +66,11 @@ type ClaimResult struct {
 // (docs/assumptions.md A-replay-bound). Implementations must be safe for
 // concurrent use.
 type Deduper interface {
-	// Claim tries to take key for lease.
+	// Claim tries to take key for lease. A Claim that returns an error
+	// must not leave key held for long: one whose claim may still land
+	// (its answer lost, ctx ended while it was in flight) releases it
+	// itself once the store answers (sqldedup fences it), so that the
+	// next delivery is not held off for a lease.
 	Claim(ctx context.Context, key string, lease time.Duration) (ClaimResult, error)
 	// Renew extends a held claim to lease from now. ErrClaimLost means the
 	// token no longer holds the key: stop the work.

@@ -42,6 +42,9 @@ type Deduper struct {
 	claimFunc, claimFuncBody string
 
 	claimSQL, claimCTESQL, lookupSQL, renewSQL, completeSQL, releaseSQL, purgeSQL string
+	// expiryIndex is the name of the index on expires_at that Purge walks
+	// (the table's own name and "_purge", in the table's schema).
+	expiryIndex string
 	// FulfilTx's claim, the first statement of its transaction, and its
 	// takeover of a lapsed lease claim (fulfil_tx.go).
 	txClaimSQL, txReadSQL, txTakeoverSQL string
@@ -215,16 +218,30 @@ WHERE key = $1 AND token = $2 AND NOT done`
 	d.completeSQL = `UPDATE ` + t + ` SET done = true, token = NULL, result = $3, expires_at = now() + $4::bigint * interval '1 microsecond'
 WHERE key = $1 AND token = $2 AND NOT done`
 	d.releaseSQL = `DELETE FROM ` + t + ` WHERE key = $1 AND token = $2 AND NOT done`
-	d.purgeSQL = `DELETE FROM ` + t + ` WHERE expires_at <= now()`
+	// One batch of Purge: at most $1 expired rows, the oldest first, found
+	// on the expiry index and deleted by their ctid (a Tid Scan). The
+	// expiry is checked again on the row itself, so a lapsed claim a
+	// concurrent claim took over meanwhile (its expires_at moved on) is left
+	// alone; written with IS TRUE so that the planner cannot use it as an
+	// index condition: with statistics from before the rows expired, it
+	// chose the expiry index for the outer scan too, filtering every
+	// expired row by the array of ctids (1.3 s for a batch of 10,000 rows
+	// of 25,000, where the Tid Scan takes 8 ms).
+	d.purgeSQL = `DELETE FROM ` + t + ` AS t
+WHERE t.ctid = ANY(ARRAY(SELECT ctid FROM ` + t + ` WHERE expires_at <= now() ORDER BY expires_at LIMIT $1::int))
+AND (t.expires_at <= now()) IS TRUE`
+	d.expiryIndex = t + "_purge"
 	return d, nil
 }
 
 // Migrate creates the table if it does not exist and brings a table of an
 // earlier version up to date (the result column, the <table>_claim
 // function, autovacuum settings that follow Purge, each set only where
-// the table has none, so an operator's ALTER TABLE ... SET is kept). Every replica may run it at start-up at once: it runs under
-// an advisory lock named after the table, and takes no table lock when
-// nothing changes. Details: docs/postgres.md.
+// the table has none, so an operator's ALTER TABLE ... SET is kept, and
+// the <table>_purge index on the expiry that Purge walks, built
+// concurrently while claims go on). Every replica may run it at start-up
+// at once: it runs under advisory locks named after the table, and takes
+// no table lock when nothing changes. Details: docs/postgres.md.
 func (d *Deduper) Migrate(ctx context.Context) error {
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -261,6 +278,9 @@ WHERE attrelid = to_regclass($1) AND attname = 'result' AND NOT attisdropped)`, 
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqldedup: migrate: %w", err)
+	}
+	if err := d.migrateExpiryIndex(ctx); err != nil {
+		return fmt.Errorf("sqldedup: migrate: expiry index: %w", err)
 	}
 	return nil
 }
@@ -335,17 +355,24 @@ func tableHash(name string) int64 {
 func (d *Deduper) CompletedRetention() time.Duration { return d.retention }
 
 // Claim implements paygate.Deduper in one statement (two on a table
-// Migrate has not given its claim function).
+// Migrate has not given its claim function). A claim that fails once its
+// statement may have reached the server (its answer lost, or it lands
+// after ctx ended) is fenced in the background: released under its token
+// as soon as the store answers and the connection that sent it is gone
+// (fence.go), so the event's next delivery is not held off for a lease.
 func (d *Deduper) Claim(ctx context.Context, key string, lease time.Duration) (paygate.ClaimResult, error) {
 	token := newToken()
-	state, err := d.claimState(ctx, d.claimSQL, key, token, lease.Microseconds())
+	state, sent, err := d.claimState(ctx, d.claimSQL, key, token, lease.Microseconds())
 	if isUndefinedFunction(err) {
-		state, err = d.claimState(ctx, d.claimCTESQL, key, token, lease.Microseconds())
+		state, sent, err = d.claimState(ctx, d.claimCTESQL, key, token, lease.Microseconds())
 	}
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return paygate.ClaimResult{State: paygate.ClaimBusy}, nil
 	case err != nil:
+		if sent.maybe && !answered(err) {
+			go d.fence(key, token, sent.pid, lease)
+		}
 		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: claim: %w", err)
 	}
 	return claimResult(state, token), nil
@@ -374,15 +401,26 @@ func (d *Deduper) Lookup(ctx context.Context, key string) (paygate.ClaimResult, 
 // (github.com/jackc/pgx/v5/stdlib) offers: its native connection.
 type pgxConn interface{ Conn() *pgx.Conn }
 
+// claimSent says whether a claim statement may have reached the server
+// (maybe), and on which backend (pid, its process id; 0 when the driver
+// does not say).
+type claimSent struct {
+	maybe bool
+	pid   uint32
+}
+
 // claimState runs a claim statement and returns its answer: on pgx's
 // native connection when d's *sql.DB is pgx's, else through database/sql.
-func (d *Deduper) claimState(ctx context.Context, query string, args ...any) (string, error) {
-	var state string
-	native, err := d.onPgx(ctx, func(c *pgx.Conn) error { return c.QueryRow(ctx, query, args...).Scan(&state) })
+func (d *Deduper) claimState(ctx context.Context, query string, args ...any) (state string, sent claimSent, err error) {
+	native, err := d.onPgx(ctx, func(c *pgx.Conn) error {
+		sent = claimSent{maybe: true, pid: c.PgConn().PID()}
+		return c.QueryRow(ctx, query, args...).Scan(&state)
+	})
 	if !native && err == nil {
+		sent = claimSent{maybe: true}
 		err = d.db.QueryRowContext(ctx, query, args...).Scan(&state)
 	}
-	return state, err
+	return state, sent, err
 }
 
 // onPgx runs fn on a native pgx connection: one of d's pool (NewPgx), or
@@ -435,6 +473,13 @@ func isUndefinedFunction(err error) bool {
 	return errors.As(err, &pg) && pg.SQLState() == "42883"
 }
 
+// answered reports whether err is PostgreSQL's own answer (an error with a
+// SQLSTATE): the statement ran and failed, so nothing of it was committed.
+func answered(err error) bool {
+	var pg interface{ SQLState() string }
+	return errors.As(err, &pg)
+}
+
 // Renew implements paygate.Deduper.
 func (d *Deduper) Renew(ctx context.Context, key, token string, lease time.Duration) error {
 	return d.exactlyOne(ctx, "renew", d.renewSQL, key, token, lease.Microseconds())
@@ -450,18 +495,78 @@ func (d *Deduper) Release(ctx context.Context, key, token string) error {
 	return d.exactlyOne(ctx, "release", d.releaseSQL, key, token)
 }
 
+// purgeBatch is how many rows one statement of Purge deletes at most.
+const purgeBatch = 10000
+
 // Purge deletes lapsed claims and completed keys older than the retention,
 // and returns how many rows it deleted. It never deletes a live claim or a
 // key completed within the retention, so correctness never depends on it;
-// run it about once a day to keep the table small. Keep the retention far
-// beyond paygate.CallbackHandler.MaxTxnAge and the oldest order you reconcile
+// run it about once a day to keep the table small. It walks the expiry
+// index Migrate creates, in short statements of at most 10,000 rows each
+// (about 20 ms), each followed by a pause half as long, so its cost
+// follows the rows it deletes, not the table's size, and claims keep their
+// rate meanwhile. Keep the retention far beyond
+// paygate.CallbackHandler.MaxTxnAge and the oldest order you reconcile
 // (docs/postgres.md).
 func (d *Deduper) Purge(ctx context.Context) (int64, error) {
-	res, err := d.db.ExecContext(ctx, d.purgeSQL)
-	if err != nil {
-		return 0, fmt.Errorf("sqldedup: purge: %w", err)
+	var total int64
+	for {
+		batchStart := time.Now()
+		n, err := d.purgeOnce(ctx)
+		if err != nil {
+			return total, fmt.Errorf("sqldedup: purge: %w", err)
+		}
+		total += n
+		if n < purgeBatch {
+			return total, nil
+		}
+		if err := pause(ctx, time.Since(batchStart)/2); err != nil {
+			return total, fmt.Errorf("sqldedup: purge: %w", err)
+		}
 	}
-	return res.RowsAffected()
+}
+
+// purgeSettings are what a batch of Purge sets for its transaction: no
+// bitmap scan, so that the batch walks the expiry index in order with a
+// plain index scan, which marks the entries of rows an earlier batch
+// deleted as dead as it passes them. A bitmap scan, which the planner
+// picks when it expects a few thousand rows, never does: until vacuum
+// runs, each batch would read again every row the purges before it
+// deleted (a precaution: not measured apart from the recheck below).
+const purgeSettings = `SET LOCAL enable_bitmapscan = off`
+
+// purgeOnce deletes one batch, in a transaction of its own, and returns
+// how many rows it deleted.
+func (d *Deduper) purgeOnce(ctx context.Context) (int64, error) {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = tx.Rollback() }() // a no-op once committed
+	if _, err := tx.ExecContext(ctx, purgeSettings); err != nil {
+		return 0, err
+	}
+	res, err := tx.ExecContext(ctx, d.purgeSQL, purgeBatch)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	return n, tx.Commit()
+}
+
+// pause waits for d, or returns ctx's error once ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // exactlyOne runs a statement that must touch one row, else the claim is lost.
