@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,6 +74,39 @@ func TestOutboxCommands(t *testing.T) {
 	code, _, errOut := runCLI(t, "", "outbox", "status")
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, envOutboxDSN+" is not set")
+}
+
+// paygate outbox dead lists at most 100 by default, -limit N at most N,
+// and -limit 0 all of them.
+func TestOutboxDeadLimit(t *testing.T) {
+	dsn := os.Getenv("PAYGATE_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		t.Skip("no PostgreSQL: set PAYGATE_TEST_POSTGRES_DSN (bash -c 'source .ci/postgres.sh && go test ./cmd/paygate/...')")
+	}
+	db, err := sql.Open("pgx", dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	table := fmt.Sprintf("paygate_outbox_cli_%d", rand.Uint32())
+	t.Cleanup(func() { _, _ = db.Exec("DROP TABLE IF EXISTS " + table) })
+	o, err := outbox.New(db, nil, outbox.WithTable(table))
+	require.NoError(t, err)
+	require.NoError(t, o.Migrate(context.Background()))
+	_, err = db.Exec(`INSERT INTO ` + table + ` (orderno, body, status, state, reason)
+SELECT 'DL-' || lpad(i::text, 3, '0'), '{}', 'success', 'dead', 'refused' FROM generate_series(1, 101) AS i`)
+	require.NoError(t, err)
+	t.Setenv(envOutboxDSN, dsn)
+	for _, tc := range []struct {
+		args []string
+		rows int
+	}{
+		{args: nil, rows: 100},
+		{args: []string{"-limit", "1"}, rows: 1},
+		{args: []string{"-limit", "0"}, rows: 101},
+	} {
+		code, out, errOut := runCLI(t, "", append([]string{"outbox", "dead", "-table", table}, tc.args...)...)
+		require.Equal(t, exitOK, code, "%v: %s", tc.args, errOut)
+		require.Equal(t, tc.rows+1, strings.Count(out, "\n"), "%v: the header and the rows", tc.args)
+	}
 }
 
 // cliTx is a valid transaction (the document's codes) with orderno no.

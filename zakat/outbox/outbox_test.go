@@ -19,6 +19,8 @@ func TestEnqueue(t *testing.T) {
 	changed.Name = "Aminah binti Ali"
 	bad := validTx("E", 9)
 	bad.Data.ICNo = "123"
+	pending := validTx("E", 1)
+	pending.Status = zakat.StatusPending
 	for _, tc := range []struct {
 		name     string
 		first    []zakat.Transaction
@@ -31,6 +33,8 @@ func TestEnqueue(t *testing.T) {
 		{name: "same content twice", first: validTxs("E", 3), then: validTxs("E", 3), depth: 3},
 		{name: "overlap", first: validTxs("E", 2), then: validTxs("E", 4), depth: 4},
 		{name: "other content", first: validTxs("E", 2), then: []zakat.Transaction{changed}, wantErr: `orderno "E-000001"`, conflict: true, depth: 2},
+		{name: "pending then other content with a final status", first: []zakat.Transaction{pending}, then: []zakat.Transaction{changed}, wantErr: `orderno "E-000001": enqueued before with other content`, conflict: true, depth: 1},
+		{name: "a new one beside other content", first: validTxs("E", 2), then: []zakat.Transaction{validTx("E", 5), changed}, wantErr: `orderno "E-000001"`, conflict: true, depth: 2},
 		{name: "invalid", then: []zakat.Transaction{validTx("E", 1), bad}, wantErr: "/transactions/1/data/zakat_ic_no: must be 12 digits", depth: 0},
 		{name: "none", then: nil, depth: 0},
 	} {
@@ -51,6 +55,31 @@ func TestEnqueue(t *testing.T) {
 			s, err := o.Stats(context.Background())
 			require.NoError(t, err)
 			require.Equal(t, tc.depth, s.Depth)
+		})
+	}
+}
+
+// A failure of the database at either of Enqueue's statements is its
+// error, never taken for a conflict nor for success.
+func TestEnqueueDatabaseError(t *testing.T) {
+	o, _ := newTestOutbox(t, sandbox(t))
+	boom := errors.New("connection reset")
+	for _, tc := range []struct {
+		name     string
+		inserted int64
+		insert   error
+		existing error
+	}{
+		{name: "insert fails", insert: boom},
+		{name: "reading the rows held fails", existing: boom},
+		{name: "reading fails after some were inserted", inserted: 1, existing: boom},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := o.enqueue(context.Background(), validTxs("D", 2),
+				func(rows) (int64, error) { return tc.inserted, tc.insert },
+				func([]string) (map[string][2]string, error) { return nil, tc.existing })
+			require.ErrorIs(t, err, boom)
+			require.NotErrorIs(t, err, ErrConflict)
 		})
 	}
 }

@@ -223,8 +223,8 @@ func (o *Outbox) recordOf(r taken, out zakat.Outcome) record {
 		rec.kind = "done"
 	case zakat.SendRejected:
 		rec.kind, rec.reason = "dead", "rejected by the service: "+reason
-	case zakat.SendInvalid:
-		rec.kind, rec.reason = "dead", "invalid: "+reason
+	case zakat.SendInvalid: // never posted: it may be stored only if an earlier attempt was
+		rec.kind, rec.reason, rec.sent = "dead", "invalid: "+reason, r.wasSent
 	case zakat.SendNotSent:
 		rec.kind, rec.reason, rec.sent = "retry", "not sent: "+reason, r.wasSent
 		rec.delay = backoff(o.firstBackoff, o.maxBackoff, r.attempts, rand.Float64)
