@@ -411,7 +411,7 @@ func (r *sendRun) setStatus(rr *zakat.RequestReport, status zakat.SendStatus, wh
 // else unconfirmed; the others are sent again without them. Naming none,
 // the request is split, and a lone transaction settled as a named one.
 func (r *sendRun) duplicates(rr *zakat.RequestReport, p batchPart, ref refusal, sentBefore bool, err error) []batchPart {
-	firstSend := fmt.Errorf("%s: the service refused the orderno as already stored on its first send: another transaction may hold it, or an earlier send the caller did not report; never send it again under a new orderno without checking, which could store the payment twice: %w", zakat.SendUnconfirmed, err)
+	firstSend := fmt.Errorf("%s: %w: another transaction may hold it, or an earlier send the caller did not report; never send it again under a new orderno without checking, which could store the payment twice: %w", zakat.SendUnconfirmed, zakat.ErrHeldAtFirstSend, err)
 	named := ref.stored
 	if len(named) == 0 && len(p.txs) == 1 {
 		named = []int{0}

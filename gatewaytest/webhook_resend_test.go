@@ -3,6 +3,7 @@ package gatewaytest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -120,7 +121,8 @@ func TestResendOfStoredBatchIsAccepted(t *testing.T) {
 
 // On a first send, a duplicate refusal proves only that the service holds
 // the orderno, maybe for another transaction: unconfirmed with a reason
-// that warns against a new orderno, never rejected; the others of the
+// that warns against a new orderno (zakat.ErrHeldAtFirstSend), never
+// rejected; the others of the
 // request are sent again at once and stored.
 func TestDuplicateOnFirstSendIsUnconfirmed(t *testing.T) {
 	for _, dup := range []DuplicateAnswer{DuplicateConflict, DuplicateUnprocessable} {
@@ -139,7 +141,11 @@ func TestDuplicateOnFirstSendIsUnconfirmed(t *testing.T) {
 				require.Len(t, report.Accepted, 5)
 				o := report.Outcomes()[2]
 				require.ErrorContains(t, o.Err, "never send it again under a new orderno")
+				require.ErrorIs(t, o.Err, zakat.ErrHeldAtFirstSend)
 				require.False(t, o.AlreadyStored)
+				for i, other := range report.Outcomes() {
+					require.False(t, i != 2 && errors.Is(other.Err, zakat.ErrHeldAtFirstSend), "only the held one: %d", i)
+				}
 				require.Len(t, sb.Transactions(), 6)
 			})
 		}

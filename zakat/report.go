@@ -6,6 +6,7 @@ package zakat
 // transaction from the requests and Invalid, so that nothing is held twice.
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -46,6 +47,14 @@ const (
 	// Outcome.Err is a *ValidationError with its problems.
 	SendInvalid
 )
+
+// ErrHeldAtFirstSend is in the error of a SendUnconfirmed outcome whose
+// orderno the service refused as already stored on its first send (not a
+// Resend, no earlier attempt lost): another transaction may hold the
+// orderno, or a send the caller did not report stored this one
+// (docs/assumptions.md A-webhook-duplicates). Check with the service
+// before sending it again; never send it under a new orderno.
+var ErrHeldAtFirstSend = errors.New("the service refused the orderno as already stored on its first send")
 
 // txStatusNames are the words SendStatus.String prints, by status.
 var txStatusNames = [...]string{SendAccepted: "accepted", SendRejected: "rejected", SendUnconfirmed: "unconfirmed", SendNotSent: "not sent", SendInvalid: "invalid"}
