@@ -146,14 +146,14 @@ func bankInsert(ctx context.Context, tx *sql.Tx, one, many string, txs []zakat.T
 
 // The relay's rate against a bare Send of the same number of
 // transactions to the same sandbox over loopback, answering at once
-// (latency=0) or after 5 ms (a service on the same network): each round
-// enqueues 2,000 transactions (not timed, then ANALYZE as autovacuum
-// would on a table in use), times the relay until nothing is due with
-// Run's DefaultWorkers rounds at once, then times one Send of 2,000
-// others. rate-x/send is the relay's rate / Send's (time(Send) /
+// (latency=0), after 5 ms (a service on the same network) or after 50 ms
+// (a service across the country): each round enqueues 2,000
+// transactions (not timed, then ANALYZE as autovacuum would on a table
+// in use), times the relay until nothing is due with Run's
+// DefaultWorkers rounds at once, then times one Send of 2,000 others. rate-x/send is the relay's rate / Send's (time(Send) /
 // time(relay)).
 func BenchmarkOutboxRelay(b *testing.B) {
-	for _, latency := range []time.Duration{0, 5 * time.Millisecond} {
+	for _, latency := range []time.Duration{0, 5 * time.Millisecond, 50 * time.Millisecond} {
 		b.Run(fmt.Sprintf("latency=%v", latency), func(b *testing.B) {
 			ob := newOutboxBench(b, "bench_outbox_relay", []gatewaytest.Option{gatewaytest.WithWebhookFaults(gatewaytest.WebhookFaults{Latency: latency})})
 			relayRate(b, ob)
