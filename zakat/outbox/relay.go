@@ -225,10 +225,20 @@ func (o *Outbox) recordOf(r taken, out zakat.Outcome) record {
 		rec.kind, rec.reason = "dead", "rejected by the service: "+reason
 	case zakat.SendInvalid: // never posted: it may be stored only if an earlier attempt was
 		rec.kind, rec.reason, rec.sent = "dead", "invalid: "+reason, r.wasSent
+	case zakat.SendUnconfirmed:
+		if !r.wasSent && errors.Is(out.Err, zakat.ErrHeldAtFirstSend) {
+			// The service held the orderno before the outbox ever sent it
+			// (docs/assumptions.md A-webhook-duplicates): maybe another
+			// transaction's, which a Resend would record as this one.
+			rec.kind, rec.reason = "dead", "held by the service before the outbox sent it: check that the service holds this transaction, then Retry (sent again as a resend) or Drop; "+reason
+			break
+		}
+		rec.kind, rec.reason = "retry", "unconfirmed: "+reason
+		rec.delay = backoff(o.firstBackoff, o.maxBackoff, r.attempts, rand.Float64)
 	case zakat.SendNotSent:
 		rec.kind, rec.reason, rec.sent = "retry", "not sent: "+reason, r.wasSent
 		rec.delay = backoff(o.firstBackoff, o.maxBackoff, r.attempts, rand.Float64)
-	default: // unconfirmed, and anything unknown: may be stored
+	default: // anything unknown: may be stored
 		rec.kind, rec.reason = "retry", "unconfirmed: "+reason
 		rec.delay = backoff(o.firstBackoff, o.maxBackoff, r.attempts, rand.Float64)
 	}

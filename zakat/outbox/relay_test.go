@@ -94,6 +94,44 @@ func TestRelayRecordsOutcomes(t *testing.T) {
 	}
 }
 
+// An orderno the service held before the outbox ever sent it (another
+// transaction's, perhaps) is dead for an operator, maybe stored, never
+// recorded done on the strength of a resend; Retry, once the operator has
+// checked, resends it and records it stored.
+func TestRelayOrdernoHeldBeforeItsFirstSend(t *testing.T) {
+	for _, dup := range []gatewaytest.DuplicateAnswer{gatewaytest.DuplicateConflict, gatewaytest.DuplicateUnprocessable} {
+		t.Run(fmt.Sprint(dup), func(t *testing.T) {
+			srv := sandbox(t, gatewaytest.WithWebhookDuplicates(dup))
+			o, db := newTestOutbox(t, srv, fastRetries...)
+			txs := validTxs("H", 3)
+			other := txs[1]
+			other.Name = "Someone Else"
+			sender, err := srv.WebhookSender()
+			require.NoError(t, err)
+			_, err = sender.Send(context.Background(), []zakat.Transaction{other}) // outside the outbox
+			require.NoError(t, err)
+
+			require.NoError(t, enqueue(t, o, db, txs...))
+			require.Equal(t, Stats{Dead: 1}, drain(t, o, 5))
+			dead, err := o.Dead(context.Background(), 0)
+			require.NoError(t, err)
+			require.Len(t, dead, 1)
+			require.Equal(t, other.OrderNo, dead[0].OrderNo)
+			require.Contains(t, dead[0].Reason, "held by the service before the outbox sent it")
+			require.True(t, dead[0].MaybeStored)
+			st := states(t, o)
+			require.Equal(t, stateDone, st[txs[0].OrderNo])
+			require.Equal(t, stateDone, st[txs[2].OrderNo])
+
+			n, err := o.Retry(context.Background(), other.OrderNo) // the operator checked
+			require.NoError(t, err)
+			require.Equal(t, 1, n)
+			require.Equal(t, Stats{}, drain(t, o, 5))
+			require.Equal(t, stateDone, states(t, o)[other.OrderNo])
+		})
+	}
+}
+
 // A refusal rejects only the transaction it names, or the one splitting
 // isolates when it names none: that one is dead with the service's
 // reason, the others of its request are done and stored.
