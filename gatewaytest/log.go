@@ -12,9 +12,9 @@ import (
 // WithLog makes the sandbox write one line to l for each thing it does
 // that a merchant's code meets: each direct-callback attempt (reference,
 // attempt, lost or duplicated, the handler's status and time) and each
-// order lookup it answers, and each webhook batch it takes. It is the sandbox's one log: every part of it
-// writes here (paygate sandbox gives a text logger on stdout). Nil, the
-// default, is silent.
+// order lookup it answers, and each webhook batch it takes. It is the
+// sandbox's one log: every part of it writes here (paygate sandbox gives
+// a text logger on standard error). Nil, the default, is silent.
 func WithLog(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
 // logf writes one line to WithLog's logger, if any.

@@ -306,10 +306,13 @@ func (w *Watch) lookUp(ctx context.Context, o Order) (last paygate.ReconcileEntr
 	switch {
 	case ctx.Err() != nil:
 		return last, false, ctx.Err() // the hold lapses and another pass takes o
-	case err == nil: // a hold lost meanwhile makes Finish or Reschedule ErrLost
-		return rec.Entries[0], false, nil
 	case errors.Is(context.Cause(lctx), ErrLost):
+		// Before err == nil: a lookup cut short by the lost hold ends in an
+		// entry (OutcomeError), not an error, and what it saw is the new
+		// holder's to act on, never this replica's (no give-up from it).
 		return last, true, nil
+	case err == nil:
+		return rec.Entries[0], false, nil
 	}
 	return last, false, err
 }

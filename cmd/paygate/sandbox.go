@@ -25,7 +25,7 @@ func runSandbox(e env, args []string) int {
 	retry := fs.Duration("retry-interval", 0, "wait between direct-callback attempts (default 30s, as the service)")
 	webhookPath := fs.String("webhook-path", paths.Webhook, "the webhook's path, e.g. /api/adb/webhook")
 	export := fs.Bool("export", false, "print the credentials as export KEY='value' lines, for a shell's eval or source")
-	quiet := fs.Bool("quiet", false, "print no line per callback attempt and lookup")
+	quiet := fs.Bool("quiet", false, "print no log line: none per callback attempt, lookup or webhook batch")
 	agencies := agenciesFlag(fs)
 	faults := addSandboxFaults(fs)
 	if st, ok := parse(fs, args); !ok {
