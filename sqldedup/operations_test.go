@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paygate-go/paygate/zakat/outbox"
 	"github.com/stretchr/testify/require"
 )
 
@@ -39,6 +40,9 @@ func TestOperationsGuideRuns(t *testing.T) {
 	w, err := NewWatchStore(db, "")
 	require.NoError(t, err)
 	require.NoError(t, w.Migrate(ctx))
+	box, err := outbox.New(db, nil)
+	require.NoError(t, err)
+	require.NoError(t, box.Migrate(ctx))
 	for i, b := range blocks {
 		switch b[1] {
 		case "sql":
