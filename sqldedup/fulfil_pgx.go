@@ -152,22 +152,8 @@ func (f pgxFulfiller) fulfil(ctx context.Context, c *pgx.Conn, claim paygate.Hoo
 			_ = tx.Rollback(ctx)
 		}
 	}()
-	claimed, err := d.beginPgx(ctx, c, &tx, d.txClaimSQL, claim)
-	if err != nil {
-		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: claim %s: %w: %w", claim.Key, paygate.ErrStoreUnavailable, err)
-	}
-	if claimed != 1 {
-		if res, lapsed, err := d.notClaimedPgx(ctx, c, claim.Key); !lapsed || err != nil {
-			return res, err
-		}
-		// A lapsed lease claim to take over, in a transaction of its own
-		// (notClaimedPgx ended the first).
-		if claimed, err = d.beginPgx(ctx, c, &tx, d.txTakeoverSQL, claim); err != nil {
-			return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: take over %s: %w: %w", claim.Key, paygate.ErrStoreUnavailable, err)
-		}
-		if claimed != 1 {
-			return paygate.ClaimResult{State: paygate.ClaimBusy}, nil
-		}
+	if res, claimed, err := d.claimPgx(ctx, c, &tx, claim); !claimed || err != nil {
+		return res, err
 	}
 	if err := f.fn(ctx, tx, cb); err != nil {
 		return paygate.ClaimResult{}, err
@@ -191,6 +177,31 @@ func (f pgxFulfiller) fulfil(ctx context.Context, c *pgx.Conn, claim paygate.Hoo
 		claim.Settled()
 	}
 	return paygate.ClaimResult{State: paygate.ClaimAcquired}, nil
+}
+
+// claimPgx begins *tx on c with claim's key claimed: claimed when the
+// transaction holds it (a new row, or a lapsed lease claim taken over in
+// a transaction of its own); otherwise res says what held it off.
+func (d *Deduper) claimPgx(ctx context.Context, c *pgx.Conn, tx *pgx.Tx, claim paygate.HookClaim) (res paygate.ClaimResult, claimed bool, _ error) {
+	n, err := d.beginPgx(ctx, c, tx, d.txClaimSQL, claim)
+	if err != nil {
+		return paygate.ClaimResult{}, false, fmt.Errorf("sqldedup: fulfil: claim %s: %w: %w", claim.Key, paygate.ErrStoreUnavailable, err)
+	}
+	if n == 1 {
+		return paygate.ClaimResult{}, true, nil
+	}
+	if res, lapsed, err := d.notClaimedPgx(ctx, c, claim.Key); !lapsed || err != nil {
+		return res, false, err
+	}
+	// A lapsed lease claim to take over, in a transaction of its own
+	// (notClaimedPgx ended the first).
+	if n, err = d.beginPgx(ctx, c, tx, d.txTakeoverSQL, claim); err != nil {
+		return paygate.ClaimResult{}, false, fmt.Errorf("sqldedup: fulfil: take over %s: %w: %w", claim.Key, paygate.ErrStoreUnavailable, err)
+	}
+	if n != 1 {
+		return paygate.ClaimResult{State: paygate.ClaimBusy}, false, nil
+	}
+	return paygate.ClaimResult{}, true, nil
 }
 
 // beginPgx sends BEGIN and the claim statement query (txClaimSQL or

@@ -95,17 +95,8 @@ func (f txFulfiller) FulfilOnce(ctx context.Context, claim paygate.HookClaim, cb
 		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: begin: %w: %w", paygate.ErrStoreUnavailable, err)
 	}
 	defer func() { _ = tx.Rollback() }() // a no-op once committed; runs on a panic in fn too
-	res, err := tx.ExecContext(ctx, d.txClaimSQL, claim.Key, claim.Result, d.retention.Microseconds())
-	if err != nil {
-		return paygate.ClaimResult{}, fmt.Errorf("sqldedup: fulfil: claim %s: %w: %w", claim.Key, paygate.ErrStoreUnavailable, err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		if res, lapsed, err := d.notClaimed(ctx, tx, claim.Key, err); !lapsed || err != nil {
-			return res, err // rolled back: nothing was written
-		}
-		if took, err := d.tookOver(ctx, tx, claim); !took || err != nil {
-			return paygate.ClaimResult{State: paygate.ClaimBusy}, err
-		}
+	if res, claimed, err := d.claimTx(ctx, tx, claim); !claimed || err != nil {
+		return res, err // rolled back: nothing was written
 	}
 	if err := f.fn(ctx, tx, cb); err != nil {
 		return paygate.ClaimResult{}, err
@@ -123,6 +114,25 @@ func (f txFulfiller) FulfilOnce(ctx context.Context, claim paygate.HookClaim, cb
 		claim.Settled()
 	}
 	return paygate.ClaimResult{State: paygate.ClaimAcquired}, nil
+}
+
+// claimTx claims claim's key in tx: claimed when tx now holds it (a new
+// row, or a lapsed lease claim taken over); otherwise res says what held
+// it off (a done row, a live claim, another delivery's lock).
+func (d *Deduper) claimTx(ctx context.Context, tx *sql.Tx, claim paygate.HookClaim) (res paygate.ClaimResult, claimed bool, _ error) {
+	r, err := tx.ExecContext(ctx, d.txClaimSQL, claim.Key, claim.Result, d.retention.Microseconds())
+	if err != nil {
+		return paygate.ClaimResult{}, false, fmt.Errorf("sqldedup: fulfil: claim %s: %w: %w", claim.Key, paygate.ErrStoreUnavailable, err)
+	}
+	if n, err := r.RowsAffected(); err != nil || n != 1 {
+		if res, lapsed, err := d.notClaimed(ctx, tx, claim.Key, err); !lapsed || err != nil {
+			return res, false, err
+		}
+		if took, err := d.tookOver(ctx, tx, claim); !took || err != nil {
+			return paygate.ClaimResult{State: paygate.ClaimBusy}, false, err
+		}
+	}
+	return paygate.ClaimResult{}, true, nil
 }
 
 // notClaimed says, in tx, what held key off FulfilTx's claim: a done row
