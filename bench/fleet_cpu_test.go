@@ -41,11 +41,13 @@ import (
 //     cpu-us:pg-floor, the same for the floor.
 //   - cpu-us:pg-bg, the server's other processes (WAL writer,
 //     checkpointer, background writer, autovacuum) and the postmaster:
-//     server-wide, so others' load on a shared server counts too.
+//     server-wide, so others' load on a shared server counts too;
+//     cpu-us:pg-bg-floor, the same during the floor's rounds.
 //
 // cb/s and tx/s:floor are the rates of the two; rate-x/floor is the
-// floor's time over the replica's. It needs PAYGATE_TEST_POSTGRES_DSN, a
-// server on this machine and Linux; it is skipped without them.
+// floor's time over the replica's. It is skipped without
+// PAYGATE_TEST_POSTGRES_DSN or off Linux, and fails when the server's
+// processes cannot be read (a server on another machine).
 func BenchmarkFleetCPU(b *testing.B) {
 	if errNoCPUClock != nil {
 		b.Skip(errNoCPUClock)
