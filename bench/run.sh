@@ -7,6 +7,7 @@
 #   PAYGATE_TEST_POSTGRES_DSN=... bench/run.sh
 #   COUNT=3 bench/run.sh
 #   HTTP_ROUNDS=20 bench/run.sh       # fewer rounds of 256 requests over HTTP (default 80)
+#   FLEET_ROUNDS=20 bench/run.sh      # fewer rounds of 512 callbacks for CPU time (default 60)
 #
 # x/<peer> is time(paygate) / time(peer) per call, both measured in
 # alternating batches in the same run; allocs/<side> is allocations per call.
@@ -24,6 +25,8 @@ go test -run '^$' -bench "^Benchmark(Sign|Handler|MemoryDeduper|SQLDedup)\$" -be
 go test -run '^$' -bench "^BenchmarkPayments\$" -benchtime 20x -count "$COUNT" . | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2
 # A payment through PostgreSQL (skipped without PAYGATE_TEST_POSTGRES_DSN).
 go test -run '^$' -bench "^BenchmarkFulfilTx\$" -benchtime "${FULFIL_ROUNDS:-60}x" -count "$COUNT" . | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2
+# CPU per callback on each side (Linux, the server on this machine).
+go test -run '^$' -bench "^BenchmarkFleetCPU\$" -benchtime "${FLEET_ROUNDS:-60}x" -count "$COUNT" . | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2
 # Over HTTP a round of 256 requests swings by about 10 % on a shared VM:
 # more rounds, alternating, so that the ratio is of the two servers and
 # not of the moments each ran.
@@ -36,7 +39,7 @@ awk '
 	name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
 	for (i = 3; i < NF; i += 2) {
 		unit = $(i + 1)
-		if (unit !~ /^(x\/|rate-x\/|req\/s|allocs\/|p99|B\/key|body-x)/ || unit == "allocs/op") continue
+		if (unit !~ /^(x\/|rate-x\/|req\/s|allocs\/|p99|B\/key|body-x|cpu-us:|cb\/s|tx\/s:)/ || unit == "allocs/op") continue
 		k = name "\t" unit
 		if (!(k in lo)) { order[++n] = k; lo[k] = $i; hi[k] = $i }
 		if ($i + 0 < lo[k] + 0) lo[k] = $i
