@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -226,7 +225,7 @@ func (f *relayFleet) spawn(t *testing.T) *exec.Cmd {
 	cmd.Env = append(os.Environ(), soakRelayEnv+"="+string(raw))
 	cmd.Stderr = f.stderr
 	cmd.Stdout = f.stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = dieWithTest()
 	require.NoError(t, cmd.Start())
 	return cmd
 }
