@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"sync"
 	"time"
 
+	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/observe"
 	"github.com/paygate-go/paygate/zakat"
 )
@@ -70,9 +72,11 @@ type record struct {
 // WithWorkers rounds at once; each takes up to WithBatchSize due rows,
 // sends them (Send for those never sent, Resend for those an attempt may
 // have reached) and records each transaction's outcome: accepted is done;
-// rejected or invalid is dead with its reason; unconfirmed or not sent is
-// retried with backoff until WithMaxAge, then dead. Failures of the
-// database are logged and retried; nothing else stops it. It purges done
+// rejected or invalid is dead with its reason (logged at warning);
+// unconfirmed or not sent, or a refusal of the request itself (401, 403,
+// 404, 405: the password or the URL, logged at error), is retried with
+// backoff until WithMaxAge, then dead. Failures of the database are logged
+// and retried; nothing else stops it. It purges done
 // rows past the retention about once an hour.
 func (o *Outbox) Run(ctx context.Context) error {
 	if o.sender == nil {
@@ -141,6 +145,7 @@ func (o *Outbox) RelayOnce(ctx context.Context) (int, error) {
 	sendCtx, cancel := context.WithTimeout(ctx, o.lease-o.lease/5)
 	recs := o.send(sendCtx, rows)
 	cancel()
+	o.logRound(ctx, rows, recs)
 	if ctx.Err() != nil { // shutting down: what was not sent is due at once, for another replica
 		for i := range recs {
 			if recs[i].kind == "retry" {
@@ -221,7 +226,13 @@ func (o *Outbox) recordOf(r taken, out zakat.Outcome) record {
 	switch out.Status {
 	case zakat.SendAccepted:
 		rec.kind = "done"
-	case zakat.SendRejected:
+	case zakat.SendRejected: // proven not stored by this send: maybe stored only as before
+		rec.sent = r.wasSent
+		if requestRefused(out.Err) {
+			rec.kind, rec.reason = "retry", "the service refused the request, not this transaction (check the webhook URL and password): "+reason
+			rec.delay = backoff(o.firstBackoff, o.maxBackoff, r.attempts, rand.Float64)
+			break
+		}
 		rec.kind, rec.reason = "dead", "rejected by the service: "+reason
 	case zakat.SendInvalid: // never posted: it may be stored only if an earlier attempt was
 		rec.kind, rec.reason, rec.sent = "dead", "invalid: "+reason, r.wasSent
@@ -243,6 +254,41 @@ func (o *Outbox) recordOf(r taken, out zakat.Outcome) record {
 		rec.delay = backoff(o.firstBackoff, o.maxBackoff, r.attempts, rand.Float64)
 	}
 	return rec
+}
+
+// requestRefused reports whether a rejection is of the request rather than
+// of the transaction: a 401 or 403 (the password), a 404 or 405 (the
+// URL), with no refusal naming the transaction. A relay misconfigured, or
+// a password rotated, retries and logs rather than makes every
+// transaction dead.
+func requestRefused(err error) bool {
+	var refusal *zakat.Refusal
+	var ae *paygate.APIError
+	if errors.As(err, &refusal) || !errors.As(err, &ae) {
+		return false
+	}
+	switch ae.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusMethodNotAllowed:
+		return true
+	}
+	return false
+}
+
+// logRound logs what an operator must see of a round: each transaction
+// made dead, at warning, and a refusal of the request itself, at error.
+func (o *Outbox) logRound(ctx context.Context, rows []taken, recs []record) {
+	refused := ""
+	for i, rec := range recs {
+		switch {
+		case rec.kind == "dead":
+			o.logger.WarnContext(ctx, "paygate outbox: transaction dead", "table", o.table, "orderno", rows[i].orderNo, "reason", rec.reason)
+		case rec.kind == "retry" && rec.outcome == zakat.SendRejected:
+			refused = rec.reason
+		}
+	}
+	if refused != "" {
+		o.logger.ErrorContext(ctx, "paygate outbox: the service refused the relay's requests; retrying", "table", o.table, "reason", refused)
+	}
 }
 
 // record writes a round's outcomes, fenced on its token.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -132,6 +133,42 @@ func TestRelayOrdernoHeldBeforeItsFirstSend(t *testing.T) {
 	}
 }
 
+// A refusal of the request itself (the password, the URL) is not the
+// transactions' fault: they stay queued, retried with backoff, never dead
+// and never marked maybe stored; the round is logged at error.
+func TestRelayRequestRefusedIsRetried(t *testing.T) {
+	srv := sandbox(t)
+	for _, tc := range []struct{ name, url, password string }{
+		{name: "wrong password (401)", url: srv.WebhookURL(), password: "not-the-password"},
+		{name: "wrong path (404)", url: srv.URL + "/api/nowhere/webhook", password: srv.WebhookPassword},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := openDB(t, testDSN(t))
+			sender, err := paygate.NewWebhookSender(tc.url, tc.password, paygate.WithRetry(paygate.RetryPolicy{MaxAttempts: 1}))
+			require.NoError(t, err)
+			var logs strings.Builder
+			o, err := New(db, sender, append([]Option{WithTable(testTable(t, db)), WithLogger(slog.New(slog.NewTextHandler(&logs, nil)))}, fastRetries...)...)
+			require.NoError(t, err)
+			require.NoError(t, o.Migrate(context.Background()))
+			require.NoError(t, enqueue(t, o, db, validTxs("Q", 3)...))
+			n, err := o.RelayOnce(context.Background())
+			require.NoError(t, err)
+			require.Equal(t, 3, n)
+			s, err := o.Stats(context.Background())
+			require.NoError(t, err)
+			require.Equal(t, 3, s.Depth)
+			require.Zero(t, s.Dead)
+			var sent bool
+			var reason string
+			require.NoError(t, db.QueryRow(`SELECT sent, coalesce(reason, '') FROM `+o.table+` WHERE orderno = 'Q-000000'`).Scan(&sent, &reason))
+			require.False(t, sent, "refused: not stored")
+			require.Contains(t, reason, "refused the request, not this transaction")
+			require.Contains(t, logs.String(), "level=ERROR")
+			require.Empty(t, srv.Transactions())
+		})
+	}
+}
+
 // A refusal rejects only the transaction it names, or the one splitting
 // isolates when it names none: that one is dead with the service's
 // reason, the others of its request are done and stored.
@@ -155,6 +192,7 @@ func TestRelayIsolatesTheRefused(t *testing.T) {
 			require.Len(t, dead, 1)
 			require.Equal(t, bad, dead[0].OrderNo)
 			require.Contains(t, dead[0].Reason, "refused")
+			require.False(t, dead[0].MaybeStored, "a refusal proves it not stored")
 			st := states(t, o)
 			stored := srv.Transactions()
 			require.Len(t, stored, 9)
