@@ -1,9 +1,11 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/paygate-go/paygate/internal/paths"
@@ -23,7 +25,7 @@ func runSandbox(e env, args []string) int {
 	fs := newFlags(e, "sandbox", "[-addr 127.0.0.1:0] [flags]", "Runs the in-process sandbox of the whole service on loopback until interrupted, printing its URL and credentials as PAYGATE_* lines\n(with -export, as export lines a shell can eval), then, on stderr, one line per callback attempt, per lookup it answers and per webhook batch it takes.\nWith them exported, paygate sandbox order create|settle makes and decides orders on it.\nFaults for testing a merchant's recovery: -lose-every N, -duplicates N, -late-settlement D.")
 	addr := fs.String("addr", "127.0.0.1:0", "loopback address to listen on; port 0 takes a free port, printed as PAYGATE_CHECKOUT_URL (e.g. 127.0.0.1:8085 for a fixed one)")
 	retry := fs.Duration("retry-interval", 0, "wait between direct-callback attempts (default 30s, as the service)")
-	webhookPath := fs.String("webhook-path", paths.Webhook, "the webhook's path, e.g. /api/adb/webhook")
+	webhookPath := fs.String("webhook-path", paths.Webhook, "the webhook's path, e.g. /api/adb/webhook (default with -brand ADB)")
 	export := fs.Bool("export", false, "print the credentials as export KEY='value' lines, for a shell's eval or source")
 	quiet := fs.Bool("quiet", false, "print no log line: none per callback attempt, lookup or webhook batch")
 	agencies := agenciesFlag(fs)
@@ -38,6 +40,9 @@ func runSandbox(e env, args []string) int {
 	opts, err := faults.options()
 	if err != nil {
 		return fail(e, "sandbox: %v", err)
+	}
+	if !flagSet(fs, "webhook-path") && slices.Equal(rules.Agencies(), zakat.ADBAgencies()) {
+		*webhookPath = paths.ADBWebhook // the real brand's codes with its path: WithADBBrand's one switch
 	}
 	opts = append(opts, gatewaytest.WithAddr(*addr), gatewaytest.WithWebhookPath(*webhookPath), gatewaytest.WithWebhookValidator(rules))
 	if !*quiet {
@@ -93,4 +98,11 @@ func joinAgencies(codes []zakat.Agency) string {
 		names[i] = string(c)
 	}
 	return strings.Join(names, ",")
+}
+
+// flagSet reports whether the command line gave the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

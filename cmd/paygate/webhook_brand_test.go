@@ -66,14 +66,31 @@ func TestWebhookCommandsWithAgencies(t *testing.T) {
 
 // The sandbox command serves the webhook at -webhook-path with -agencies
 // and prints the endpoint's URL and the codes, which a sender uses as they
-// are.
+// are; -brand ADB (or the real codes by -agencies) alone is the one
+// switch: the real codes and the real path.
 func TestSandboxCommandWebhookBrand(t *testing.T) {
+	for _, args := range [][]string{
+		{"-webhook-path", "/api/adb/webhook", "-agencies", "ADBLZS,ADBPPZ,ADB"},
+		{"-brand", "ADB"},
+		{"-agencies", "ADBLZS,ADBPPZ,ADB"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) { sandboxWebhookBrand(t, args) })
+	}
+
+	code, _, errOut2 := runCLI(t, "", "sandbox", "-agencies", "A B")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut2, "agency")
+}
+
+// sandboxWebhookBrand runs the sandbox command with args and sends one
+// transaction of the real brand through the URL and codes it prints.
+func sandboxWebhookBrand(t *testing.T, args []string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errOut syncBuffer
 	done := make(chan int)
 	go func() {
 		done <- dispatch(env{ctx: ctx, stdin: strings.NewReader(""), stdout: &out, stderr: &errOut},
-			[]string{"sandbox", "-webhook-path", "/api/adb/webhook", "-agencies", "ADBLZS,ADBPPZ,ADB"})
+			append([]string{"sandbox"}, args...))
 	}()
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "PAYGATE_WEBHOOK_PASSWORD=") }, 5*time.Second, 10*time.Millisecond)
 	vars := map[string]string{}
@@ -98,10 +115,6 @@ func TestSandboxCommandWebhookBrand(t *testing.T) {
 	require.NotContains(t, errOut.String(), vars["PAYGATE_WEBHOOK_PASSWORD"])
 	cancel()
 	require.Equal(t, exitOK, <-done)
-
-	code, _, errOut2 := runCLI(t, "", "sandbox", "-agencies", "A B")
-	require.Equal(t, exitUsage, code)
-	require.Contains(t, errOut2, "agency")
 }
 
 // -brand NAME is a brand's three codes (zakat.BrandAgencies), instead of
