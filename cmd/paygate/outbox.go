@@ -84,7 +84,7 @@ func runOutboxStatus(e env, args []string) int {
 
 // runOutboxDead lists the dead transactions and their reasons.
 func runOutboxDead(e env, args []string) int {
-	fs, table := outboxFlags(e, "dead", "[-table NAME] [-limit N]", "Lists the dead transactions, oldest first: orderno, attempts, whether one may have\nreached the service, when it died, and why.")
+	fs, table := outboxFlags(e, "dead", "[-table NAME] [-limit N]", "Lists the dead transactions, oldest first: orderno, the amount, name and status held\n(to compare with the service's record), attempts, whether one may have reached the\nservice, when it died, and why.")
 	limit := fs.Int("limit", 100, "at most N (0: all)")
 	return withOutbox(e, fs, table, args, func(ctx context.Context, o *outbox.Outbox) int {
 		dead, err := o.Dead(ctx, *limit)
@@ -92,9 +92,10 @@ func runOutboxDead(e env, args []string) int {
 			return failed(e, "outbox dead", err)
 		}
 		w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "orderno\tattempts\tmaybe_stored\tdied_at\treason")
+		fmt.Fprintln(w, "orderno\tamount\tname\tstatus\tattempts\tmaybe_stored\tdied_at\treason")
 		for _, d := range dead {
-			fmt.Fprintf(w, "%s\t%d\t%t\t%s\t%s\n", d.OrderNo, d.Attempts, d.MaybeStored, d.DiedAt.UTC().Format(time.RFC3339), d.Reason)
+			tx := d.Transaction
+			fmt.Fprintf(w, "%s\t%s\t%q\t%s\t%d\t%t\t%s\t%s\n", d.OrderNo, tx.Amount, tx.Name, tx.Status, d.Attempts, d.MaybeStored, d.DiedAt.UTC().Format(time.RFC3339), d.Reason)
 		}
 		if err := w.Flush(); err != nil {
 			return fail(e, "writing: %v", err)

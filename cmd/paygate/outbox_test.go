@@ -57,6 +57,7 @@ func TestOutboxCommands(t *testing.T) {
 		{args: []string{"status"}, code: exitInvalid, out: "queued 0\noldest 0s\ndead 2\n"},
 		{args: []string{"dead"}, code: exitOK, out: "rejected by the service"},
 		{args: []string{"dead", "-limit", "1"}, code: exitOK, out: "OB-1"},
+		{args: []string{"dead"}, code: exitOK, out: `OB-1     10.00   "Ali"  success`}, // the content held, to compare with the service's
 		{args: []string{"retry"}, code: exitUsage, errText: "want -all or at least one ORDERNO"},
 		{args: []string{"retry", "-all", "OB-1"}, code: exitUsage, errText: "not both"},
 		{args: []string{"drop"}, code: exitUsage, errText: "want at least one ORDERNO"},

@@ -2,8 +2,11 @@ package outbox
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/paygate-go/paygate/zakat"
 )
 
 // Stats is the state of the outbox.
@@ -45,12 +48,16 @@ type DeadTransaction struct {
 	// EnqueuedAt is when it was enqueued (or last retried); DiedAt when
 	// it became dead.
 	EnqueuedAt, DiedAt time.Time
+	// Transaction is what the outbox holds to send, for an operator to
+	// compare with the service's record (a zero value if it cannot be
+	// read, which Reason then says).
+	Transaction zakat.Transaction
 }
 
 // Dead lists up to limit dead transactions (limit < 1: all), oldest
 // first.
 func (o *Outbox) Dead(ctx context.Context, limit int) ([]DeadTransaction, error) {
-	q := `SELECT orderno, coalesce(reason, ''), attempts, sent, enqueued_at, due_at FROM ` + o.table + ` WHERE state = 'dead' ORDER BY due_at, orderno`
+	q := `SELECT orderno, coalesce(reason, ''), attempts, sent, enqueued_at, due_at, body, status FROM ` + o.table + ` WHERE state = 'dead' ORDER BY due_at, orderno`
 	args := []any{}
 	if limit > 0 {
 		q += ` LIMIT $1`
@@ -64,8 +71,12 @@ func (o *Outbox) Dead(ctx context.Context, limit int) ([]DeadTransaction, error)
 	var out []DeadTransaction
 	for rows.Next() {
 		var d DeadTransaction
-		if err := rows.Scan(&d.OrderNo, &d.Reason, &d.Attempts, &d.MaybeStored, &d.EnqueuedAt, &d.DiedAt); err != nil {
+		var body, status string
+		if err := rows.Scan(&d.OrderNo, &d.Reason, &d.Attempts, &d.MaybeStored, &d.EnqueuedAt, &d.DiedAt, &body, &status); err != nil {
 			return nil, fmt.Errorf("outbox: dead: %w", err)
+		}
+		if json.Unmarshal([]byte(body), &d.Transaction) == nil {
+			d.Transaction.Status = zakat.Status(status)
 		}
 		out = append(out, d)
 	}

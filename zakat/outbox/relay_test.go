@@ -120,6 +120,10 @@ func TestRelayOrdernoHeldBeforeItsFirstSend(t *testing.T) {
 			require.Equal(t, other.OrderNo, dead[0].OrderNo)
 			require.Contains(t, dead[0].Reason, "held by the service before the outbox sent it")
 			require.True(t, dead[0].MaybeStored)
+			held := dead[0].Transaction // what the outbox holds, to compare with the service's record
+			require.True(t, held.Time.Equal(txs[1].Time))
+			held.Time = txs[1].Time
+			require.Equal(t, txs[1], held)
 			st := states(t, o)
 			require.Equal(t, stateDone, st[txs[0].OrderNo])
 			require.Equal(t, stateDone, st[txs[2].OrderNo])
