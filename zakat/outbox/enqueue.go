@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -29,6 +31,9 @@ type ConflictError struct {
 	StatusChange bool
 	// From is the status held, To the status given.
 	From, To zakat.Status
+	// Fields names the JSON fields whose values differ, when other
+	// content than the status does ("amount", "name", ...), in order.
+	Fields []string
 }
 
 // Error names the orderno and, for a status change, the assumption.
@@ -36,7 +41,32 @@ func (e *ConflictError) Error() string {
 	if e.StatusChange {
 		return fmt.Sprintf("outbox: orderno %q: status %s after %s: a status changes only from pending, before the transaction is sent (docs/assumptions.md A-webhook-status-change)", e.OrderNo, e.To, e.From)
 	}
-	return fmt.Sprintf("outbox: orderno %q: enqueued before with other content", e.OrderNo)
+	if len(e.Fields) == 0 {
+		return fmt.Sprintf("outbox: orderno %q: enqueued before with other content", e.OrderNo)
+	}
+	return fmt.Sprintf("outbox: orderno %q: enqueued before with other content (differing: %s)", e.OrderNo, strings.Join(e.Fields, ", "))
+}
+
+// differing names the top-level JSON fields whose values differ between
+// two bodies the outbox encoded, sorted; nil if either cannot be read.
+func differing(held, given string) []string {
+	var a, b map[string]json.RawMessage
+	if json.Unmarshal([]byte(held), &a) != nil || json.Unmarshal([]byte(given), &b) != nil {
+		return nil
+	}
+	var out []string
+	for k, v := range a {
+		if w, ok := b[k]; !ok || !bytes.Equal(v, w) {
+			out = append(out, k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Is makes the error match ErrConflict.
@@ -175,7 +205,7 @@ func (o *Outbox) enqueue(ctx context.Context, txs []zakat.Transaction, insert fu
 		case h[0] == r.bodies[i]:
 			return &ConflictError{OrderNo: no, StatusChange: true, From: zakat.Status(h[1]), To: zakat.Status(r.statuses[i])}
 		default:
-			return &ConflictError{OrderNo: no}
+			return &ConflictError{OrderNo: no, Fields: differing(h[0], r.bodies[i])}
 		}
 	}
 	return nil
