@@ -20,7 +20,7 @@ func TestEnqueue(t *testing.T) {
 	bad := validTx("E", 9)
 	bad.Data.ICNo = "123"
 	twice := changed
-	twice.Amount++
+	twice.Email = "aminah@example.com"
 	pending := validTx("E", 1)
 	pending.Status = zakat.StatusPending
 	for _, tc := range []struct {
@@ -35,7 +35,7 @@ func TestEnqueue(t *testing.T) {
 		{name: "same content twice", first: validTxs("E", 3), then: validTxs("E", 3), depth: 3},
 		{name: "overlap", first: validTxs("E", 2), then: validTxs("E", 4), depth: 4},
 		{name: "other content", first: validTxs("E", 2), then: []zakat.Transaction{changed}, wantErr: `orderno "E-000001": enqueued before with other content (differing: name)`, conflict: true, depth: 2},
-		{name: "two fields other", first: validTxs("E", 2), then: []zakat.Transaction{twice}, wantErr: `(differing: amount, name)`, conflict: true, depth: 2},
+		{name: "two fields other", first: validTxs("E", 2), then: []zakat.Transaction{twice}, wantErr: `(differing: email, name)`, conflict: true, depth: 2},
 		{name: "pending then other content with a final status", first: []zakat.Transaction{pending}, then: []zakat.Transaction{changed}, wantErr: `orderno "E-000001": enqueued before with other content`, conflict: true, depth: 1},
 		{name: "a new one beside other content", first: validTxs("E", 2), then: []zakat.Transaction{validTx("E", 5), changed}, wantErr: `orderno "E-000001"`, conflict: true, depth: 2},
 		{name: "invalid", then: []zakat.Transaction{validTx("E", 1), bad}, wantErr: "/transactions/1/data/zakat_ic_no: must be 12 digits", depth: 0},
