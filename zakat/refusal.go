@@ -28,8 +28,14 @@ type Refusal struct {
 // Error is one line: the transaction, the field and the rule; never the
 // value nor the body.
 func (r *Refusal) Error() string {
+	return fmt.Sprintf("transaction %d (orderno %q) %s", r.Index, r.OrderNo, r.Reason())
+}
+
+// Reason is Error without the transaction: the status, the field and the
+// rule, for a record already kept by orderno (the outbox's dead rows).
+func (r *Refusal) Reason() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "transaction %d (orderno %q) refused by the service (HTTP %d)", r.Index, r.OrderNo, r.StatusCode)
+	fmt.Fprintf(&b, "refused by the service (HTTP %d)", r.StatusCode)
 	if len(r.Problems) > 0 {
 		p := r.Problems[0]
 		fmt.Fprintf(&b, ": field %s breaks the rule %q", p.Field, p.Rule)

@@ -233,6 +233,10 @@ func (o *Outbox) recordOf(r taken, out zakat.Outcome) record {
 			rec.delay = backoff(o.firstBackoff, o.maxBackoff, r.attempts, rand.Float64)
 			break
 		}
+		var refusal *zakat.Refusal
+		if errors.As(out.Err, &refusal) {
+			reason = refusal.Reason() // the index is the relay's, not the bank's
+		}
 		rec.kind, rec.reason = "dead", "rejected by the service: "+reason
 	case zakat.SendInvalid: // never posted: it may be stored only if an earlier attempt was
 		rec.kind, rec.reason, rec.sent = "dead", "invalid: "+reason, r.wasSent

@@ -197,6 +197,7 @@ func TestRelayIsolatesTheRefused(t *testing.T) {
 			require.Equal(t, bad, dead[0].OrderNo)
 			require.Contains(t, dead[0].Reason, "refused")
 			require.False(t, dead[0].MaybeStored, "a refusal proves it not stored")
+			require.NotContains(t, dead[0].Reason, "transaction 6", "the relay's index means nothing to an operator")
 			st := states(t, o)
 			stored := srv.Transactions()
 			require.Len(t, stored, 9)
