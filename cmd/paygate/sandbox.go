@@ -22,7 +22,7 @@ func runSandbox(e env, args []string) int {
 	if len(args) > 0 && args[0] == "order" {
 		return runSandboxOrder(e, args[1:])
 	}
-	fs := newFlags(e, "sandbox", "[-addr 127.0.0.1:0] [flags]", "Runs the in-process sandbox of the whole service on loopback until interrupted, printing its URL and credentials as PAYGATE_* lines\n(with -export, as export lines a shell can eval), then, on stderr, one line per callback attempt, per lookup it answers and per webhook batch it takes.\nWith them exported, paygate sandbox order create|settle makes and decides orders on it.\nFaults for testing a merchant's recovery: -lose-every N, -duplicates N, -late-settlement D.")
+	fs := newFlags(e, "sandbox", "[-addr 127.0.0.1:0] [flags]", "Runs the in-process sandbox of the whole service on loopback until interrupted, printing its URL and credentials as PAYGATE_* lines\n(with -export, as export lines a shell can eval), then, on stderr, one line per callback attempt, per lookup it answers and per webhook batch it takes.\nWith them exported, paygate sandbox order create|settle makes and decides orders on it.\nFaults for testing a merchant's recovery: -lose-every N, -duplicates N, -late-settlement D;\nfor a bank's outbox: -webhook-drop-after-store RATE, -webhook-repeats 409|422, -webhook-refuse ORDERNOS.")
 	addr := fs.String("addr", "127.0.0.1:0", "loopback address to listen on; port 0 takes a free port, printed as PAYGATE_CHECKOUT_URL (e.g. 127.0.0.1:8085 for a fixed one)")
 	retry := fs.Duration("retry-interval", 0, "wait between direct-callback attempts (default 30s, as the service)")
 	webhookPath := fs.String("webhook-path", paths.Webhook, "the webhook's path, e.g. /api/adb/webhook (default with -brand ADB)")
@@ -30,6 +30,7 @@ func runSandbox(e env, args []string) int {
 	quiet := fs.Bool("quiet", false, "print no log line: none per callback attempt, lookup or webhook batch")
 	agencies := agenciesFlag(fs)
 	faults := addSandboxFaults(fs)
+	hookFaults := addWebhookFaults(fs)
 	if st, ok := parse(fs, args); !ok {
 		return st
 	}
@@ -41,6 +42,11 @@ func runSandbox(e env, args []string) int {
 	if err != nil {
 		return fail(e, "sandbox: %v", err)
 	}
+	hookOpts, err := hookFaults.options()
+	if err != nil {
+		return fail(e, "sandbox: %v", err)
+	}
+	opts = append(opts, hookOpts...)
 	if !flagSet(fs, "webhook-path") && slices.Equal(rules.Agencies(), zakat.ADBAgencies()) {
 		*webhookPath = paths.ADBWebhook // the real brand's codes with its path: WithADBBrand's one switch
 	}

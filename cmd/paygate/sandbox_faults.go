@@ -3,10 +3,12 @@ package main
 import (
 	"flag"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/paygate-go/paygate/gatewaytest"
+	"github.com/paygate-go/paygate/zakat"
 )
 
 // sandboxFaults are the fault flags of paygate sandbox, each a recovery
@@ -67,4 +69,46 @@ func everyNth(n int) func(refNo string) bool {
 		}
 		return rank%n == 0
 	}
+}
+
+// webhookFaults are the webhook's fault flags of paygate sandbox, for a
+// bank testing its outbox: answers lost after storing, how a repeated
+// orderno is answered, and transactions refused for a server-side rule.
+type webhookFaults struct {
+	dropAfterStore *float64
+	repeats        *string
+	refuse         *string
+}
+
+// addWebhookFaults defines the webhook's fault flags on fs.
+func addWebhookFaults(fs *flag.FlagSet) webhookFaults {
+	return webhookFaults{
+		dropAfterStore: fs.Float64("webhook-drop-after-store", 0, "a share (0 to 1) of webhook requests stored and then answered by a closed connection: the answer lost"),
+		repeats:        fs.String("webhook-repeats", "stored", "how a batch with an orderno stored before is answered: stored (200, the new ones stored), 409 or 422 (nothing of it stored)"),
+		refuse:         fs.String("webhook-refuse", "", "comma-separated ordernos the webhook refuses (400 pointing at each) for a server-side rule"),
+	}
+}
+
+// options are the gatewaytest options of the webhook's flags given.
+func (f webhookFaults) options() ([]gatewaytest.Option, error) {
+	if r := *f.dropAfterStore; r < 0 || r > 1 {
+		return nil, fmt.Errorf("-webhook-drop-after-store %v: want 0 to 1", r)
+	}
+	answers := map[string]gatewaytest.DuplicateAnswer{"stored": gatewaytest.DuplicateStoredOnce, "409": gatewaytest.DuplicateConflict, "422": gatewaytest.DuplicateUnprocessable}
+	repeats, ok := answers[*f.repeats]
+	if !ok {
+		return nil, fmt.Errorf("-webhook-repeats %q: want stored, 409 or 422", *f.repeats)
+	}
+	opts := []gatewaytest.Option{gatewaytest.WithWebhookDuplicates(repeats)}
+	if *f.dropAfterStore > 0 {
+		opts = append(opts, gatewaytest.WithWebhookFaults(gatewaytest.WebhookFaults{DropAfterStore: *f.dropAfterStore}))
+	}
+	if *f.refuse != "" {
+		refused := map[string]bool{}
+		for _, no := range strings.Split(*f.refuse, ",") {
+			refused[strings.TrimSpace(no)] = true
+		}
+		opts = append(opts, gatewaytest.WithWebhookRefusal(gatewaytest.WebhookRefusal{Refuse: func(tx zakat.Transaction) bool { return refused[tx.OrderNo] }}))
+	}
+	return opts, nil
 }

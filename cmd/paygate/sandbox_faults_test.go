@@ -15,6 +15,7 @@ import (
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/gatewaytest"
+	"github.com/paygate-go/paygate/zakat"
 )
 
 // callbackLog is a merchant endpoint that answers 200 and records each
@@ -83,6 +84,27 @@ func TestSandboxFaultOptions(t *testing.T) {
 	}
 }
 
+// The webhook's fault flags: a refused orderno is rejected alone, and a
+// repeat answered 422 on a first send is unconfirmed, held by the service.
+func TestWebhookFaultOptions(t *testing.T) {
+	fs := flag.NewFlagSet("sandbox", flag.ContinueOnError)
+	faults := addWebhookFaults(fs)
+	require.NoError(t, fs.Parse([]string{"-webhook-repeats", "422", "-webhook-refuse", "W2, W9"}))
+	opts, err := faults.options()
+	require.NoError(t, err)
+	sb := gatewaytest.NewServer(opts...)
+	t.Cleanup(sb.Close)
+	sender, err := sb.WebhookSender()
+	require.NoError(t, err)
+	txs := []zakat.Transaction{cliTx("W1"), cliTx("W2"), cliTx("W3")}
+	report, _ := sender.Send(context.Background(), txs)
+	require.Equal(t, []string{"W1", "W3"}, report.Accepted)
+	require.Equal(t, []string{"W2"}, report.Rejected)
+	report, _ = sender.Send(context.Background(), txs[:1])
+	require.Equal(t, []string{"W1"}, report.Unconfirmed)
+	require.ErrorIs(t, report.Outcomes()[0].Err, zakat.ErrHeldAtFirstSend)
+}
+
 // everyNth matches every n-th reference, the same way every time.
 func TestEveryNth(t *testing.T) {
 	for _, tc := range []struct {
@@ -117,6 +139,8 @@ func TestSandboxFaultFlags(t *testing.T) {
 		{args: []string{"-duplicates", "0"}, want: "-duplicates 0: want 1 to 100"},
 		{args: []string{"-duplicates", "101"}, want: "-duplicates 101: want 1 to 100"},
 		{args: []string{"-late-settlement", "-1s"}, want: "-late-settlement -1s: want zero or more"},
+		{args: []string{"-webhook-drop-after-store", "1.5"}, want: "-webhook-drop-after-store 1.5: want 0 to 1"},
+		{args: []string{"-webhook-repeats", "410"}, want: `-webhook-repeats "410": want stored, 409 or 422`},
 	} {
 		code, _, errOut := runCLI(t, "", append([]string{"sandbox"}, tc.args...)...)
 		require.Equal(t, exitUsage, code, "%v", tc.args)
@@ -124,7 +148,7 @@ func TestSandboxFaultFlags(t *testing.T) {
 	}
 	code, _, errOut := runCLI(t, "", "sandbox", "-h")
 	require.Equal(t, exitOK, code)
-	for _, f := range []string{"-lose-every", "-duplicates", "-duplicates-concurrent", "-late-settlement"} {
+	for _, f := range []string{"-lose-every", "-duplicates", "-duplicates-concurrent", "-late-settlement", "-webhook-drop-after-store", "-webhook-repeats", "-webhook-refuse"} {
 		require.Regexp(t, `(?m)^  `+f+`( |$)`, errOut, "-h documents %s", f)
 	}
 }
