@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/paygate-go/paygate/gatewaytest"
+	"github.com/paygate-go/paygate/zakat"
 )
 
 // A row the sender finds invalid when it is sent (changed in the table by
@@ -40,6 +43,42 @@ func TestRelayInvalidIsDead(t *testing.T) {
 			require.Contains(t, dead[0].Reason, tc.want)
 			require.Equal(t, tc.maybeStored, dead[0].MaybeStored, "never posted")
 			require.Zero(t, srv.WebhookReceived())
+		})
+	}
+}
+
+// A transaction the service refuses is proven not stored by that send
+// only: refused on the resend of an attempt that may have reached the
+// service, it stays maybe stored (Dead's MaybeStored); refused on its
+// first send, it is not.
+func TestRelayRejectedKeepsMaybeStored(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		sentBefore  bool
+		maybeStored bool
+	}{
+		{name: "refused on its first send"},
+		{name: "refused on a resend", sentBefore: true, maybeStored: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tx := validTx("J", 1)
+			srv := sandbox(t, gatewaytest.WithWebhookRefusal(gatewaytest.WebhookRefusal{
+				Refuse: func(got zakat.Transaction) bool { return got.OrderNo == tx.OrderNo },
+			}))
+			o, db := newTestOutbox(t, srv, fastRetries...)
+			require.NoError(t, enqueue(t, o, db, tx))
+			if tc.sentBefore { // an earlier attempt whose answer was lost
+				_, err := db.Exec(`UPDATE ` + o.table + ` SET sent = true`)
+				require.NoError(t, err)
+			}
+			_, err := o.RelayOnce(context.Background())
+			require.NoError(t, err)
+			dead, err := o.Dead(context.Background(), 0)
+			require.NoError(t, err)
+			require.Len(t, dead, 1)
+			require.True(t, strings.HasPrefix(dead[0].Reason, "rejected by the service: "), dead[0].Reason)
+			require.Equal(t, tc.maybeStored, dead[0].MaybeStored)
+			require.Empty(t, srv.Transactions())
 		})
 	}
 }
