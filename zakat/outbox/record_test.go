@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -65,7 +66,8 @@ func TestRelayRejectedKeepsMaybeStored(t *testing.T) {
 			srv := sandbox(t, gatewaytest.WithWebhookRefusal(gatewaytest.WebhookRefusal{
 				Refuse: func(got zakat.Transaction) bool { return got.OrderNo == tx.OrderNo },
 			}))
-			o, db := newTestOutbox(t, srv, fastRetries...)
+			var logs strings.Builder
+			o, db := newTestOutbox(t, srv, append([]Option{WithLogger(slog.New(slog.NewTextHandler(&logs, nil)))}, fastRetries...)...)
 			require.NoError(t, enqueue(t, o, db, tx))
 			if tc.sentBefore { // an earlier attempt whose answer was lost
 				_, err := db.Exec(`UPDATE ` + o.table + ` SET sent = true`)
@@ -79,6 +81,9 @@ func TestRelayRejectedKeepsMaybeStored(t *testing.T) {
 			require.True(t, strings.HasPrefix(dead[0].Reason, "rejected by the service: "), dead[0].Reason)
 			require.Equal(t, tc.maybeStored, dead[0].MaybeStored)
 			require.Empty(t, srv.Transactions())
+			require.Contains(t, logs.String(), `level=WARN msg="paygate outbox: transaction dead"`)
+			require.Contains(t, logs.String(), "orderno="+tx.OrderNo)
+			require.NotContains(t, logs.String(), "level=ERROR")
 		})
 	}
 }
