@@ -67,14 +67,18 @@ func TestWebhookCommandsWithAgencies(t *testing.T) {
 // The sandbox command serves the webhook at -webhook-path with -agencies
 // and prints the endpoint's URL and the codes, which a sender uses as they
 // are; -brand ADB (or the real codes by -agencies) alone is the one
-// switch: the real codes and the real path.
+// switch: the real codes and the real path, unless -webhook-path is given.
 func TestSandboxCommandWebhookBrand(t *testing.T) {
-	for _, args := range [][]string{
-		{"-webhook-path", "/api/adb/webhook", "-agencies", "ADBLZS,ADBPPZ,ADB"},
-		{"-brand", "ADB"},
-		{"-agencies", "ADBLZS,ADBPPZ,ADB"},
+	for _, tc := range []struct {
+		args []string
+		path string
+	}{
+		{args: []string{"-webhook-path", "/api/adb/webhook", "-agencies", "ADBLZS,ADBPPZ,ADB"}, path: "/api/adb/webhook"},
+		{args: []string{"-brand", "ADB"}, path: "/api/adb/webhook"},
+		{args: []string{"-agencies", "ADBLZS,ADBPPZ,ADB"}, path: "/api/adb/webhook"},
+		{args: []string{"-brand", "ADB", "-webhook-path", "/api/bank/webhook"}, path: "/api/bank/webhook"},
 	} {
-		t.Run(strings.Join(args, " "), func(t *testing.T) { sandboxWebhookBrand(t, args) })
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) { sandboxWebhookBrand(t, tc.args, tc.path) })
 	}
 
 	code, _, errOut2 := runCLI(t, "", "sandbox", "-agencies", "A B")
@@ -83,8 +87,9 @@ func TestSandboxCommandWebhookBrand(t *testing.T) {
 }
 
 // sandboxWebhookBrand runs the sandbox command with args and sends one
-// transaction of the real brand through the URL and codes it prints.
-func sandboxWebhookBrand(t *testing.T, args []string) {
+// transaction of the real brand through the URL and codes it prints,
+// requiring the URL's path to be path.
+func sandboxWebhookBrand(t *testing.T, args []string, path string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errOut syncBuffer
 	done := make(chan int)
@@ -98,7 +103,7 @@ func sandboxWebhookBrand(t *testing.T, args []string) {
 		k, v, _ := strings.Cut(line, "=")
 		vars[k] = v
 	}
-	require.True(t, strings.HasSuffix(vars[paygate.EnvWebhookURL], "/api/adb/webhook"), vars[paygate.EnvWebhookURL])
+	require.True(t, strings.HasSuffix(vars[paygate.EnvWebhookURL], path), vars[paygate.EnvWebhookURL])
 	require.Equal(t, "ADBLZS,ADBPPZ,ADB", vars[paygate.EnvWebhookAgencies])
 	for k, v := range vars {
 		t.Setenv(k, v)
