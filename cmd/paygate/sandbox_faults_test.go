@@ -84,12 +84,13 @@ func TestSandboxFaultOptions(t *testing.T) {
 	}
 }
 
-// The webhook's fault flags: a refused orderno is rejected alone, and a
-// repeat answered 422 on a first send is unconfirmed, held by the service.
+// The webhook's fault flags: a refused orderno is rejected alone (the
+// list's spaces around a comma trimmed), and a repeat answered 422 on a
+// first send is unconfirmed, held by the service.
 func TestWebhookFaultOptions(t *testing.T) {
 	fs := flag.NewFlagSet("sandbox", flag.ContinueOnError)
 	faults := addWebhookFaults(fs)
-	require.NoError(t, fs.Parse([]string{"-webhook-repeats", "422", "-webhook-refuse", "W2, W9"}))
+	require.NoError(t, fs.Parse([]string{"-webhook-repeats", "422", "-webhook-refuse", "W9, W2"}))
 	opts, err := faults.options()
 	require.NoError(t, err)
 	sb := gatewaytest.NewServer(opts...)
@@ -103,6 +104,31 @@ func TestWebhookFaultOptions(t *testing.T) {
 	report, _ = sender.Send(context.Background(), txs[:1])
 	require.Equal(t, []string{"W1"}, report.Unconfirmed)
 	require.ErrorIs(t, report.Outcomes()[0].Err, zakat.ErrHeldAtFirstSend)
+}
+
+// -webhook-drop-after-store is a share from 0 to 1, both included: 1
+// loses every answer, 0 none.
+func TestWebhookDropAfterStoreRange(t *testing.T) {
+	for _, tc := range []struct {
+		rate  string
+		valid bool
+	}{
+		{rate: "0", valid: true},
+		{rate: "0.5", valid: true},
+		{rate: "1", valid: true},
+		{rate: "-0.1"},
+		{rate: "1.01"},
+	} {
+		fs := flag.NewFlagSet("sandbox", flag.ContinueOnError)
+		faults := addWebhookFaults(fs)
+		require.NoError(t, fs.Parse([]string{"-webhook-drop-after-store", tc.rate}))
+		_, err := faults.options()
+		if tc.valid {
+			require.NoError(t, err, tc.rate)
+			continue
+		}
+		require.ErrorContains(t, err, "want 0 to 1", tc.rate)
+	}
 }
 
 // everyNth matches every n-th reference, the same way every time.
