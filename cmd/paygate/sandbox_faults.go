@@ -91,7 +91,7 @@ func addWebhookFaults(fs *flag.FlagSet) webhookFaults {
 
 // options are the gatewaytest options of the webhook's flags given.
 func (f webhookFaults) options() ([]gatewaytest.Option, error) {
-	if r := *f.dropAfterStore; r < 0 || r > 1 {
+	if r := *f.dropAfterStore; !(r >= 0 && r <= 1) { // NaN too
 		return nil, fmt.Errorf("-webhook-drop-after-store %v: want 0 to 1", r)
 	}
 	answers := map[string]gatewaytest.DuplicateAnswer{"stored": gatewaytest.DuplicateStoredOnce, "409": gatewaytest.DuplicateConflict, "422": gatewaytest.DuplicateUnprocessable}

@@ -118,6 +118,7 @@ func TestWebhookDropAfterStoreRange(t *testing.T) {
 		{rate: "1", valid: true},
 		{rate: "-0.1"},
 		{rate: "1.01"},
+		{rate: "NaN"}, // no share: never silently none
 	} {
 		fs := flag.NewFlagSet("sandbox", flag.ContinueOnError)
 		faults := addWebhookFaults(fs)
