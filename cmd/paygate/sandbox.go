@@ -47,7 +47,7 @@ func runSandbox(e env, args []string) int {
 		return fail(e, "sandbox: %v", err)
 	}
 	opts = append(opts, hookOpts...)
-	if !flagSet(fs, "webhook-path") && slices.Equal(rules.Agencies(), zakat.ADBAgencies()) {
+	if !flagSet(fs, "webhook-path") && sameAgencies(rules.Agencies(), zakat.ADBAgencies()) {
 		*webhookPath = paths.ADBWebhook // the real brand's codes with its path: WithADBBrand's one switch
 	}
 	opts = append(opts, gatewaytest.WithAddr(*addr), gatewaytest.WithWebhookPath(*webhookPath), gatewaytest.WithWebhookValidator(rules))
@@ -111,4 +111,12 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// sameAgencies reports whether a and b hold the same codes, in any order.
+func sameAgencies(a, b []zakat.Agency) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }

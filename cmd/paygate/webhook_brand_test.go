@@ -76,6 +76,7 @@ func TestSandboxCommandWebhookBrand(t *testing.T) {
 		{args: []string{"-webhook-path", "/api/adb/webhook", "-agencies", "ADBLZS,ADBPPZ,ADB"}, path: "/api/adb/webhook"},
 		{args: []string{"-brand", "ADB"}, path: "/api/adb/webhook"},
 		{args: []string{"-agencies", "ADBLZS,ADBPPZ,ADB"}, path: "/api/adb/webhook"},
+		{args: []string{"-agencies", "ADB,ADBPPZ,ADBLZS"}, path: "/api/adb/webhook"},
 		{args: []string{"-brand", "ADB", "-webhook-path", "/api/bank/webhook"}, path: "/api/bank/webhook"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) { sandboxWebhookBrand(t, tc.args, tc.path) })
@@ -104,7 +105,7 @@ func sandboxWebhookBrand(t *testing.T, args []string, path string) {
 		vars[k] = v
 	}
 	require.True(t, strings.HasSuffix(vars[paygate.EnvWebhookURL], path), vars[paygate.EnvWebhookURL])
-	require.Equal(t, "ADBLZS,ADBPPZ,ADB", vars[paygate.EnvWebhookAgencies])
+	require.ElementsMatch(t, []string{"ADBLZS", "ADBPPZ", "ADB"}, strings.Split(vars[paygate.EnvWebhookAgencies], ","))
 	for k, v := range vars {
 		t.Setenv(k, v)
 	}
