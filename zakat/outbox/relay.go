@@ -145,7 +145,6 @@ func (o *Outbox) RelayOnce(ctx context.Context) (int, error) {
 	sendCtx, cancel := context.WithTimeout(ctx, o.lease-o.lease/5)
 	recs := o.send(sendCtx, rows)
 	cancel()
-	o.logRound(ctx, rows, recs)
 	if ctx.Err() != nil { // shutting down: what was not sent is due at once, for another replica
 		for i := range recs {
 			if recs[i].kind == "retry" {
@@ -160,6 +159,7 @@ func (o *Outbox) RelayOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return len(rows), fmt.Errorf("outbox: recording a round's outcomes (the rows come back after the lease): %w", err)
 	}
+	o.logRound(ctx, rows, recs) // once recorded: a dead row logged is a dead row
 	return len(rows), nil
 }
 
