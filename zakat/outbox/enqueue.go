@@ -135,15 +135,7 @@ func (o *Outbox) Enqueue(ctx context.Context, tx *sql.Tx, txs ...zakat.Transacti
 			return nil, err
 		}
 		defer q.Close()
-		held := map[string][2]string{}
-		for q.Next() {
-			var no, body, status string
-			if err := q.Scan(&no, &body, &status); err != nil {
-				return nil, err
-			}
-			held[no] = [2]string{body, status}
-		}
-		return held, q.Err()
+		return readHeld(q)
 	})
 }
 
@@ -161,16 +153,26 @@ func (o *Outbox) EnqueuePgx(ctx context.Context, tx pgx.Tx, txs ...zakat.Transac
 			return nil, err
 		}
 		defer q.Close()
-		held := map[string][2]string{}
-		for q.Next() {
-			var no, body, status string
-			if err := q.Scan(&no, &body, &status); err != nil {
-				return nil, err
-			}
-			held[no] = [2]string{body, status}
-		}
-		return held, q.Err()
+		return readHeld(q)
 	})
+}
+
+// readHeld reads the rows of existingSQL, on either driver, by orderno:
+// the body and the status held.
+func readHeld(q interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}) (map[string][2]string, error) {
+	held := map[string][2]string{}
+	for q.Next() {
+		var no, body, status string
+		if err := q.Scan(&no, &body, &status); err != nil {
+			return nil, err
+		}
+		held[no] = [2]string{body, status}
+	}
+	return held, q.Err()
 }
 
 // enqueue is Enqueue on either driver: insert runs the enqueue statement
