@@ -30,7 +30,7 @@ type CallbackHandler struct {
 	// Keys verify the signature; several allow key rotation. Required.
 	Keys []Key
 	// Fulfil fulfils a verified success, once per base refNo: a
-	// FulfilFunc, or a TxFulfiller (sqldedup.Deduper.FulfilTx) that does
+	// FulfilFunc, or a TxFulfiller (pgstore.Deduper.FulfilTx) that does
 	// it in the merchant's own database transaction. Required.
 	Fulfil Fulfiller
 	// OnStatus is called for every other verified event, once each.
@@ -68,7 +68,7 @@ type CallbackHandler struct {
 	// tests.
 	Now func() time.Time
 	// Deduper records handled events; nil means an in-memory one, for one
-	// replica only. Several replicas must share one, e.g. sqldedup.
+	// replica only. Several replicas must share one, e.g. pgstore.
 	Deduper Deduper
 	// BodyLimit caps the body; 0 means DefaultCallbackBodyLimit
 	// (docs/assumptions.md A-callback-body-limit).
@@ -225,7 +225,7 @@ func (h *CallbackHandler) checkRetention(d Deduper) error {
 		return nil
 	}
 	if kept := r.CompletedRetention(); kept < bound+maxTxnAhead {
-		return fmt.Errorf("paygate: the Deduper (%T) keeps completed events for %v, less than CallbackHandler.MaxTxnAge (%v) plus a day: a replay could be fulfilled twice; raise the Deduper's retention (MemoryDeduper.Retention, sqldedup.WithRetention) or lower CallbackHandler.MaxTxnAge; no event handled",
+		return fmt.Errorf("paygate: the Deduper (%T) keeps completed events for %v, less than CallbackHandler.MaxTxnAge (%v) plus a day: a replay could be fulfilled twice; raise the Deduper's retention (MemoryDeduper.Retention, pgstore.WithRetention) or lower CallbackHandler.MaxTxnAge; no event handled",
 			d, kept, bound)
 	}
 	return nil

@@ -689,7 +689,7 @@ func TestCallbackHandlerRetentionAgainstTheReplayBound(t *testing.T) {
 		{name: "7 days against the 30-day bound", deduper: &MemoryDeduper{Retention: 7 * day}, wantCode: http.StatusInternalServerError,
 			wantLog: "keeps completed events for 168h0m0s, less than CallbackHandler.MaxTxnAge (720h0m0s) plus a day"},
 		{name: "the bound itself, no day for the clock", deduper: &MemoryDeduper{Retention: 30 * day}, wantCode: http.StatusInternalServerError,
-			wantLog: "raise the Deduper's retention (MemoryDeduper.Retention, sqldedup.WithRetention) or lower CallbackHandler.MaxTxnAge"},
+			wantLog: "raise the Deduper's retention (MemoryDeduper.Retention, pgstore.WithRetention) or lower CallbackHandler.MaxTxnAge"},
 		{name: "the bound and a day", deduper: &MemoryDeduper{Retention: 31 * day}, wantCode: http.StatusOK},
 		{name: "a 500-day bound against the default retention", deduper: &MemoryDeduper{}, maxTxnAge: 500 * day, wantCode: http.StatusInternalServerError,
 			wantLog: "less than CallbackHandler.MaxTxnAge (12000h0m0s)"},

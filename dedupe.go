@@ -69,7 +69,7 @@ type Deduper interface {
 	// Claim tries to take key for lease. A Claim that returns an error
 	// must not leave key held for long: one whose claim may still land
 	// (its answer lost, ctx ended while it was in flight) releases it
-	// itself once the store answers (sqldedup fences it), so that the
+	// itself once the store answers (pgstore fences it), so that the
 	// next delivery is not held off for a lease.
 	Claim(ctx context.Context, key string, lease time.Duration) (ClaimResult, error)
 	// Renew extends a held claim to lease from now. ErrClaimLost means the
@@ -102,7 +102,7 @@ type RetentionReporter interface {
 }
 
 // MemoryDeduper is the in-process Deduper, the default of CallbackHandler,
-// for one replica (a fleet shares one on a database: sqldedup). The zero
+// for one replica (a fleet shares one on a database: pgstore). The zero
 // value is ready and safe for concurrent use. It keeps Deduper's promises
 // within one process: a completed key answers ClaimDone for Retention
 // (default DefaultRetention) and is then forgotten, and everything is lost

@@ -29,7 +29,7 @@ func (f FulfilFunc) Fulfil(ctx context.Context, cb *Callback) error { return f(c
 
 // TxFulfiller is a Fulfiller that claims the event, writes the merchant's
 // effect and records the completion in one database transaction
-// (sqldedup.Deduper.FulfilTx and FulfilPgx): the handler then calls
+// (pgstore.Deduper.FulfilTx and FulfilPgx): the handler then calls
 // FulfilOnce in place of its lease claim and Fulfil. A wrapper that hides
 // FulfilOnce leaves the handler on the lease path, which calls Fulfil.
 type TxFulfiller interface {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sourced by .ci/run: installs PostgreSQL from Debian if it is missing, starts
 # a throw-away server on 127.0.0.1:55432 or a free port (loopback only, trust auth, data in a
-# temporary directory) and exports PAYGATE_TEST_POSTGRES_DSN for the sqldedup
+# temporary directory) and exports PAYGATE_TEST_POSTGRES_DSN for the pgstore
 # tests. The server is stopped when the calling shell exits.
 
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }

@@ -20,7 +20,7 @@ import (
 
 // BenchmarkFleetCPU: what a callback costs in CPU, on the replica and in
 // PostgreSQL, for an operator sizing a fleet (docs/operations.md). A
-// replica (the real CallbackHandler, sqldedup's FulfilTx writing one
+// replica (the real CallbackHandler, pgstore's FulfilTx writing one
 // ledger row, on an httptest server) takes rounds of signed callbacks over
 // loopback HTTP from 16 kept-alive clients, one in ten a duplicate of a
 // completed event (the previous round's callback, resent as is). In

@@ -18,10 +18,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paygate-go/paygate"
-	"github.com/paygate-go/paygate/sqldedup"
+	"github.com/paygate-go/paygate/pgstore"
 )
 
-// historyRows are the table sizes BenchmarkSQLDedupHistory runs at:
+// historyRows are the table sizes BenchmarkPostgresDeduperHistory runs at:
 // PAYGATE_BENCH_ROWS (comma-separated), else 10 k and 1 M.
 func historyRows(b *testing.B) []int {
 	list := os.Getenv("PAYGATE_BENCH_ROWS")
@@ -39,14 +39,14 @@ func historyRows(b *testing.B) []int {
 	return rows
 }
 
-// historyTables is a sqldedup table holding rows completed events
+// historyTables is a pgstore table holding rows completed events
 // ("fulfil|INV-" and the md5 of a number, done, kept 400 days) and the
 // floor's table, a copy of it (same columns, same rows). Both are kept
 // between runs (filling 10 M rows takes minutes): drop them by hand, or
 // the database.
 type historyTables struct {
-	d     *sqldedup.Deduper
-	dsql  *sqldedup.Deduper // the same table on database/sql's pool, for FulfilTx
+	d     *pgstore.Deduper
+	dsql  *pgstore.Deduper // the same table on database/sql's pool, for FulfilTx
 	pool  *pgxpool.Pool
 	table string
 	rows  int
@@ -56,11 +56,11 @@ type historyTables struct {
 func newHistoryTables(b *testing.B, ctx context.Context, pool *pgxpool.Pool, db *sql.DB, rows int) *historyTables {
 	table := fmt.Sprintf("bench_history_%d", rows)
 	floor := table + "_floor"
-	d, err := sqldedup.NewPgx(pool, sqldedup.WithTable(table))
+	d, err := pgstore.NewPgx(pool, pgstore.WithTable(table))
 	if err != nil {
 		b.Fatal(err)
 	}
-	dsql, err := sqldedup.New(db, sqldedup.WithTable(table))
+	dsql, err := pgstore.New(db, pgstore.WithTable(table))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -112,7 +112,7 @@ type historySide struct {
 	wal, xids int64
 }
 
-// BenchmarkSQLDedupHistory: a new payment and a duplicate against the
+// BenchmarkPostgresDeduperHistory: a new payment and a duplicate against the
 // floor (a bare pgx transaction of INSERT ... ON CONFLICT DO NOTHING of the
 // same row into a copy of the table) at each of historyRows' sizes, one
 // caller, in alternating batches of 100 after a CHECKPOINT, so that every
@@ -124,7 +124,7 @@ type historySide struct {
 // are the server's counters: run it on a server nothing else uses. Needs
 // PAYGATE_TEST_POSTGRES_DSN; add wal_compression=lz4 to the DSN (a
 // superuser's session setting) to measure with compression.
-func BenchmarkSQLDedupHistory(b *testing.B) {
+func BenchmarkPostgresDeduperHistory(b *testing.B) {
 	dsn := os.Getenv("PAYGATE_TEST_POSTGRES_DSN")
 	if dsn == "" {
 		b.Skip("PAYGATE_TEST_POSTGRES_DSN is not set")
@@ -146,7 +146,7 @@ func BenchmarkSQLDedupHistory(b *testing.B) {
 		for _, op := range []string{"new-random", "new-ordered", "duplicate"} {
 			for _, path := range []string{"FulfilPgx", "FulfilTx", "lease"} {
 				if path == "lease" && op != "duplicate" {
-					continue // a lease claim's new event is two commits: BenchmarkSQLDedupNew
+					continue // a lease claim's new event is two commits: BenchmarkPostgresDeduperNew
 				}
 				b.Run(fmt.Sprintf("rows=%d/%s/%s", rows, op, path), func(b *testing.B) {
 					ht.run(b, ctx, op, path)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What Purge and the vacuum after it cost on a sqldedup table of ROWS
+# What Purge and the vacuum after it cost on a pgstore table of ROWS
 # completed events (docs/operations.md): the table made as Migrate makes
 # it (columns, primary key, the expiry index Purge walks, autovacuum
 # settings), filled with ROWS done
@@ -40,7 +40,7 @@ SELECT count(*) AS rows, pg_total_relation_size('$t') / count(*) AS bytes_a_row,
 FROM $t;
 CHECKPOINT;
 \timing on
--- Purge's statements, as sqldedup runs them (without its pauses): at
+-- Purge's statements, as pgstore runs them (without its pauses): at
 -- most 10,000 rows each by ctid, walking the expiry index, no bitmap scan.
 CREATE FUNCTION pg_temp.purge() RETURNS bigint LANGUAGE plpgsql AS \$\$
 DECLARE n bigint; total bigint := 0;

@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paygate-go/paygate"
-	"github.com/paygate-go/paygate/sqldedup"
+	"github.com/paygate-go/paygate/pgstore"
 )
 
 // retentionSizesVar names the sizes BenchmarkRetention measures, completed
@@ -36,11 +36,11 @@ const (
 	retentionBacklog = 250000
 )
 
-// retentionTable is one size's sqldedup table, filled with completed
+// retentionTable is one size's pgstore table, filled with completed
 // events that expire over the next 400 days.
 type retentionTable struct {
 	rows int
-	d    *sqldedup.Deduper
+	d    *pgstore.Deduper
 	f    paygate.TxFulfiller
 	seq  atomic.Int64
 	name string
@@ -122,7 +122,7 @@ func BenchmarkRetention(b *testing.B) {
 func retentionFill(b *testing.B, pool *pgxpool.Pool, rows int) *retentionTable {
 	ctx := context.Background()
 	name := fmt.Sprintf("bench_retention_rows_%d", rows)
-	d, err := sqldedup.NewPgx(pool, sqldedup.WithTable(name))
+	d, err := pgstore.NewPgx(pool, pgstore.WithTable(name))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -21,7 +21,7 @@ lscpu | grep -m1 'Model name' || true
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)   count: $COUNT"
 (cd .. && go test -run '^$' -bench 'BenchmarkSigning' -benchtime 2000x -count "$COUNT" .) | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2 || true
 # Small calls in many alternating rounds; whole batches and walks in a few.
-go test -run '^$' -bench "^Benchmark(Sign|Handler|MemoryDeduper|SQLDedup)\$" -benchtime 100x -count "$COUNT" -timeout 60m . | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2
+go test -run '^$' -bench "^Benchmark(Sign|Handler|MemoryDeduper|PostgresDeduper)\$" -benchtime 100x -count "$COUNT" -timeout 60m . | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2
 go test -run '^$' -bench "^BenchmarkPayments\$" -benchtime 20x -count "$COUNT" . | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2
 # A payment through PostgreSQL (skipped without PAYGATE_TEST_POSTGRES_DSN).
 go test -run '^$' -bench "^BenchmarkFulfilTx\$" -benchtime "${FULFIL_ROUNDS:-60}x" -count "$COUNT" . | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2

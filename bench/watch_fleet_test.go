@@ -14,7 +14,7 @@ import (
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/gatewaytest"
-	"github.com/paygate-go/paygate/sqldedup"
+	"github.com/paygate-go/paygate/pgstore"
 	"github.com/paygate-go/paygate/watch"
 )
 
@@ -64,7 +64,7 @@ func runWatchFleet(b *testing.B, dsn string, settler bool, perHour int, budget w
 	}
 	defer db.Close()
 	suffix := time.Now().UnixNano()
-	d, err := sqldedup.New(db, sqldedup.WithTable(fmt.Sprint("bench_fleet_dedupe_", suffix)))
+	d, err := pgstore.New(db, pgstore.WithTable(fmt.Sprint("bench_fleet_dedupe_", suffix)))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paygate-go/paygate/sqldedup"
+	"github.com/paygate-go/paygate/pgstore"
 )
 
 // BenchmarkWatchTakeUnderSnapshot: the watch's take of one due order (and
@@ -37,7 +37,7 @@ func BenchmarkWatchTakeUnderSnapshot(b *testing.B) {
 		var took [2]time.Duration
 		for side, held := range []bool{false, true} {
 			table := fmt.Sprintf("bench_watch_%d_%d", time.Now().UnixNano(), side)
-			s, err := sqldedup.NewWatchStore(db, table)
+			s, err := pgstore.NewWatchStore(db, table)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paygate-go/paygate/sqldedup"
+	"github.com/paygate-go/paygate/pgstore"
 	"github.com/paygate-go/paygate/watch"
 )
 
@@ -19,7 +19,7 @@ import (
 // highest i: a take walks the next_check index to its first row, a find
 // looks up one base reference.
 type watchTable struct {
-	s     *sqldedup.WatchStore
+	s     *pgstore.WatchStore
 	n     int
 	table string
 }
@@ -28,7 +28,7 @@ type watchTable struct {
 func newWatchTable(b *testing.B, db *sql.DB, n int) *watchTable {
 	ctx := context.Background()
 	table := fmt.Sprintf("bench_watch_%d_%d", n, time.Now().UnixNano())
-	s, err := sqldedup.NewWatchStore(db, table)
+	s, err := pgstore.NewWatchStore(db, table)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,7 +16,7 @@
 // that a claim within its lease outlives a purge, and, for a store with a
 // purge, that a completed key stays done past its retention until purged.
 //
-// MemoryDeduper and sqldedup.Deduper pass both. Run's lease checks take
+// MemoryDeduper and pgstore.Deduper pass both. Run's lease checks take
 // about four seconds of real time; RunInBubble runs them on synctest's
 // fake clock, for a Deduper that waits on nothing outside the process.
 package dedupetest

@@ -11,7 +11,7 @@ import (
 // Aging is what Replay needs of a store beyond the Deduper interface: Age
 // passes the store's time by d for the records it holds (a fake clock
 // moved on, or rows backdated), and Purge deletes whatever the store's
-// retention lets it delete (sqldedup's Purge; nil for a store that forgets
+// retention lets it delete (pgstore's Purge; nil for a store that forgets
 // on its own, as MemoryDeduper does). A store with a Purge keeps a
 // completed key until Purge deletes it, past its retention too.
 type Aging struct {

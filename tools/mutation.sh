@@ -3,7 +3,7 @@
 # defect of tools/mutation/defects.tsv in a scratch copy, one at a time, and
 # runs the tests that must catch it under a hard time limit. By hand, not in
 # CI: it takes several minutes (CI only prints the defects that no longer
-# locate, -check). Needs PAYGATE_TEST_POSTGRES_DSN for the sqldedup defects
+# locate, -check). Needs PAYGATE_TEST_POSTGRES_DSN for the pgstore defects
 # (or pass -no-postgres to skip them).
 #
 #   tools/mutation.sh                  # the working tree

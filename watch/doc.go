@@ -21,7 +21,7 @@
 // load on the gateway.
 //
 // MemoryStore is for one process (the embedded default); a fleet shares a
-// store on its database, such as sqldedup's WatchStore. watchtest.Run
+// store on its database, such as pgstore's WatchStore. watchtest.Run
 // checks any Store against the contract.
 //
 //	w := &watch.Watch{Handler: handler, Client: client, Store: store}

@@ -130,7 +130,7 @@ func (w *Watch) Forget(ctx context.Context, refNo string) error {
 
 // Settled implements paygate.Settler: with the watch as the handler's
 // Settler, an order its callback settled (fulfilled, paid twice, failed)
-// leaves the watch then and costs no lookup. sqldedup's FulfilTx and
+// leaves the watch then and costs no lookup. pgstore's FulfilTx and
 // FulfilPgx remove it in the fulfilment's own transaction when the Store
 // is a WatchStore on the Deduper's *sql.DB.
 func (w *Watch) Settled(ctx context.Context, cb *paygate.Callback) error {

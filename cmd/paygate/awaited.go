@@ -7,17 +7,17 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/paygate-go/paygate/sqldedup"
+	"github.com/paygate-go/paygate/pgstore"
 )
 
 // runAwaited lists the orders the fleet's watch awaits (package watch, on
-// sqldedup.WatchStore), the earliest due first, as CSV: the reference as
+// pgstore.WatchStore), the earliest due first, as CSV: the reference as
 // created, when it was first awaited, its next lookup, the lookups so far.
 func runAwaited(e env, args []string) int {
 	fs := newFlags(e, "awaited", "[flags]",
-		"Lists the orders the pending watch awaits (sqldedup.WatchStore in the database of "+envDedupeDSN+"), earliest next check first, as CSV:\n"+
+		"Lists the orders the pending watch awaits (pgstore.WatchStore in the database of "+envDedupeDSN+"), earliest next check first, as CSV:\n"+
 			"refno (as created), created, next_check, checks. An order whose next_check has passed is due; while a replica looks it up, next_check is the end of its lease.")
-	table := fs.String("watch-table", sqldedup.DefaultWatchTable, "the watch's table")
+	table := fs.String("watch-table", pgstore.DefaultWatchTable, "the watch's table")
 	limit := fs.Int("limit", 1000, "at most this many orders")
 	raw := csvRawFlag(fs)
 	if st, ok := parse(fs, args); !ok {
@@ -38,7 +38,7 @@ func runAwaited(e env, args []string) int {
 		return fail(e, "%s: not a DSN pgx reads", envDedupeDSN)
 	}
 	defer db.Close()
-	store, err := sqldedup.NewWatchStore(db, *table)
+	store, err := pgstore.NewWatchStore(db, *table)
 	if err != nil {
 		return usageError(e, fs, "-watch-table: %v", err)
 	}

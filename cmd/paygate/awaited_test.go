@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/paygate-go/paygate/sqldedup"
+	"github.com/paygate-go/paygate/pgstore"
 	"github.com/paygate-go/paygate/watch"
 )
 
@@ -24,7 +24,7 @@ func TestAwaitedListsTheWatchEarliestFirst(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	table := fmt.Sprintf("paygate_watch_cli_%d", rand.Uint32())
-	store, err := sqldedup.NewWatchStore(db, table)
+	store, err := pgstore.NewWatchStore(db, table)
 	require.NoError(t, err)
 	require.NoError(t, store.Migrate(context.Background()))
 	t.Cleanup(func() {

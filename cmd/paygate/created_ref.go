@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/paygate-go/paygate/sqldedup"
+	"github.com/paygate-go/paygate/pgstore"
 	"github.com/paygate-go/paygate/watch"
 )
 
@@ -29,7 +29,7 @@ func createdRefs(ctx context.Context, refs []string, table string) ([]string, er
 		return nil, fmt.Errorf("%s: not a DSN pgx reads", envDedupeDSN)
 	}
 	defer db.Close()
-	store, err := sqldedup.NewWatchStore(db, table)
+	store, err := pgstore.NewWatchStore(db, table)
 	if err != nil {
 		return nil, fmt.Errorf("-watch-table: %w", err)
 	}

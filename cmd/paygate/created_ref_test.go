@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate-go/paygate"
-	"github.com/paygate-go/paygate/sqldedup"
+	"github.com/paygate-go/paygate/pgstore"
 	"github.com/paygate-go/paygate/watch"
 )
 
@@ -30,7 +30,7 @@ func TestBaseReferenceResolvedThroughTheWatch(t *testing.T) {
 	}
 	require.NoError(t, sb.Pay("INV-5", paygate.StatusSuccess))
 	table := fmt.Sprintf("paygate_watch_ref_%d", rand.Uint32())
-	store, err := sqldedup.NewWatchStore(db, table)
+	store, err := pgstore.NewWatchStore(db, table)
 	require.NoError(t, err)
 	require.NoError(t, store.Migrate(context.Background()))
 	t.Cleanup(func() {

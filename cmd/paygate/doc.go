@@ -26,7 +26,7 @@
 //	reconcile REFNO...       dry run: each awaited order's gateway state and what a
 //	                         reconciliation would do, fulfilling nothing (table or CSV,
 //	                         formula cells made text as report does; -csv-raw;
-//	                         with PAYGATE_DEDUPE_DSN it reads the merchant's sqldedup
+//	                         with PAYGATE_DEDUPE_DSN it reads the merchant's pgstore
 //	                         record, never writing it, to say already fulfilled)
 //	ping                     check that the service answers (its echo and version) and show its clock offset, no credential sent
 //	banks                    the FPX bank list as CSV (-b2b: the corporate channel)

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate"
-	"github.com/paygate-go/paygate/sqldedup"
+	"github.com/paygate-go/paygate/pgstore"
 )
 
 // reconcileAbout is the help text of paygate reconcile.
@@ -28,7 +28,7 @@ with it: fulfil (a success it can vouch for), hold back (with the problems),
 pending, failed, not found, unknown status or error. It fulfils NOTHING and
 records nothing: it runs Reconcile's own checks with hooks that only note the
 verdict, one reference at a time, each as if nothing had been fulfilled yet;
-with PAYGATE_DEDUPE_DSN (the merchant's sqldedup database, PostgreSQL; its
+with PAYGATE_DEDUPE_DSN (the merchant's pgstore database, PostgreSQL; its
 table -dedupe-table) it reads, never writes, that record, and says already
 fulfilled, double payment or in flight where the record says so.
 
@@ -65,8 +65,8 @@ func runReconcile(e env, args []string) int {
 	raw := csvRawFlag(fs)
 	file := fs.String("f", "", "read references from FILE, one a line (- for stdin)")
 	interval := fs.Duration("interval", paygate.DefaultReconcileInterval, "pause between two lookups")
-	table := fs.String("dedupe-table", sqldedup.DefaultTable, "the sqldedup table read with $"+envDedupeDSN)
-	watchTable := fs.String("watch-table", sqldedup.DefaultWatchTable, "the pending watch's table read with $"+envDedupeDSN+": a base REFNO it awaits as REFNO~extra is looked up so")
+	table := fs.String("dedupe-table", pgstore.DefaultTable, "the pgstore table read with $"+envDedupeDSN)
+	watchTable := fs.String("watch-table", pgstore.DefaultWatchTable, "the pending watch's table read with $"+envDedupeDSN+": a base REFNO it awaits as REFNO~extra is looked up so")
 	cf := addClientFlags(fs)
 	if st, ok := parse(fs, args); !ok {
 		return st

@@ -10,17 +10,17 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the driver of PAYGATE_DEDUPE_DSN's database
 
 	"github.com/paygate-go/paygate"
-	"github.com/paygate-go/paygate/sqldedup"
+	"github.com/paygate-go/paygate/pgstore"
 )
 
 // envDedupeDSN names the variable with the DSN of the merchant's
-// sqldedup database, which paygate reconcile reads (never writes) to tell
+// pgstore database, which paygate reconcile reads (never writes) to tell
 // a fulfilled order from one it would fulfil. A DSN holds a password, so
 // it comes from the environment, never from a flag.
 const envDedupeDSN = "PAYGATE_DEDUPE_DSN"
 
 // recordLookup is what the dry run needs of a Deduper on a database: a
-// read of a key's state that claims nothing (sqldedup.Deduper.Lookup).
+// read of a key's state that claims nothing (pgstore.Deduper.Lookup).
 type recordLookup interface {
 	Lookup(ctx context.Context, key string) (paygate.ClaimResult, error)
 }
@@ -67,7 +67,7 @@ func openRecord(ctx context.Context, table string) (paygate.Deduper, func(), err
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: not a DSN pgx reads", envDedupeDSN)
 	}
-	d, err := sqldedup.New(db, sqldedup.WithTable(table))
+	d, err := pgstore.New(db, pgstore.WithTable(table))
 	if err != nil {
 		db.Close()
 		return nil, nil, fmt.Errorf("-dedupe-table: %w", err)

@@ -16,13 +16,13 @@ import (
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/gatewaytest"
-	"github.com/paygate-go/paygate/sqldedup"
+	"github.com/paygate-go/paygate/pgstore"
 )
 
-// recordTable makes a fresh sqldedup table on the test PostgreSQL
+// recordTable makes a fresh pgstore table on the test PostgreSQL
 // (PAYGATE_TEST_POSTGRES_DSN; skipped without it), dropped afterwards, and
 // returns the DSN, the Deduper and its table's name.
-func recordTable(t *testing.T) (string, *sql.DB, *sqldedup.Deduper, string) {
+func recordTable(t *testing.T) (string, *sql.DB, *pgstore.Deduper, string) {
 	t.Helper()
 	dsn := os.Getenv("PAYGATE_TEST_POSTGRES_DSN")
 	if dsn == "" {
@@ -32,7 +32,7 @@ func recordTable(t *testing.T) (string, *sql.DB, *sqldedup.Deduper, string) {
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	table := fmt.Sprintf("paygate_reconcile_test_%d", rand.Uint32())
-	d, err := sqldedup.New(db, sqldedup.WithTable(table))
+	d, err := pgstore.New(db, pgstore.WithTable(table))
 	require.NoError(t, err)
 	require.NoError(t, d.Migrate(context.Background()))
 	t.Cleanup(func() {
@@ -58,7 +58,7 @@ func verdicts(t *testing.T, args ...string) map[string]string {
 }
 
 // With PAYGATE_DEDUPE_DSN the dry run reads the merchant's record, the
-// one its CallbackHandler wrote through sqldedup: an order whose callback
+// one its CallbackHandler wrote through pgstore: an order whose callback
 // was fulfilled is already fulfilled, not to fulfil; one whose callback
 // was lost is still to fulfil. It writes nothing to the record.
 func TestReconcileReadsTheRecord(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/paygate-go/paygate"
-	"github.com/paygate-go/paygate/sqldedup"
+	"github.com/paygate-go/paygate/pgstore"
 )
 
 // runReport writes the payment report for a date range, from the
@@ -247,7 +247,7 @@ func csvValue(raw json.RawMessage) string {
 func runLookup(e env, args []string) int {
 	fs := newFlags(e, "lookup", "[-by refno|seller] [flags] REFERENCE", "Looks up one order (docs/protocol.md endpoint 5) and prints its record. By default REFERENCE is the refNo the order was created with (refNo~extra), what a merchant reconciling a payment holds; -by seller looks up the gateway's fpx_seller_order_no.")
 	by := fs.String("by", "refno", "refno: by the refNo the order was created with (refNo~extra); seller: by fpx_seller_order_no")
-	watchTable := fs.String("watch-table", sqldedup.DefaultWatchTable, "the pending watch's table read with $"+envDedupeDSN+": a base refNo it awaits as refNo~extra is looked up so")
+	watchTable := fs.String("watch-table", pgstore.DefaultWatchTable, "the pending watch's table read with $"+envDedupeDSN+": a base refNo it awaits as refNo~extra is looked up so")
 	cf := addClientFlags(fs)
 	if st, ok := parse(fs, args); !ok {
 		return st

@@ -1,6 +1,6 @@
 // Command fleet is one replica of a shop that runs several, on one
 // PostgreSQL: every replica serves the gateway's callbacks with the
-// transactional path of sqldedup (the order's update and the record of the
+// transactional path of pgstore (the order's update and the record of the
 // callback commit together: exactly once, whatever crashes), and runs the
 // pending watch on a shared store, so a paid order whose callback never
 // came is looked up and fulfilled once, with no cron and nothing to

@@ -19,7 +19,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // PostgreSQL for database/sql
 
 	"github.com/paygate-go/paygate"
-	"github.com/paygate-go/paygate/sqldedup"
+	"github.com/paygate-go/paygate/pgstore"
 	"github.com/paygate-go/paygate/watch"
 )
 
@@ -110,7 +110,7 @@ func run(ctx context.Context, cfg config) error {
 // newShop migrates the tables and builds the replica's callback handler
 // and its watch, both on the shared database.
 func newShop(ctx context.Context, db *sql.DB, client *paygate.Client, key paygate.Key, cfg config) (*paygate.CallbackHandler, *watch.Watch, error) {
-	dedupe, err := sqldedup.New(db)
+	dedupe, err := pgstore.New(db)
 	if err != nil {
 		return nil, nil, err
 	}

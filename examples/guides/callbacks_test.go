@@ -91,7 +91,7 @@ func callbackHandler(shop *store, key paygate.Key) http.Handler {
 			// their own login, which show only their orders.
 			http.Redirect(w, r, "/account/orders", http.StatusSeeOther)
 		},
-		Deduper: nil, // nil: in memory, one replica; sqldedup for several
+		Deduper: nil, // nil: in memory, one replica; pgstore for several
 	})
 	// end: callback-handler
 	return mux
@@ -167,7 +167,7 @@ func TestCallbackHandler(t *testing.T) {
 // reconcileAwaited is the guide's recovery of missed callbacks.
 func reconcileAwaited(ctx context.Context, out io.Writer, handler *paygate.CallbackHandler, client *paygate.Client, awaitedRefNos []string) error {
 	// code: reconcile
-	// handler: the one serving callbacks, or one sharing its Deduper (sqldedup).
+	// handler: the one serving callbacks, or one sharing its Deduper (pgstore).
 	// References as created: refNo~extraData for an order made with extra data.
 	rec, err := handler.Reconcile(ctx, client, awaitedRefNos) // looks each order up at the gateway
 	if err != nil {

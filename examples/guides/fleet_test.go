@@ -1,6 +1,6 @@
 package guides
 
-// The merchant's fleet: exactly once on PostgreSQL (sqldedup).
+// The merchant's fleet: exactly once on PostgreSQL (pgstore).
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/gatewaytest"
-	"github.com/paygate-go/paygate/sqldedup"
+	"github.com/paygate-go/paygate/pgstore"
 )
 
 // fleetHandler is the README's second integration: every replica serves
@@ -32,7 +32,7 @@ func fleetHandler(ctx context.Context, db *sql.DB) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	dedupe, err := sqldedup.New(db) // one table shared by every replica (db: pgx's database/sql driver)
+	dedupe, err := pgstore.New(db) // one table shared by every replica (db: pgx's database/sql driver)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func fleetHandler(ctx context.Context, db *sql.DB) (http.Handler, error) {
 // on a Deduper of the merchant's pool.
 func fleetHandlerPgx(ctx context.Context, pool *pgxpool.Pool, key paygate.Key) (http.Handler, error) {
 	// code: fulfil-pgx
-	dedupe, err := sqldedup.NewPgx(pool) // pool: your *pgxpool.Pool
+	dedupe, err := pgstore.NewPgx(pool) // pool: your *pgxpool.Pool
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func fleetHandlerPgx(ctx context.Context, pool *pgxpool.Pool, key paygate.Key) (
 
 // fleetDB opens PAYGATE_TEST_POSTGRES_DSN on a fresh schema (dropped
 // afterwards), so that the guide's code can use the default table names.
-// Without a DSN it skips, as the sqldedup tests do.
+// Without a DSN it skips, as the pgstore tests do.
 func fleetDB(t *testing.T) *sql.DB { return fleetDBOn(t, fleetDSN(t)) }
 
 // fleetDBOn opens dsn with the orders table made.

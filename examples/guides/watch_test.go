@@ -16,7 +16,7 @@ import (
 // newWatch is the guide's pending watch.
 func newWatch(handler *paygate.CallbackHandler, client *paygate.Client) *watch.Watch {
 	// code: watch
-	// handler: the one serving callbacks, or one sharing its Deduper (sqldedup).
+	// handler: the one serving callbacks, or one sharing its Deduper (pgstore).
 	// A fleet's replicas share a store on their database: dedupe.WatchStore("").
 	w := &watch.Watch{Handler: handler, Client: client, Store: &watch.MemoryStore{}}
 	handler.Settler = w // an order its callback settles leaves the watch at once

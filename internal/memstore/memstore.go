@@ -6,7 +6,7 @@
 // deadline (container/heap), not a custom hash table: MemoryDeduper is the
 // default of a merchant running a single replica, where a few hundred
 // bytes a key and a map's cost per claim are far below what the callback
-// stream can fill; fleets (and anyone who needs more) use sqldedup, whose
+// stream can fill; fleets (and anyone who needs more) use pgstore, whose
 // table lives in PostgreSQL. A Store is not safe for concurrent use: the
 // caller serialises every call (MemoryDeduper holds its lock).
 package memstore

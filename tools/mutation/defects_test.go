@@ -131,7 +131,7 @@ func TestParseCatalogue(t *testing.T) {
 		name, text, want string
 	}{
 		{"the catalogue", catalogue, ""},
-		{"one defect", header + "# a comment\nx\t20\t.\tf\t2\ta != b\ta ==\\tb\\n\t. ./sqldedup\n", ""},
+		{"one defect", header + "# a comment\nx\t20\t.\tf\t2\ta != b\ta ==\\tb\\n\t. ./pgstore\n", ""},
 		{"no header", "x\t-\t.\tf\t1\ta\tb\t.\n", "want the header"},
 		{"a column short", header + "x\t-\t.\tf\t1\ta\t.\n", "want 8"},
 		{"nth zero", header + "x\t-\t.\tf\t0\ta\tb\t.\n", "nth must be 1 or more"},
@@ -150,7 +150,7 @@ func TestParseCatalogue(t *testing.T) {
 			require.NotEmpty(t, all)
 			if tt.name == "one defect" {
 				require.Equal(t, defect{name: "x", issue: true, pkg: ".", decl: "f", nth: 2, pattern: "a != b",
-					replacement: "a ==\tb\n", tests: []string{".", "./sqldedup"}}, all[0])
+					replacement: "a ==\tb\n", tests: []string{".", "./pgstore"}}, all[0])
 			}
 		})
 	}

@@ -14,7 +14,7 @@
 //
 //	go run ./mutation [-rev main] [-run regexp] [-limit 60s] [-list] [-check]
 //
-// PAYGATE_TEST_POSTGRES_DSN must be set: the sqldedup mutants need
+// PAYGATE_TEST_POSTGRES_DSN must be set: the pgstore mutants need
 // PostgreSQL, and without it they would survive for want of a database.
 // -no-postgres skips them instead, and says so.
 package main
@@ -51,10 +51,10 @@ func main() {
 	limit := flag.Duration("limit", 60*time.Second, "hard time limit of one mutant's test run")
 	list := flag.Bool("list", false, "list the defects and where each applies, and exit (with -mechanical: generate the mutants, build their schema, and print the counts)")
 	locateOnly := flag.Bool("check", false, "only print the defects that no longer locate, and their count; exits 0 whatever the count")
-	noPG := flag.Bool("no-postgres", false, "skip the sqldedup mutants when PAYGATE_TEST_POSTGRES_DSN is not set")
+	noPG := flag.Bool("no-postgres", false, "skip the pgstore mutants when PAYGATE_TEST_POSTGRES_DSN is not set")
 	mechanical := flag.Bool("mechanical", false, "generate the mutants from the money path's code instead of the table (mechanical.go); -run then matches file:line, kind and source line")
 	out := flag.String("out", "mutation-verdicts.tsv", "with -mechanical: where to write every mutant's verdict")
-	pkgs := flag.String("pkgs", "", "with -mechanical: only the money-path packages matching this regexp (./internal/signing, ./internal/memstore, ., ./sqldedup)")
+	pkgs := flag.String("pkgs", "", "with -mechanical: only the money-path packages matching this regexp (./internal/signing, ./internal/memstore, ., ./pgstore)")
 	flag.Parse()
 	if err := toRepositoryRoot(); err != nil {
 		fmt.Fprintln(os.Stderr, "mutation:", err)
@@ -63,7 +63,7 @@ func main() {
 	if *mechanical {
 		havePG := os.Getenv("PAYGATE_TEST_POSTGRES_DSN") != ""
 		if !havePG && !*noPG && !*list {
-			fmt.Fprintln(os.Stderr, "mutation: PAYGATE_TEST_POSTGRES_DSN is not set: pass -no-postgres to leave ./sqldedup out")
+			fmt.Fprintln(os.Stderr, "mutation: PAYGATE_TEST_POSTGRES_DSN is not set: pass -no-postgres to leave ./pgstore out")
 			os.Exit(1)
 		}
 		if err := mechanicalRun(*pkgs, *run, *limit, *out, havePG, *list || *locateOnly); err != nil {
@@ -102,7 +102,7 @@ func check(rev, run string, limit time.Duration, list, locateOnly, noPG bool) er
 	}
 	havePG := os.Getenv("PAYGATE_TEST_POSTGRES_DSN") != ""
 	if !havePG && !noPG {
-		return errors.New("PAYGATE_TEST_POSTGRES_DSN is not set: the sqldedup mutants need PostgreSQL (TESTING.md), or pass -no-postgres to skip them")
+		return errors.New("PAYGATE_TEST_POSTGRES_DSN is not set: the pgstore mutants need PostgreSQL (TESTING.md), or pass -no-postgres to skip them")
 	}
 	fmt.Printf("PostgreSQL (PAYGATE_TEST_POSTGRES_DSN): %t\n", havePG)
 	dir, err := scratchCopy(rev)
@@ -158,12 +158,12 @@ func listDefects(chosen []defect, missing bool) {
 }
 
 // packagesOf lists, sorted, the packages whose tests the mutants need
-// (./sqldedup only with PostgreSQL).
+// (./pgstore only with PostgreSQL).
 func packagesOf(chosen []defect, havePG bool) []string {
 	pkgs := map[string]bool{}
 	for _, m := range chosen {
 		for _, p := range m.tests {
-			pkgs[p] = p != "./sqldedup" || havePG
+			pkgs[p] = p != "./pgstore" || havePG
 		}
 	}
 	all := make([]string, 0, len(pkgs))
@@ -204,7 +204,7 @@ func tryAll(dir string, chosen []defect, limit time.Duration, havePG bool) error
 
 // try plants m in dir, tests it, and puts the file back.
 func try(dir string, m defect, limit time.Duration, havePG bool) (string, float64, string) {
-	if slices.Contains(m.tests, "./sqldedup") && !havePG {
+	if slices.Contains(m.tests, "./pgstore") && !havePG {
 		return skipped, 0, "(no PAYGATE_TEST_POSTGRES_DSN)"
 	}
 	at, err := locate(dir, m)
@@ -371,7 +371,7 @@ func describe(rev string) string {
 }
 
 // soak names the tests the mutation runs skip (go test -skip): soak tests
-// whose length is set by their design, not by a defect. The sqldedup crash
+// whose length is set by their design, not by a defect. The pgstore crash
 // test paces 50 process kills 200-500 ms apart (17 s at least) and bounds
 // itself at 90 s; the contract and fault tests catch the same defects in
 // seconds. The watch's fleet on the test clock (eight days of 300 orders,

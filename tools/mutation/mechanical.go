@@ -56,7 +56,7 @@ var moneyPath = []moneyPackage{
 		"webhook_decode.go", "webhook_report.go", "webhook_rules.go", "webhook_sender.go",
 		"webhook_time.go",
 	}, []string{"."}},
-	{"./sqldedup", []string{"sqldedup.go", "fulfil_tx.go", "fulfil_pgx.go", "hook_tx.go", "watch_store.go"}, []string{"./sqldedup"}},
+	{"./pgstore", []string{"pgstore.go", "fulfil_tx.go", "fulfil_pgx.go", "hook_tx.go", "watch_store.go"}, []string{"./pgstore"}},
 	{"./watch", []string{"watch.go", "memory.go", "schedule.go"}, []string{"./watch"}},
 }
 

@@ -94,7 +94,7 @@ func mechanicalRun(pkgs, run string, limit time.Duration, out string, havePG, li
 }
 
 // choosePackages keeps in moneyPath the packages matching pkgs, and
-// ./sqldedup only with PostgreSQL.
+// ./pgstore only with PostgreSQL.
 func choosePackages(pkgs string, havePG bool) error {
 	only, err := regexp.Compile(pkgs)
 	if err != nil {
@@ -102,8 +102,8 @@ func choosePackages(pkgs string, havePG bool) error {
 	}
 	moneyPath = slices.DeleteFunc(moneyPath, func(p moneyPackage) bool { return !only.MatchString(p.pkg) })
 	if !havePG {
-		moneyPath = slices.DeleteFunc(moneyPath, func(p moneyPackage) bool { return p.pkg == "./sqldedup" })
-		fmt.Println("no PAYGATE_TEST_POSTGRES_DSN: ./sqldedup is left out")
+		moneyPath = slices.DeleteFunc(moneyPath, func(p moneyPackage) bool { return p.pkg == "./pgstore" })
+		fmt.Println("no PAYGATE_TEST_POSTGRES_DSN: ./pgstore is left out")
 	}
 	return nil
 }

@@ -44,7 +44,7 @@ func (m *bucket) spend(now time.Time, n int) int {
 // (a replica's spend arriving late) or minutes back (a clock reset),
 // asking 0 to 9 lookups at a time, at a rate whose fills are fractions of
 // a lookup: every grant is the model's. The fleet's soak on the test
-// clock (sqldedup's TestWatchFleetSettlesEveryOrderOnce) holds the fleet
+// clock (pgstore's TestWatchFleetSettlesEveryOrderOnce) holds the fleet
 // to the budget over days of drains and refills; this check holds every
 // spend to it, in milliseconds. The times are quarter seconds and the rate
 // 1.5 a second, so every fill is exact in binary and the store's

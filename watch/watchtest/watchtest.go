@@ -1,6 +1,6 @@
 // Package watchtest checks a watch.Store against the contract every store
 // must keep, so a store on another database can prove itself the way
-// watch.MemoryStore and sqldedup's WatchStore do.
+// watch.MemoryStore and pgstore's WatchStore do.
 package watchtest
 
 import (

@@ -33,7 +33,7 @@ const (
 	DefaultMaxAge = 7 * 24 * time.Hour
 	// DefaultRetention is how long a done row is kept, so that the same
 	// transaction enqueued again is still one: 400 days
-	// (paygate.DefaultRetention, sqldedup's).
+	// (paygate.DefaultRetention, pgstore's).
 	DefaultRetention = paygate.DefaultRetention
 	// DefaultWorkers is how many rounds Run runs at once, so that one
 	// round's database work overlaps another's send.
