@@ -498,17 +498,24 @@ func (d *Deduper) Release(ctx context.Context, key, token string) error {
 	return d.exactlyOne(ctx, "release", d.releaseSQL, key, token)
 }
 
-// purgeBatch is how many rows one statement of Purge deletes at most.
-const purgeBatch = 10000
+// purgeBatch is how many rows one statement of Purge deletes at most, and
+// purgeRest how many times a statement's duration Purge pauses after it:
+// the purge uses at most a quarter of one PostgreSQL backend, so claims
+// keep 0.9x of their rate while it runs on a machine they keep busy
+// (docs/postgres.md#purge-and-the-retention).
+const (
+	purgeBatch = 2500
+	purgeRest  = 3
+)
 
 // Purge deletes lapsed claims and completed keys older than the retention,
 // and returns how many rows it deleted. It never deletes a live claim or a
 // key completed within the retention, so correctness never depends on it;
 // run it about once a day to keep the table small. It walks the expiry
-// index Migrate creates, in short statements of at most 10,000 rows each
-// (about 20 ms), each followed by a pause half as long, so its cost
-// follows the rows it deletes, not the table's size, and claims keep their
-// rate meanwhile. Keep the retention far beyond
+// index Migrate creates, in statements of at most 2,500 rows (a few
+// milliseconds each), each followed by a pause three times as long, so
+// its cost follows the rows it deletes, not the table's size, and claims
+// keep their rate meanwhile. Keep the retention far beyond
 // paygate.CallbackHandler.MaxTxnAge and the oldest order you reconcile
 // (docs/postgres.md).
 func (d *Deduper) Purge(ctx context.Context) (int64, error) {
@@ -523,7 +530,7 @@ func (d *Deduper) Purge(ctx context.Context) (int64, error) {
 		if n < purgeBatch {
 			return total, nil
 		}
-		if err := pause(ctx, time.Since(batchStart)/2); err != nil {
+		if err := pause(ctx, purgeRest*time.Since(batchStart)); err != nil {
 			return total, fmt.Errorf("pgstore: purge: %w", err)
 		}
 	}
