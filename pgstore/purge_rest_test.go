@@ -10,7 +10,7 @@ import (
 )
 
 // Purge rests after each full statement and not after the last, each rest
-// at most three times as long as the statement before it took; a context that ends
+// at most four times as long as the statement before it took; a context that ends
 // during a rest stops the purge with the rows deleted so far. (Not
 // parallel: it swaps purgeSleep.)
 func TestPurgeRestsBetweenStatements(t *testing.T) {
@@ -58,7 +58,7 @@ SELECT 'old-' || i, NULL, true, 'GW', now() - interval '1 second' FROM generate_
 			require.Len(t, rests, tc.rests)
 			for i, r := range rests {
 				// The rest follows the statement: some rest, and at most
-				// three times what the statement took as seen from outside,
+				// four times what the statement took as seen from outside,
 				// which holds the statement Purge times.
 				require.Positive(t, r, "rest %d", i)
 				require.LessOrEqual(t, r, purgeRest*statements[i], "rest %d", i)
