@@ -32,6 +32,6 @@ stop_postgres() {
   rm -rf "$PGDATA_DIR"
 }
 trap stop_postgres EXIT
-export PAYGATE_TEST_PG_BIN="$PGBIN" # the outage test runs a server of its own
+export PAYGATE_TEST_PG_BIN="$PGBIN" # the tests that run a server of their own (internal/pgtest)
 export PAYGATE_TEST_POSTGRES_DSN="postgres://postgres@127.0.0.1:$PGPORT/postgres?sslmode=disable"
 echo "PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$PGPORT"

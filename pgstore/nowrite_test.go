@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate-go/paygate"
+	"github.com/paygate-go/paygate/internal/pgtest"
 )
 
 // dupPath is one path a delivery of an event claims it on: the lease
@@ -117,19 +118,20 @@ func TestDuplicateWritesNothing(t *testing.T) {
 // and write no WAL (pg_current_wal_insert_lsn does not move). The server runs
 // without autovacuum, with wal_level minimal (no standby snapshots) and
 // checkpoints an hour apart, so that nothing but the test could move
-// either. It needs PAYGATE_TEST_PG_BIN, as the outage test does.
+// either. It needs PAYGATE_TEST_PG_BIN (internal/pgtest), as the outage
+// test does.
 func TestDuplicateTakesNoTransactionID(t *testing.T) {
-	pg := startOwnPostgres(t)
-	admin := openDB(t, pg.dsn(pg.addr))
+	pg := pgtest.Start(t)
+	admin := openDB(t, pgtest.DSN(pg.Addr))
 	for _, set := range []string{"autovacuum = off", "wal_level = minimal", "max_wal_senders = 0", "checkpoint_timeout = '1h'"} {
 		_, err := admin.Exec("ALTER SYSTEM SET " + set)
 		require.NoError(t, err)
 	}
 	admin.Close()
-	pg.restartImmediate(t)
+	pg.RestartImmediate(t)
 	for _, p := range dupPaths() {
 		t.Run(p.name, func(t *testing.T) {
-			db, opts := p.open(t, pg.dsn(pg.addr))
+			db, opts := p.open(t, pgtest.DSN(pg.Addr))
 			d, _ := testDeduperOn(t, db, opts...)
 			var last, lastPhase string
 			duplicates(t, d, db, p, func(phase string) {

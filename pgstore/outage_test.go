@@ -12,9 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -24,13 +21,9 @@ import (
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/gatewaytest"
+	"github.com/paygate-go/paygate/internal/pgtest"
 	"github.com/paygate-go/paygate/internal/testbound"
 )
-
-// pgBinVar names the directory of PostgreSQL's programs (initdb, pg_ctl)
-// for the outage test, which runs a server of its own to restart it;
-// .ci/postgres.sh sets it.
-const pgBinVar = "PAYGATE_TEST_PG_BIN"
 
 // The bound of the outage test: how soon after an outage ends every event
 // in flight when it began, success or status, is answered 200, on every
@@ -74,7 +67,7 @@ const (
 // claim, is the crash test's. A soak (testbound.SoakVar).
 func TestOutageRecovery(t *testing.T) {
 	testbound.Soak(t, "TestUnreachableDatabaseFailsEveryCall, TestFulfilTxRollbackLeavesTheEventFree, TestHookTxCommitOutcomeUnknown (and the root's TestFailedReleaseIsRetried)")
-	srv := startOwnPostgres(t)
+	srv := pgtest.Start(t)
 	for _, path := range []struct {
 		name  string
 		bound time.Duration
@@ -85,12 +78,12 @@ func TestOutageRecovery(t *testing.T) {
 		{name: "lease", bound: outageRecover},
 	} {
 		t.Run(path.name, func(t *testing.T) {
-			proxy := newOutageProxy(t, srv.addr)
-			o := newOutageShop(t, srv.dsn(srv.addr), srv.dsn(proxy.addr()), path.wire)
+			proxy := newOutageProxy(t, srv.Addr)
+			o := newOutageShop(t, pgtest.DSN(srv.Addr), pgtest.DSN(proxy.addr()), path.wire)
 			outages := o.run(t, func(n int) {
 				switch n {
 				case 40: // a third of the orders out
-					srv.restartImmediate(t)
+					srv.RestartImmediate(t)
 				case 80:
 					proxy.blackhole(outageStall)
 				}
@@ -253,64 +246,6 @@ func (o *outageShop) check(t *testing.T, outages []outage, bound time.Duration) 
 		require.Positive(t, caught, "no event was in flight when the %s began: it tested nothing", out.name)
 		require.LessOrEqual(t, longest, bound, "an event in flight when the %s began", out.name)
 	}
-}
-
-// ownPostgres is a PostgreSQL server the test starts, restarts and stops.
-type ownPostgres struct {
-	bin, data, log, addr string
-	asPostgres           bool // root runs the server's programs as the postgres user
-}
-
-// startOwnPostgres initialises and starts a server on a free loopback
-// port, stopped and removed when the test ends. It skips without
-// PAYGATE_TEST_PG_BIN, except in CI.
-func startOwnPostgres(t *testing.T) *ownPostgres {
-	bin := os.Getenv(pgBinVar)
-	if bin == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set in CI: .ci/postgres.sh sets it", pgBinVar)
-		}
-		t.Skipf("%s is not set: the outage test runs a PostgreSQL server of its own (bash .ci/run sets it)", pgBinVar)
-	}
-	dir, err := os.MkdirTemp("", "paygate-outage-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	pg := &ownPostgres{bin: bin, data: filepath.Join(dir, "data"), log: filepath.Join(dir, "log"), addr: fmt.Sprintf("127.0.0.1:%d", port), asPostgres: os.Geteuid() == 0}
-	if pg.asPostgres {
-		out, err := exec.Command("chown", "postgres:postgres", dir).CombinedOutput()
-		require.NoError(t, err, "%s", out)
-	}
-	pg.ctl(t, "initdb", "-D", pg.data, "-U", "postgres", "--auth=trust", "-E", "UTF8")
-	pg.ctl(t, "pg_ctl", "-D", pg.data, "-l", pg.log, "-w",
-		"-o", fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c max_connections=200", port, dir), "start")
-	t.Cleanup(func() { pg.ctl(t, "pg_ctl", "-D", pg.data, "-m", "immediate", "-w", "stop") })
-	return pg
-}
-
-// ctl runs one of the server's programs.
-func (pg *ownPostgres) ctl(t *testing.T, prog string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(filepath.Join(pg.bin, prog), args...)
-	if pg.asPostgres {
-		cmd = exec.Command("su", append([]string{"-s", "/bin/sh", "-c", `exec "$0" "$@"`, "postgres", "--", filepath.Join(pg.bin, prog)}, args...)...)
-	}
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s %v: %s", prog, args, out)
-}
-
-// restartImmediate restarts the server as a crash would: every session
-// killed, no checkpoint; it returns once the server accepts connections.
-func (pg *ownPostgres) restartImmediate(t *testing.T) {
-	pg.ctl(t, "pg_ctl", "-D", pg.data, "-l", pg.log, "-m", "immediate", "-w", "restart") // -l: else the server writes to our pipe
-}
-
-// dsn is the server's DSN at addr (the server's own, or the proxy's).
-func (pg *ownPostgres) dsn(addr string) string {
-	return "postgres://postgres@" + addr + "/postgres?sslmode=disable"
 }
 
 // outageProxy forwards TCP connections to PostgreSQL and can blackhole

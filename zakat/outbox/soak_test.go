@@ -7,10 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/paygate-go/paygate"
 	"github.com/paygate-go/paygate/gatewaytest"
+	"github.com/paygate-go/paygate/internal/pgtest"
 	"github.com/paygate-go/paygate/internal/testbound"
 	"github.com/paygate-go/paygate/zakat"
 )
@@ -56,8 +55,8 @@ const (
 // the maximum age. A soak (testbound.SoakVar).
 func TestRelaySoak(t *testing.T) {
 	testbound.Soak(t, "TestRelayKilledMidSend, TestRelayRecordsOutcomes, TestRelayResendAfterLostAnswer")
-	pg := startOwnPostgres(t)
-	db := openDB(t, pg.dsn())
+	pg := pgtest.Start(t)
+	db := openDB(t, pgtest.DSN(pg.Addr))
 	restarted := false
 	for phase, dups := range []gatewaytest.DuplicateAnswer{gatewaytest.DuplicateConflict, gatewaytest.DuplicateUnprocessable} {
 		refused := map[string]bool{} // read only once the sandbox runs
@@ -76,7 +75,7 @@ func TestRelaySoak(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, o.Migrate(context.Background()))
 
-		fleet := startRelays(t, soakConfig{DSN: pg.dsn(), Table: table, URL: srv.WebhookURL(), Password: srv.WebhookPassword})
+		fleet := startRelays(t, soakConfig{DSN: pgtest.DSN(pg.Addr), Table: table, URL: srv.WebhookURL(), Password: srv.WebhookPassword})
 		var want []zakat.Transaction
 		done := make(chan struct{})
 		go func() { // the bank: batches of 1 to 40 in its own transactions, retried through the restart
@@ -100,7 +99,7 @@ func TestRelaySoak(t *testing.T) {
 			time.Sleep(time.Duration(100+rand.IntN(400)) * time.Millisecond)
 			fleet.killOne(t)
 			if phase == 0 && k == soakKillsByPhase/2 {
-				pg.restartImmediate(t)
+				pg.RestartImmediate(t)
 				restarted = true
 			}
 		}
@@ -274,62 +273,4 @@ func (b *tailBuffer) tail() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
-}
-
-// ownPostgres is a PostgreSQL server the soak starts and restarts (never
-// the shared one).
-type ownPostgres struct {
-	bin, data, log, addr, dir string
-	asPostgres                bool // root runs the server's programs as the postgres user
-}
-
-// startOwnPostgres initialises and starts a server on a free loopback
-// port, stopped and removed when the test ends. It skips without
-// PAYGATE_TEST_PG_BIN, except in CI.
-func startOwnPostgres(t *testing.T) *ownPostgres {
-	bin := os.Getenv("PAYGATE_TEST_PG_BIN")
-	if bin == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("PAYGATE_TEST_PG_BIN is not set in CI: .ci/postgres.sh sets it")
-		}
-		t.Skip("PAYGATE_TEST_PG_BIN is not set: the soak runs a PostgreSQL server of its own")
-	}
-	dir, err := os.MkdirTemp("", "paygate-outbox-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	pg := &ownPostgres{bin: bin, dir: dir, data: filepath.Join(dir, "data"), log: filepath.Join(dir, "log"), addr: fmt.Sprintf("127.0.0.1:%d", port), asPostgres: os.Geteuid() == 0}
-	if pg.asPostgres {
-		out, err := exec.Command("chown", "postgres:postgres", dir).CombinedOutput()
-		require.NoError(t, err, "%s", out)
-	}
-	pg.ctl(t, "initdb", "-D", pg.data, "-U", "postgres", "--auth=trust", "-E", "UTF8")
-	pg.ctl(t, "pg_ctl", "-D", pg.data, "-l", pg.log, "-w",
-		"-o", fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c max_connections=200", port, dir), "start")
-	t.Cleanup(func() { pg.ctl(t, "pg_ctl", "-D", pg.data, "-m", "immediate", "-w", "stop") })
-	return pg
-}
-
-// ctl runs one of the server's programs.
-func (pg *ownPostgres) ctl(t *testing.T, prog string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(filepath.Join(pg.bin, prog), args...)
-	if pg.asPostgres {
-		cmd = exec.Command("su", append([]string{"-s", "/bin/sh", "-c", `exec "$0" "$@"`, "postgres", "--", filepath.Join(pg.bin, prog)}, args...)...)
-	}
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s %v: %s", prog, args, out)
-}
-
-// restartImmediate restarts the server as a crash would.
-func (pg *ownPostgres) restartImmediate(t *testing.T) {
-	pg.ctl(t, "pg_ctl", "-D", pg.data, "-l", pg.log, "-m", "immediate", "-w", "restart")
-}
-
-// dsn is the server's DSN.
-func (pg *ownPostgres) dsn() string {
-	return "postgres://postgres@" + pg.addr + "/postgres?sslmode=disable"
 }
