@@ -27,20 +27,21 @@ import (
 
 // The bound of the outage test: how soon after an outage ends every event
 // in flight when it began, success or status, is answered 200, on every
-// path. The lease is a minute, so that a claim left held (its answer lost,
-// or landed after the handler gave up on it) shows as a wait of a whole
-// lease, twice the bound.
+// path. The lease is two minutes, so that a claim left held (its answer
+// lost, or landed after the handler gave up on it) shows as a wait of a
+// whole lease: past the bound, and past the run's 90 s of retries.
 //
 // The bound asserted is half the lease, not the 2 s aimed at: what an
 // event takes after the store is back includes its hooks' own 100-500 ms,
 // the transactions cut off in the blackhole ending, and a herd of retries
 // on a shared 2-core machine. Measured: the last event answered
 // 0.73-1.21 s after the end with nothing else running, 1.4-3.6 s at a
-// load average of 4-7, 3.9-17 s under -race at 11-17 (docs/postgres.md).
-// The test logs the figure.
+// load average of 4-7, 3.9-21 s under -race at 11-17, and once past 30 s
+// (the bound when the lease was a minute) under -race at a load of 11
+// (docs/postgres.md). The test logs the figure.
 const (
 	outageRecover = outageLease / 2
-	outageLease   = time.Minute
+	outageLease   = 2 * time.Minute
 	// outageStall outlasts the handler's 5 s limit on a claim, so that
 	// claims sent into the blackhole land after their handler gave up.
 	outageStall = 6 * time.Second
