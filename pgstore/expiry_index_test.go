@@ -16,6 +16,58 @@ import (
 	"github.com/paygate-go/paygate"
 )
 
+// A replica's turn at the expiry index leaves nothing behind: the lock is
+// given back (a lock kept stays with the pooled connection's session, and
+// a later Migrate that finds the index invalid would wait on it for
+// ever), and an index another replica built while this one waited for the
+// lock is kept as it is, never dropped and built again.
+func TestExpiryIndexTurnLeavesNoTrace(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		// turn runs the turn on a table whose index is valid.
+		turn     func(ctx context.Context, d *Deduper, db *sql.DB) error
+		wantSame bool // the index is the one there before
+	}{
+		{name: "built now by Migrate", turn: func(ctx context.Context, d *Deduper, db *sql.DB) error {
+			if _, err := db.ExecContext(ctx, `DROP INDEX `+d.expiryIndex); err != nil {
+				return err
+			}
+			return d.Migrate(ctx)
+		}},
+		{name: "built meanwhile by another replica", wantSame: true, turn: func(ctx context.Context, d *Deduper, db *sql.DB) error {
+			conn, err := db.Conn(ctx)
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			return d.buildExpiryIndex(ctx, conn) // as a Migrate that held the lock after it
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, db := testDeduper(t)
+			ctx := context.Background()
+			indexOID := func() (oid int64) {
+				require.NoError(t, db.QueryRow(`SELECT to_regclass($1)::oid::bigint`, d.expiryIndex).Scan(&oid))
+				return oid
+			}
+			before := indexOID()
+			require.NoError(t, tt.turn(ctx, d, db))
+			requireExpiryIndex(t, db, d)
+			if tt.wantSame {
+				require.Equal(t, before, indexOID(), "the valid index was dropped and built again")
+			}
+			other, err := openDB(t, testDSN(t)).Conn(ctx) // another session
+			require.NoError(t, err)
+			defer other.Close()
+			var got bool
+			require.NoError(t, other.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1)`, expiryLock(d.table)).Scan(&got))
+			require.True(t, got, "the expiry index's lock is still held")
+			_, err = other.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, expiryLock(d.table))
+			require.NoError(t, err)
+		})
+	}
+}
+
 // migrationRows is how many completed events the table of the migration
 // test holds before it is migrated.
 const migrationRows = 5000
@@ -192,58 +244,6 @@ SELECT 'old-' || i, NULL, true, 'GW', now() - interval '1 second' FROM generate_
 	n, err = d.Purge(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n, "nothing left to purge")
-}
-
-// A replica's turn at the expiry index leaves nothing behind: the lock is
-// given back (a lock kept stays with the pooled connection's session, and
-// a later Migrate that finds the index invalid would wait on it for
-// ever), and an index another replica built while this one waited for the
-// lock is kept as it is, never dropped and built again.
-func TestExpiryIndexTurnLeavesNoTrace(t *testing.T) {
-	for _, tt := range []struct {
-		name string
-		// turn runs the turn on a table whose index is valid.
-		turn     func(ctx context.Context, d *Deduper, db *sql.DB) error
-		wantSame bool // the index is the one there before
-	}{
-		{name: "built now by Migrate", turn: func(ctx context.Context, d *Deduper, db *sql.DB) error {
-			if _, err := db.ExecContext(ctx, `DROP INDEX `+d.expiryIndex); err != nil {
-				return err
-			}
-			return d.Migrate(ctx)
-		}},
-		{name: "built meanwhile by another replica", wantSame: true, turn: func(ctx context.Context, d *Deduper, db *sql.DB) error {
-			conn, err := db.Conn(ctx)
-			if err != nil {
-				return err
-			}
-			defer conn.Close()
-			return d.buildExpiryIndex(ctx, conn) // as a Migrate that held the lock after it
-		}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			d, db := testDeduper(t)
-			ctx := context.Background()
-			indexOID := func() (oid int64) {
-				require.NoError(t, db.QueryRow(`SELECT to_regclass($1)::oid::bigint`, d.expiryIndex).Scan(&oid))
-				return oid
-			}
-			before := indexOID()
-			require.NoError(t, tt.turn(ctx, d, db))
-			requireExpiryIndex(t, db, d)
-			if tt.wantSame {
-				require.Equal(t, before, indexOID(), "the valid index was dropped and built again")
-			}
-			other, err := openDB(t, testDSN(t)).Conn(ctx) // another session
-			require.NoError(t, err)
-			defer other.Close()
-			var got bool
-			require.NoError(t, other.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1)`, expiryLock(d.table)).Scan(&got))
-			require.True(t, got, "the expiry index's lock is still held")
-			_, err = other.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, expiryLock(d.table))
-			require.NoError(t, err)
-		})
-	}
 }
 
 // A lapsed claim that a new claim takes over while a batch of Purge waits
