@@ -591,3 +591,57 @@ func TestFailedCompleteGivesTheClaimBack(t *testing.T) {
 		})
 	}
 }
+
+// downRelease is a MemoryDeduper whose releases fail until back, as a
+// store does while unreachable, and that notes when each was tried.
+type downRelease struct {
+	MemoryDeduper
+	back  time.Time
+	mu    sync.Mutex
+	tried []time.Time
+}
+
+func (d *downRelease) Release(ctx context.Context, key, token string) error {
+	now := time.Now()
+	d.mu.Lock()
+	d.tried = append(d.tried, now)
+	d.mu.Unlock()
+	if now.Before(d.back) {
+		return errors.New("store unreachable")
+	}
+	return d.MemoryDeduper.Release(ctx, key, token)
+}
+
+// A release that keeps failing is retried until its claim's lease lapses
+// by itself, and no longer: the retries stop by then, however long the
+// store stays away (here it comes back ten leases later; a retry then
+// would find a key another delivery may hold by now).
+func TestFailedReleaseRetriedUntilTheLeaseLapses(t *testing.T) {
+	key := mustKey(t, testKeyUUID)
+	const lease = time.Minute
+	for _, tt := range []struct {
+		name   string
+		status Status
+	}{
+		{name: "a failed fulfilment's claim", status: StatusSuccess},
+		{name: "a status's check of the fulfilment", status: StatusPending},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
+				start := time.Now()
+				d := &downRelease{back: start.Add(10 * lease)}
+				h := &CallbackHandler{Keys: []Key{key}, Deduper: d, Lease: lease, Logger: slog.New(slog.DiscardHandler),
+					Fulfil: FulfilFunc(func(context.Context, *Callback) error { return errors.New("the shop's database hiccuped") })}
+				serve(h, signedRequest(t, key, callbackFields("INV-D", "GWD", tt.status, map[Status]string{StatusSuccess: "00"}[tt.status])))
+				time.Sleep(20 * lease)
+				synctest.Wait()
+				d.mu.Lock()
+				defer d.mu.Unlock()
+				require.Greater(t, len(d.tried), 1, "the failed release was retried")
+				for i, at := range d.tried {
+					require.False(t, at.After(start.Add(lease)), "release %d tried %v after the claim, past its lease of %v", i, at.Sub(start), lease)
+				}
+			})
+		})
+	}
+}

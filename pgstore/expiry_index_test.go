@@ -16,6 +16,58 @@ import (
 	"github.com/paygate-go/paygate"
 )
 
+// A replica's turn at the expiry index leaves nothing behind: the lock is
+// given back (a lock kept stays with the pooled connection's session, and
+// a later Migrate that finds the index invalid would wait on it for
+// ever), and an index another replica built while this one waited for the
+// lock is kept as it is, never dropped and built again.
+func TestExpiryIndexTurnLeavesNoTrace(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		// turn runs the turn on a table whose index is valid.
+		turn     func(ctx context.Context, d *Deduper, db *sql.DB) error
+		wantSame bool // the index is the one there before
+	}{
+		{name: "built now by Migrate", turn: func(ctx context.Context, d *Deduper, db *sql.DB) error {
+			if _, err := db.ExecContext(ctx, `DROP INDEX `+d.expiryIndex); err != nil {
+				return err
+			}
+			return d.Migrate(ctx)
+		}},
+		{name: "built meanwhile by another replica", wantSame: true, turn: func(ctx context.Context, d *Deduper, db *sql.DB) error {
+			conn, err := db.Conn(ctx)
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			return d.buildExpiryIndex(ctx, conn) // as a Migrate that held the lock after it
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, db := testDeduper(t)
+			ctx := context.Background()
+			indexOID := func() (oid int64) {
+				require.NoError(t, db.QueryRow(`SELECT to_regclass($1)::oid::bigint`, d.expiryIndex).Scan(&oid))
+				return oid
+			}
+			before := indexOID()
+			require.NoError(t, tt.turn(ctx, d, db))
+			requireExpiryIndex(t, db, d)
+			if tt.wantSame {
+				require.Equal(t, before, indexOID(), "the valid index was dropped and built again")
+			}
+			other, err := openDB(t, testDSN(t)).Conn(ctx) // another session
+			require.NoError(t, err)
+			defer other.Close()
+			var got bool
+			require.NoError(t, other.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1)`, expiryLock(d.table)).Scan(&got))
+			require.True(t, got, "the expiry index's lock is still held")
+			_, err = other.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, expiryLock(d.table))
+			require.NoError(t, err)
+		})
+	}
+}
+
 // migrationRows is how many completed events the table of the migration
 // test holds before it is migrated.
 const migrationRows = 5000
@@ -192,4 +244,46 @@ SELECT 'old-' || i, NULL, true, 'GW', now() - interval '1 second' FROM generate_
 	n, err = d.Purge(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n, "nothing left to purge")
+}
+
+// A lapsed claim that a new claim takes over while a batch of Purge waits
+// on its row is left alone: the batch chose the row while it was expired,
+// and deletes it only if it still is once the takeover committed (the
+// recheck of the expiry on the row itself).
+func TestPurgeLeavesAClaimTakenOverMeanwhile(t *testing.T) {
+	d, db := testDeduper(t)
+	ctx := context.Background()
+	_, err := db.Exec(`INSERT INTO ` + d.table + ` (key, token, done, result, expires_at) VALUES ('lapsed', 'crashed', false, NULL, now() - interval '1 second')`)
+	require.NoError(t, err)
+	takeover, err := db.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer func() { _ = takeover.Rollback() }()
+	var took bool
+	require.NoError(t, takeover.QueryRowContext(ctx, `SELECT `+d.claimFunc+`('lapsed', 'next', $1::bigint)`, time.Hour.Microseconds()).Scan(&took))
+	require.True(t, took, "the new claim takes the lapsed one over")
+
+	type purged struct {
+		n   int64
+		err error
+	}
+	done := make(chan purged, 1)
+	go func() {
+		n, err := d.Purge(ctx)
+		done <- purged{n, err}
+	}()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) { // a bound, not a measure
+		var waiting bool
+		require.NoError(t, db.QueryRow(`SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND starts_with(query, 'DELETE FROM ' || $1::text))`, d.table).Scan(&waiting))
+		if waiting {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the purge never waited on the row the takeover holds")
+	}
+	require.NoError(t, takeover.Commit())
+	res := <-done
+	require.NoError(t, res.err)
+	require.Zero(t, res.n, "the claim taken over is not purged")
+	var token string
+	require.NoError(t, db.QueryRow(`SELECT token FROM `+d.table+` WHERE key = 'lapsed'`).Scan(&token))
+	require.Equal(t, "next", token)
 }

@@ -44,7 +44,7 @@ func TestFulfilPgxFailures(t *testing.T) {
 			return d
 		}, want: "pgstore: fulfil: paygate: the Deduper's store is unavailable: no database in this test"},
 		{name: "claim fails", d: func(*testing.T) *Deduper { return noTable },
-			want: "pgstore: fulfil: claim fulfil|INV-1: "},
+			want: "pgstore: fulfil: claim fulfil|INV-1: paygate: the Deduper's store is unavailable: "},
 		{name: "commit fails", d: func(t *testing.T) *Deduper { d, _ := testDeduperOn(t, db); return d },
 			fn: func(ctx context.Context, tx pgx.Tx, cb *paygate.Callback) error {
 				_, err := tx.Exec(ctx, `INSERT INTO `+deferred+` (ref_no) VALUES ($1), ($1)`, cb.RefNo)
