@@ -53,8 +53,9 @@ type retentionTable struct {
 // rate-x:10k/c=<callers>, the 10 k table's time for the same new payments
 // (FulfilPgx, fn writing nothing) over this size's (1 is parity); purge-s
 // and purge-max-s, the median and the slowest Purge of a day's 25,000
-// expired rows, in seconds, its pauses included (three quarters of it), and purge-x:10k, that median over the median
-// of the same purge on the 10 k table, alternating with it;
+// expired rows, in seconds, its rests included (four fifths of it), and
+// purge-x:10k, that median over the median of the same purge on the 10 k
+// table, alternating with it;
 // purge-claims-x, sixteen callers' new-payment rate while a Purge of a
 // day's rows runs over their rate in as long a window without one, on the
 // same table, the two windows alternating which goes first;
